@@ -1,0 +1,268 @@
+// Package domain holds the analyzer's vocabulary: journal entries, boot
+// attempts, their phase, shape, verdict and findings. The identifiers are the
+// product contract of ../shared/spec/README.md; renaming one breaks users'
+// alerts and saved queries. This package imports nothing of ours.
+package domain
+
+import (
+	"time"
+)
+
+// Entry is one normalized journal record or plain-text line, after ingest has
+// reassembled split lines, decoded byte arrays and stripped ANSI escapes.
+type Entry struct {
+	// Cursor identifies the entry in its source: journald's __CURSOR, or
+	// "FILE:OFFSET" for plain text. Evidence and ingest positions use it.
+	Cursor string
+	// Time is __REALTIME_TIMESTAMP (or the text line's own stamp when known).
+	Time time.Time
+	// Host is _HOSTNAME.
+	Host string
+	// Unit is _SYSTEMD_UNIT: the unit whose cgroup wrote the record.
+	Unit string
+	// InvocationID is _SYSTEMD_INVOCATION_ID of the writer.
+	InvocationID string
+	// PID is _PID.
+	PID int
+	// Identifier is SYSLOG_IDENTIFIER.
+	Identifier string
+	// Message is MESSAGE as text: ANSI escapes removed, tqdm '\r' segments
+	// turned into separate lines ('\n'), trailing newline removed. It may
+	// hold several lines.
+	Message string
+	// Fields holds every other field of the record as text (UNIT,
+	// INVOCATION_ID, MESSAGE_ID, EXIT_CODE, EXIT_STATUS, UNIT_RESULT,
+	// N_RESTARTS, JOB_TYPE, JOB_RESULT, CONTAINER_NAME, CONTAINER_ID_FULL,
+	// PODMAN_EVENT, PODMAN_NAME, PODMAN_ID, _TRANSPORT, _STREAM_ID, ...).
+	// A repeated field keeps its last value.
+	Fields map[string]string
+	// Truncated is set when journalctl printed MESSAGE as null (a field of
+	// 4096 bytes or more without --all): the text is lost, not the record.
+	Truncated bool
+	// Source names where the entry came from (file path, "-", "journal").
+	Source string
+}
+
+// Field returns the named field, or "" when absent.
+func (e *Entry) Field(name string) string {
+	if e.Fields == nil {
+		return ""
+	}
+	return e.Fields[name]
+}
+
+// Phase is where a boot attempt stands. Phases are ordered; see PhaseOrder.
+type Phase string
+
+// Phases in boot order (spec: "Phases (ordered)").
+const (
+	PhaseStart        Phase = "start"
+	PhaseArgs         Phase = "args"
+	PhaseInit         Phase = "init"
+	PhaseWeights      Phase = "weights"
+	PhaseCompile      Phase = "compile"
+	PhaseProfile      Phase = "profile"
+	PhaseKVAlloc      Phase = "kv_alloc"
+	PhaseGraphCapture Phase = "graph_capture"
+	PhaseWarmup       Phase = "warmup"
+	PhaseReady        Phase = "ready"
+	PhaseServing      Phase = "serving"
+	PhaseShutdown     Phase = "shutdown"
+	PhaseExited       Phase = "exited"
+)
+
+var phaseRank = map[Phase]int{
+	PhaseStart: 0, PhaseArgs: 1, PhaseInit: 2, PhaseWeights: 3, PhaseCompile: 4,
+	PhaseProfile: 5, PhaseKVAlloc: 6, PhaseGraphCapture: 7, PhaseWarmup: 8,
+	PhaseReady: 9, PhaseServing: 10, PhaseShutdown: 11, PhaseExited: 12,
+}
+
+// Rank is the phase's position in boot order, -1 for an unknown phase.
+func (p Phase) Rank() int {
+	if r, ok := phaseRank[p]; ok {
+		return r
+	}
+	return -1
+}
+
+// Valid reports whether p is one of the spec's phases.
+func (p Phase) Valid() bool { return p.Rank() >= 0 }
+
+// Verdict is the primary root cause of an attempt (spec: "Verdicts").
+type Verdict string
+
+// Verdicts of the spec.
+const (
+	VerdictRunning             Verdict = "running"
+	VerdictReady               Verdict = "ready"
+	VerdictOOMWeights          Verdict = "oom_weights"
+	VerdictOOMProfile          Verdict = "oom_profile"
+	VerdictOOMKVAlloc          Verdict = "oom_kv_alloc"
+	VerdictOOMGraphCapture     Verdict = "oom_graph_capture"
+	VerdictOOMRuntime          Verdict = "oom_runtime"
+	VerdictKVCacheInsufficient Verdict = "kv_cache_insufficient"
+	VerdictDynamoConstraint    Verdict = "dynamo_constraint_violation"
+	VerdictCompileError        Verdict = "compile_error"
+	VerdictConfigError         Verdict = "config_error"
+	VerdictMissingPayload      Verdict = "missing_payload"
+	VerdictDistributedError    Verdict = "distributed_error"
+	VerdictEngineDied          Verdict = "engine_died"
+	VerdictTimeout             Verdict = "timeout"
+	VerdictStopped             Verdict = "stopped"
+	VerdictUnknownFailure      Verdict = "unknown_failure"
+)
+
+// Findings that are never a verdict (spec: "Findings that are not root causes").
+const (
+	FindingCleanExitWorkerDeath = "clean_exit_worker_death"
+	FindingCrashLoop            = "crash_loop"
+	FindingLogLoss              = "log_loss"
+	FindingBootNotSurvivable    = "boot_not_survivable"
+)
+
+// Verdicts lists every verdict of the spec, in the spec's order.
+var Verdicts = []Verdict{
+	VerdictRunning, VerdictReady, VerdictOOMWeights, VerdictOOMProfile,
+	VerdictOOMKVAlloc, VerdictOOMGraphCapture, VerdictOOMRuntime,
+	VerdictKVCacheInsufficient, VerdictDynamoConstraint, VerdictCompileError,
+	VerdictConfigError, VerdictMissingPayload, VerdictDistributedError,
+	VerdictEngineDied, VerdictTimeout, VerdictStopped, VerdictUnknownFailure,
+}
+
+// NonRootFindings lists the findings that are never a verdict.
+var NonRootFindings = []string{
+	FindingCleanExitWorkerDeath, FindingCrashLoop, FindingLogLoss, FindingBootNotSurvivable,
+}
+
+// IsFailure reports whether the verdict names a failure (not running,
+// ready or stopped).
+func (v Verdict) IsFailure() bool {
+	switch v {
+	case "", VerdictRunning, VerdictReady, VerdictStopped:
+		return false
+	}
+	return true
+}
+
+// Severity of a finding, mapped to a journald PRIORITY by notes writers.
+type Severity string
+
+// Severities, most severe first.
+const (
+	SeverityCritical Severity = "critical"
+	SeverityError    Severity = "error"
+	SeverityWarning  Severity = "warning"
+	SeverityInfo     Severity = "info"
+)
+
+// Evidence is one log line that supports a finding.
+type Evidence struct {
+	Time    time.Time `json:"time"`
+	Cursor  string    `json:"cursor,omitempty"`
+	Message string    `json:"message"`
+}
+
+// Finding is one rule that fired on an attempt.
+type Finding struct {
+	// ID is a verdict or a non-root finding id of the spec.
+	ID string `json:"id"`
+	// Rule is the id of the rule that fired, e.g. "vllm.oom_graph_capture".
+	Rule string `json:"rule"`
+	// Severity comes from the rule.
+	Severity Severity `json:"severity"`
+	// MessageID is the rule's stable journald MESSAGE_ID (32 hex digits).
+	MessageID string `json:"message_id,omitempty"`
+	// Phase is the attempt's phase when the rule fired.
+	Phase Phase `json:"phase"`
+	// Time is when the rule fired (the decisive line's time).
+	Time time.Time `json:"time"`
+	// Note is the rule's note template filled in.
+	Note string `json:"note,omitempty"`
+	// Captures are the named regexp captures of the decisive line.
+	Captures map[string]string `json:"captures,omitempty"`
+	// Evidence holds the decisive line(s).
+	Evidence []Evidence `json:"evidence,omitempty"`
+}
+
+// PhaseMark records when an attempt entered a phase.
+type PhaseMark struct {
+	Phase Phase     `json:"phase"`
+	Time  time.Time `json:"time"`
+}
+
+// Ended-by values of an attempt (spec: `ended_by`).
+const (
+	EndedByExit     = "exit"
+	EndedByStop     = "stop"
+	EndedByReplaced = "replaced"
+)
+
+// Attempt is one boot attempt: one start of an engine, from its unit or
+// container start until it exits, is stopped or is replaced.
+type Attempt struct {
+	// ID is stable across replays: derived from host, unit and invocation
+	// (or container id, or source and first cursor for plain text).
+	ID            string
+	Host          string
+	Unit          string
+	InvocationID  string
+	Container     string // CONTAINER_NAME / PODMAN_NAME
+	ContainerID   string // CONTAINER_ID_FULL / PODMAN_ID
+	Engine        string // spec engine family, "unknown" when undetected
+	EngineVersion string
+	StartedAt     time.Time
+	EndedAt       time.Time // zero while running
+	ReadyAt       time.Time // zero unless the engine reported readiness
+	Phase         Phase
+	Verdict       Verdict
+	Rule          string // rule that set the verdict
+	Note          string // the verdict's note
+	Findings      []Finding
+	// ExitStatus is the main process's exit status (EXIT_STATUS, 0 for
+	// "Deactivated successfully"); nil when unknown.
+	ExitStatus *int
+	// ExitCode is systemd's EXIT_CODE: exited, killed, dumped.
+	ExitCode string
+	// EndedBy is one of EndedBy*, "" while still running.
+	EndedBy string
+	// RestartCounter is N_RESTARTS of the scheduled restart that started
+	// this attempt; nil when it was not started by a restart.
+	RestartCounter *int
+	// RestartCounterAfter is N_RESTARTS of the restart systemd scheduled
+	// after this attempt ended; nil when none was scheduled.
+	RestartCounterAfter *int
+	Shape               Shape
+	Timeline            []PhaseMark
+	// Evidence is the union of the findings' evidence, in time order, plus
+	// the last error-looking lines for an unknown failure.
+	Evidence []Evidence
+	// Context holds the lines around the decisive one (for the UI).
+	Context []Evidence
+	// Fingerprint groups identical unknown failures (masked last exception).
+	Fingerprint string
+	// Lines counts the log lines attributed to the attempt.
+	Lines int
+}
+
+// HasFinding reports whether a finding with that id fired.
+func (a *Attempt) HasFinding(id string) bool {
+	for _, f := range a.Findings {
+		if f.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// FindingIDs returns the ids of the findings, in firing order, without duplicates.
+func (a *Attempt) FindingIDs() []string {
+	out := []string{}
+	seen := map[string]bool{}
+	for _, f := range a.Findings {
+		if !seen[f.ID] {
+			seen[f.ID] = true
+			out = append(out, f.ID)
+		}
+	}
+	return out
+}

@@ -1,0 +1,125 @@
+package domain
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Shape keys of the spec ("Shape keys (normalized)"). Engine-specific names
+// map onto these; other keys an engine reports are kept as they are.
+const (
+	ShapeModel                = "model"
+	ShapeServedModelName      = "served_model_name"
+	ShapeMaxModelLen          = "max_model_len"          // tokens
+	ShapeMaxNumSeqs           = "max_num_seqs"           // sequences
+	ShapeMaxNumBatchedTokens  = "max_num_batched_tokens" // tokens
+	ShapeGPUMemoryUtilization = "gpu_memory_utilization" // fraction 0..1
+	ShapeKVCacheDtype         = "kv_cache_dtype"
+	ShapeKVCacheMemoryBytes   = "kv_cache_memory_bytes" // bytes, per rank
+	ShapeKVCacheTokens        = "kv_cache_tokens"       // tokens
+	ShapeMaxConcurrency       = "max_concurrency"       // requests of max_model_len
+	ShapeTensorParallelSize   = "tensor_parallel_size"
+	ShapeEnforceEager         = "enforce_eager"
+	ShapeSpeculative          = "speculative"
+	ShapeQuantization         = "quantization"
+)
+
+// Shape is an attempt's configuration and sizing as the engine reported it.
+// Values are int64, float64, bool or string: numbers are numbers (commas
+// removed), byte sizes are bytes.
+type Shape map[string]any
+
+// Set stores v under key; a nil or empty value is ignored.
+func (s Shape) Set(key string, v any) {
+	if v == nil {
+		return
+	}
+	if str, ok := v.(string); ok && str == "" {
+		return
+	}
+	s[key] = v
+}
+
+// Int returns the value of key as an integer.
+func (s Shape) Int(key string) (int64, bool) {
+	switch v := s[key].(type) {
+	case int64:
+		return v, true
+	case int:
+		return int64(v), true
+	case float64:
+		if v == math.Trunc(v) {
+			return int64(v), true
+		}
+	}
+	return 0, false
+}
+
+// Float returns the value of key as a float.
+func (s Shape) Float(key string) (float64, bool) {
+	switch v := s[key].(type) {
+	case int64:
+		return float64(v), true
+	case int:
+		return float64(v), true
+	case float64:
+		return v, true
+	}
+	return 0, false
+}
+
+// String returns the value of key formatted as text ("" when absent).
+func (s Shape) String(key string) string {
+	v, ok := s[key]
+	if !ok {
+		return ""
+	}
+	switch x := v.(type) {
+	case string:
+		return x
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	default:
+		return fmt.Sprint(x)
+	}
+}
+
+// Keys returns the keys in sorted order.
+func (s Shape) Keys() []string {
+	keys := make([]string, 0, len(s))
+	for k := range s {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Summary renders the shape the way operators write it in their ladders:
+// "3 × 262144 bf16 KV 11.05 GB".
+func (s Shape) Summary() string {
+	var parts []string
+	seqs, okS := s.Int(ShapeMaxNumSeqs)
+	mml, okM := s.Int(ShapeMaxModelLen)
+	switch {
+	case okS && okM:
+		parts = append(parts, fmt.Sprintf("%d × %d", seqs, mml))
+	case okM:
+		parts = append(parts, fmt.Sprintf("%d ctx", mml))
+	}
+	if dt := s.String(ShapeKVCacheDtype); dt != "" {
+		if dt == "auto" {
+			dt = "bf16"
+		}
+		parts = append(parts, dt)
+	}
+	if b, ok := s.Int(ShapeKVCacheMemoryBytes); ok {
+		parts = append(parts, fmt.Sprintf("KV %.2f GB", float64(b)/1e9))
+	}
+	if t, ok := s.Int(ShapeKVCacheTokens); ok {
+		parts = append(parts, fmt.Sprintf("%d KV tokens", t))
+	}
+	return strings.Join(parts, " ")
+}

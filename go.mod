@@ -1,0 +1,3 @@
+module github.com/llmfleet/analyzer
+
+go 1.26
