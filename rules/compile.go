@@ -1,0 +1,435 @@
+package rules
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"os"
+	"regexp"
+	"regexp/syntax"
+	"strings"
+	"text/template"
+
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/vm"
+
+	"github.com/llmfleet/analyzer/domain"
+)
+
+// Builtin holds the rule files shipped in the binary.
+//
+//go:embed *.yaml
+var Builtin embed.FS
+
+// Set is a compiled, immutable rule set: engine profiles plus rules.
+type Set struct {
+	Files   []string
+	engines []*Engine
+	byName  map[string]*Engine
+	// lineRules[engine] holds the line rules scoped to that engine plus
+	// the unscoped ones, in file order.
+	lineRules map[string][]*Rule
+	generic   []*Rule
+	endRules  []*Rule
+	all       []*Rule
+}
+
+// Engine is a compiled engine profile.
+type Engine struct {
+	Name        string
+	Defaults    map[string]any
+	BlockTokens int
+	detect      []*regexp.Regexp
+	banner      []*regexp.Regexp
+	strip       []*regexp.Regexp
+	phases      []phaseMarker
+	shape       []shapeLine
+}
+
+type phaseMarker struct {
+	phase       domain.Phase
+	re          *regexp.Regexp
+	lits        []string
+	afterReady  bool
+	forwardOnly bool
+}
+
+type shapeLine struct {
+	re    *regexp.Regexp
+	lits  []string
+	parse string
+	from  string
+	keys  map[string]string
+}
+
+// Rule is a compiled verdict or finding rule.
+type Rule struct {
+	ID        string
+	Title     string
+	Engines   []string
+	End       bool
+	Verdict   domain.Verdict
+	Finding   string
+	Phase     domain.Phase
+	Priority  int
+	Severity  domain.Severity
+	MessageID string
+	Labels    map[string]string
+	Tests     []TestSpec
+	File      string
+	Line      int
+
+	match    *regexp.Regexp
+	literals []string
+	after    *regexp.Regexp
+	until    *regexp.Regexp
+	unless   []*regexp.Regexp
+	when     *vm.Program
+	note     *template.Template
+}
+
+// FindingID is the verdict or finding the rule sets.
+func (r *Rule) FindingID() string {
+	if r.Verdict != "" {
+		return string(r.Verdict)
+	}
+	return r.Finding
+}
+
+// IsRootCause reports whether the rule names a verdict (not a side finding).
+func (r *Rule) IsRootCause() bool { return r.Verdict != "" }
+
+// LoadBuiltin compiles the embedded rule files.
+func LoadBuiltin() (*Set, error) { return Load(Builtin) }
+
+// LoadDir compiles the rule files of a directory (the --rules flag).
+func LoadDir(dir string) (*Set, error) {
+	if _, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("rules: %w", err)
+	}
+	return Load(os.DirFS(dir))
+}
+
+// Load compiles every *.yaml file of fsys. It returns Errors listing every
+// problem (file:line) when any file is invalid; nothing is half-loaded.
+func Load(fsys fs.FS) (*Set, error) {
+	files, names, errs := readDir(fsys)
+	s := &Set{Files: names, byName: map[string]*Engine{}, lineRules: map[string][]*Rule{}}
+	ids := map[string]string{}
+	for _, f := range files {
+		for _, es := range f.Engines {
+			e, err := compileEngine(es)
+			errs = append(errs, err...)
+			if e == nil {
+				continue
+			}
+			if _, dup := s.byName[e.Name]; dup {
+				errs = append(errs, LoadError{es.file, es.line, fmt.Sprintf("engine %q defined twice", e.Name)})
+				continue
+			}
+			s.engines = append(s.engines, e)
+			s.byName[e.Name] = e
+		}
+	}
+	for _, f := range files {
+		for _, rs := range f.Rules {
+			r, err := compileRule(rs)
+			errs = append(errs, err...)
+			if r == nil {
+				continue
+			}
+			if where, dup := ids[r.ID]; dup {
+				errs = append(errs, LoadError{rs.file, rs.line, fmt.Sprintf("rule id %q already used at %s", r.ID, where)})
+				continue
+			}
+			ids[r.ID] = fmt.Sprintf("%s:%d", rs.file, rs.line)
+			for _, en := range r.Engines {
+				if _, ok := s.byName[en]; !ok {
+					errs = append(errs, LoadError{rs.file, rs.line, fmt.Sprintf("rule %q: unknown engine %q", r.ID, en)})
+				}
+			}
+			s.all = append(s.all, r)
+			switch {
+			case r.End:
+				s.endRules = append(s.endRules, r)
+			case len(r.Engines) == 0:
+				s.generic = append(s.generic, r)
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	// Index line rules by engine: scoped rules first, then generic ones.
+	for _, e := range s.engines {
+		var list []*Rule
+		for _, r := range s.all {
+			if !r.End && contains(r.Engines, e.Name) {
+				list = append(list, r)
+			}
+		}
+		s.lineRules[e.Name] = append(list, s.generic...)
+	}
+	s.lineRules[""] = s.generic
+	return s, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func compileRE(file string, line int, what, src string) (*regexp.Regexp, *LoadError) {
+	re, err := regexp.Compile(src)
+	if err != nil {
+		return nil, &LoadError{file, line, fmt.Sprintf("%s: %v", what, err)}
+	}
+	return re, nil
+}
+
+func compileEngine(es EngineSpec) (*Engine, Errors) {
+	var errs Errors
+	if es.Engine == "" {
+		return nil, Errors{{es.file, es.line, "engine: missing name"}}
+	}
+	e := &Engine{Name: es.Engine, Defaults: es.Defaults, BlockTokens: es.BlockTokens}
+	if e.BlockTokens == 0 {
+		e.BlockTokens = 4096
+	}
+	add := func(dst *[]*regexp.Regexp, what string, srcs []string) {
+		for _, src := range srcs {
+			re, err := compileRE(es.file, es.line, what, src)
+			if err != nil {
+				errs = append(errs, *err)
+				continue
+			}
+			*dst = append(*dst, re)
+		}
+	}
+	add(&e.detect, "detect", es.Detect)
+	add(&e.banner, "banner", es.Banner)
+	add(&e.strip, "strip", es.Strip)
+	for _, p := range es.Phases {
+		if !domain.Phase(p.Phase).Valid() {
+			errs = append(errs, LoadError{es.file, p.line, fmt.Sprintf("unknown phase %q", p.Phase)})
+			continue
+		}
+		re, err := compileRE(es.file, p.line, "phase "+p.Phase, p.Match)
+		if err != nil {
+			errs = append(errs, *err)
+			continue
+		}
+		e.phases = append(e.phases, phaseMarker{domain.Phase(p.Phase), re, requiredLiterals(p.Match), p.AfterReady, p.ForwardOnly})
+	}
+	for _, sh := range es.Shape {
+		re, err := compileRE(es.file, sh.line, "shape", sh.Match)
+		if err != nil {
+			errs = append(errs, *err)
+			continue
+		}
+		switch sh.Parse {
+		case "", "pydict", "pyargs", "kv":
+		default:
+			errs = append(errs, LoadError{es.file, sh.line, fmt.Sprintf("shape: unknown parse %q (pydict, pyargs, kv)", sh.Parse)})
+			continue
+		}
+		if sh.Parse != "" && re.SubexpIndex(sh.From) < 0 {
+			errs = append(errs, LoadError{es.file, sh.line, fmt.Sprintf("shape: from %q is not a named capture of match", sh.From)})
+			continue
+		}
+		e.shape = append(e.shape, shapeLine{re, requiredLiterals(sh.Match), sh.Parse, sh.From, sh.Keys})
+	}
+	return e, errs
+}
+
+var knownFindings = map[string]bool{}
+
+func init() {
+	for _, f := range domain.NonRootFindings {
+		knownFindings[f] = true
+	}
+}
+
+func validVerdict(v string) bool {
+	for _, x := range domain.Verdicts {
+		if string(x) == v {
+			return true
+		}
+	}
+	return false
+}
+
+func compileRule(rs RuleSpec) (*Rule, Errors) {
+	var errs Errors
+	bad := func(format string, args ...any) {
+		errs = append(errs, LoadError{rs.file, rs.line, fmt.Sprintf("rule %q: ", rs.ID) + fmt.Sprintf(format, args...)})
+	}
+	if rs.ID == "" {
+		bad("missing id")
+	}
+	r := &Rule{ID: rs.ID, Title: rs.Title, Engines: rs.Engines, End: rs.On == "end",
+		Verdict: domain.Verdict(rs.Verdict), Finding: rs.Finding, Phase: domain.Phase(rs.Phase),
+		Priority: rs.Priority, Severity: domain.Severity(rs.Severity), MessageID: rs.MessageID,
+		Labels: rs.Labels, Tests: rs.Tests, File: rs.file, Line: rs.line}
+	switch rs.On {
+	case "", "line", "end":
+	default:
+		bad("on must be line or end, not %q", rs.On)
+	}
+	switch {
+	case rs.Verdict != "" && rs.Finding != "":
+		bad("set either verdict or finding, not both")
+	case rs.Verdict != "" && !validVerdict(rs.Verdict):
+		bad("unknown verdict %q", rs.Verdict)
+	case rs.Finding != "" && !knownFindings[rs.Finding]:
+		bad("unknown finding %q", rs.Finding)
+	case rs.Verdict == "" && rs.Finding == "":
+		bad("needs a verdict or a finding")
+	}
+	if rs.Phase != "" && !r.Phase.Valid() {
+		bad("unknown phase %q", rs.Phase)
+	}
+	switch r.Severity {
+	case domain.SeverityCritical, domain.SeverityError, domain.SeverityWarning, domain.SeverityInfo:
+	case "":
+		r.Severity = domain.SeverityError
+	default:
+		bad("unknown severity %q", rs.Severity)
+	}
+	if rs.MessageID != "" && !regexp.MustCompile(`^[0-9a-f]{32}$`).MatchString(rs.MessageID) {
+		bad("message_id must be 32 lowercase hex digits")
+	}
+	if r.End {
+		if rs.Match != "" || rs.After != "" {
+			bad("an end rule has no match/after")
+		}
+		if rs.When == "" {
+			bad("an end rule needs when")
+		}
+	} else if rs.Match == "" {
+		bad("needs match")
+	}
+	compile := func(what, src string) *regexp.Regexp {
+		if src == "" {
+			return nil
+		}
+		re, err := compileRE(rs.file, rs.line, fmt.Sprintf("rule %q: %s", rs.ID, what), src)
+		if err != nil {
+			errs = append(errs, *err)
+		}
+		return re
+	}
+	r.match = compile("match", rs.Match)
+	r.after = compile("after", rs.After)
+	r.until = compile("until", rs.Until)
+	for _, u := range rs.Unless {
+		if re := compile("unless", u); re != nil {
+			r.unless = append(r.unless, re)
+		}
+	}
+	r.literals = rs.Literals
+	if len(r.literals) == 0 && rs.Match != "" {
+		r.literals = requiredLiterals(rs.Match)
+	}
+	if rs.When != "" {
+		var env any = LineEnv{}
+		if r.End {
+			env = EndEnv{}
+		}
+		opts := append([]expr.Option{expr.Env(env), expr.AsBool()}, exprFuncs()...)
+		prog, err := expr.Compile(rs.When, opts...)
+		if err != nil {
+			bad("when: %v", err)
+		}
+		r.when = prog
+	}
+	if rs.Note != "" {
+		t, err := template.New(rs.ID).Option("missingkey=zero").Funcs(noteFuncs).Parse(rs.Note)
+		if err != nil {
+			bad("note: %v", err)
+		}
+		r.note = t
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return r, nil
+}
+
+// requiredLiterals returns literal strings of which at least one must occur
+// in any line the regex matches (case-sensitive), or nil when none can be
+// derived (the rule then runs on every line).
+func requiredLiterals(src string) []string {
+	re, err := syntax.Parse(src, syntax.Perl)
+	if err != nil {
+		return nil
+	}
+	return litsOf(re.Simplify())
+}
+
+func litsOf(re *syntax.Regexp) []string {
+	if re.Flags&syntax.FoldCase != 0 {
+		return nil
+	}
+	switch re.Op {
+	case syntax.OpLiteral:
+		if len(re.Rune) >= 3 {
+			return []string{string(re.Rune)}
+		}
+	case syntax.OpCapture:
+		return litsOf(re.Sub[0])
+	case syntax.OpConcat:
+		// The longest literal of the concatenation (or the best branch set).
+		var best []string
+		bestLen := 0
+		for _, sub := range re.Sub {
+			l := litsOf(sub)
+			if len(l) == 0 {
+				continue
+			}
+			min := len(l[0])
+			for _, x := range l {
+				if len(x) < min {
+					min = len(x)
+				}
+			}
+			if min > bestLen {
+				best, bestLen = l, min
+			}
+		}
+		return best
+	case syntax.OpAlternate:
+		var out []string
+		for _, sub := range re.Sub {
+			l := litsOf(sub)
+			if len(l) == 0 {
+				return nil
+			}
+			out = append(out, l...)
+		}
+		return out
+	case syntax.OpPlus:
+		return litsOf(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Min >= 1 {
+			return litsOf(re.Sub[0])
+		}
+	}
+	return nil
+}
+
+func hasAny(line string, lits []string) bool {
+	if len(lits) == 0 {
+		return true
+	}
+	for _, l := range lits {
+		if strings.Contains(line, l) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,150 @@
+package rules
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"text/template"
+
+	"github.com/expr-lang/expr"
+
+	"github.com/llmfleet/analyzer/domain"
+)
+
+// LineEnv is what a line rule's `when` expression sees.
+type LineEnv struct {
+	Line         string            `expr:"line"`
+	Phase        string            `expr:"phase"`
+	Engine       string            `expr:"engine"`
+	Unit         string            `expr:"unit"`
+	ReachedReady bool              `expr:"reached_ready"`
+	Captures     map[string]string `expr:"captures"`
+	Shape        map[string]any    `expr:"shape"`
+}
+
+// EndEnv is what an end rule's `when` expression sees: the attempt as it
+// ended.
+type EndEnv struct {
+	Verdict      string `expr:"verdict" json:"verdict"`
+	Phase        string `expr:"phase" json:"phase"`
+	Failed       bool   `expr:"failed" json:"failed"`
+	Engine       string `expr:"engine" json:"engine"`
+	Unit         string `expr:"unit" json:"unit"`
+	EndedBy      string `expr:"ended_by" json:"ended_by"`
+	ExitCode     string `expr:"exit_code" json:"exit_code"`
+	ExitStatus   int    `expr:"exit_status" json:"exit_status"`
+	HasExit      bool   `expr:"has_exit_status" json:"has_exit_status"`
+	ReachedReady bool   `expr:"reached_ready" json:"reached_ready"`
+	// SecondsReadyToFailure is the time from readiness to the failure
+	// (seconds); -1 when either is unknown.
+	SecondsReadyToFailure float64        `expr:"seconds_ready_to_failure" json:"seconds_ready_to_failure"`
+	RestartCounterAfter   int            `expr:"restart_counter_after" json:"restart_counter_after"`
+	Findings              []string       `expr:"findings" json:"findings"`
+	Shape                 map[string]any `expr:"shape" json:"shape"`
+}
+
+// exprFuncs are helpers available to `when` expressions:
+// bytes("10.70 GiB") → 1.1489e10, num(shape.x) → float (0 when absent),
+// rank("kv_alloc") → the phase's position in boot order.
+func exprFuncs() []expr.Option {
+	return []expr.Option{
+		expr.Function("bytes", func(params ...any) (any, error) {
+			s, _ := params[0].(string)
+			b, _ := ParseBytes(s)
+			return b, nil
+		}, new(func(string) float64)),
+		expr.Function("num", func(params ...any) (any, error) {
+			f, _ := toFloat(params[0])
+			return f, nil
+		}, new(func(any) float64)),
+		expr.Function("rank", func(params ...any) (any, error) {
+			s, _ := params[0].(string)
+			return domain.Phase(s).Rank(), nil
+		}, new(func(string) int)),
+	}
+}
+
+func toFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return float64(x), true
+	case int:
+		return float64(x), true
+	case float64:
+		return x, true
+	case string:
+		f, err := strconv.ParseFloat(strings.ReplaceAll(x, ",", ""), 64)
+		return f, err == nil
+	}
+	return 0, false
+}
+
+// ParseBytes converts "76.00 MiB", "10.70 GiB", "11.05 GB", "512 KiB" or a
+// plain number to bytes. Binary (KiB, MiB, GiB, TiB) and decimal (KB, MB,
+// GB, TB) units are honoured; a bare number is bytes.
+func ParseBytes(s string) (float64, bool) {
+	s = strings.TrimSpace(strings.ReplaceAll(s, ",", ""))
+	i := 0
+	for i < len(s) && (s[i] == '.' || s[i] == '-' || (s[i] >= '0' && s[i] <= '9')) {
+		i++
+	}
+	f, err := strconv.ParseFloat(s[:i], 64)
+	if err != nil {
+		return 0, false
+	}
+	unit := strings.ToLower(strings.TrimSpace(s[i:]))
+	mult := map[string]float64{
+		"": 1, "b": 1, "bytes": 1,
+		"k": 1 << 10, "kib": 1 << 10, "kb": 1e3,
+		"m": 1 << 20, "mib": 1 << 20, "mb": 1e6,
+		"g": 1 << 30, "gib": 1 << 30, "gb": 1e9,
+		"t": 1 << 40, "tib": 1 << 40, "tb": 1e12,
+	}[unit]
+	if mult == 0 {
+		return 0, false
+	}
+	return f * mult, true
+}
+
+// NoteData is what a note template sees.
+type NoteData struct {
+	Rule     string
+	Verdict  string
+	Phase    string
+	Engine   string
+	Unit     string
+	Captures map[string]string
+	Shape    domain.Shape
+	Line     string
+}
+
+var noteFuncs = template.FuncMap{
+	// shape renders a shape key or "?" when unknown.
+	"shape": func(s domain.Shape, key string) string {
+		if v := s.String(key); v != "" {
+			return v
+		}
+		return "?"
+	},
+	"summary": func(s domain.Shape) string { return s.Summary() },
+	"gib": func(v any) string {
+		f, ok := toFloat(v)
+		if !ok {
+			return "?"
+		}
+		return fmt.Sprintf("%.2f GiB", f/(1<<30))
+	},
+}
+
+// RenderNote fills the rule's note template. A template error yields the
+// rule title with the error, so a bad note never hides the verdict.
+func (r *Rule) RenderNote(d NoteData) string {
+	if r.note == nil {
+		return r.Title
+	}
+	var b strings.Builder
+	if err := r.note.Execute(&b, d); err != nil {
+		return fmt.Sprintf("%s (note template error: %v)", r.Title, err)
+	}
+	return strings.Join(strings.Fields(b.String()), " ")
+}

@@ -1,0 +1,257 @@
+package rules
+
+import (
+	"math"
+	"strconv"
+	"strings"
+)
+
+// pyParser reads the Python literal subset engines print: vLLM's
+// "non-default args: {...}" (a dict repr) and SGLang's
+// "ServerArgs(k=v, ...)" (a dataclass repr). Truncated input yields what
+// was read before the cut.
+type pyParser struct {
+	s string
+	i int
+}
+
+func (p *pyParser) ws() {
+	for p.i < len(p.s) && (p.s[p.i] == ' ' || p.s[p.i] == '\t') {
+		p.i++
+	}
+}
+
+func (p *pyParser) eof() bool { return p.i >= len(p.s) }
+
+// value parses one literal; ok is false on malformed or truncated input.
+func (p *pyParser) value() (any, bool) {
+	p.ws()
+	if p.eof() {
+		return nil, false
+	}
+	switch c := p.s[p.i]; {
+	case c == '\'' || c == '"':
+		return p.str(c)
+	case c == '{':
+		return p.dict()
+	case c == '[' || c == '(':
+		return p.list(map[byte]byte{'[': ']', '(': ')'}[c])
+	default:
+		// number, True/False/None, or a bare token (enum reprs, paths).
+		start := p.i
+		depth := 0
+		for !p.eof() {
+			ch := p.s[p.i]
+			if depth == 0 && (ch == ',' || ch == '}' || ch == ']' || ch == ')') {
+				break
+			}
+			if ch == '(' || ch == '<' {
+				depth++
+			}
+			if (ch == ')' || ch == '>') && depth > 0 {
+				depth--
+			}
+			p.i++
+		}
+		tok := strings.TrimSpace(p.s[start:p.i])
+		switch tok {
+		case "True":
+			return true, true
+		case "False":
+			return false, true
+		case "None":
+			return nil, true
+		}
+		if n, ok := parseNumber(tok); ok {
+			return n, true
+		}
+		return tok, true
+	}
+}
+
+func (p *pyParser) str(q byte) (any, bool) {
+	p.i++
+	var b strings.Builder
+	for !p.eof() {
+		c := p.s[p.i]
+		if c == '\\' && p.i+1 < len(p.s) {
+			b.WriteByte(p.s[p.i+1])
+			p.i += 2
+			continue
+		}
+		if c == q {
+			p.i++
+			return b.String(), true
+		}
+		b.WriteByte(c)
+		p.i++
+	}
+	return b.String(), false
+}
+
+func (p *pyParser) list(end byte) (any, bool) {
+	p.i++
+	var out []any
+	for {
+		p.ws()
+		if p.eof() {
+			return out, false
+		}
+		if p.s[p.i] == end {
+			p.i++
+			return out, true
+		}
+		v, ok := p.value()
+		if !ok {
+			return out, false
+		}
+		out = append(out, v)
+		p.ws()
+		if !p.eof() && p.s[p.i] == ',' {
+			p.i++
+		}
+	}
+}
+
+func (p *pyParser) dict() (any, bool) {
+	p.i++
+	out := map[string]any{}
+	for {
+		p.ws()
+		if p.eof() {
+			return out, false
+		}
+		if p.s[p.i] == '}' {
+			p.i++
+			return out, true
+		}
+		k, ok := p.value()
+		if !ok {
+			return out, false
+		}
+		p.ws()
+		if p.eof() || p.s[p.i] != ':' {
+			return out, false
+		}
+		p.i++
+		v, ok := p.value()
+		if key, isStr := k.(string); isStr {
+			out[key] = v
+		}
+		if !ok {
+			return out, false
+		}
+		p.ws()
+		if !p.eof() && p.s[p.i] == ',' {
+			p.i++
+		}
+	}
+}
+
+// parsePyDict decodes a Python dict repr; on truncation it keeps the
+// complete entries.
+func parsePyDict(s string) map[string]any {
+	p := &pyParser{s: s}
+	p.ws()
+	if p.eof() || p.s[p.i] != '{' {
+		return nil
+	}
+	v, _ := p.dict()
+	m, _ := v.(map[string]any)
+	return m
+}
+
+// parsePyArgs decodes "k=v, k2=v2, ..." (the inside of a dataclass repr).
+func parsePyArgs(s string) map[string]any {
+	p := &pyParser{s: s}
+	out := map[string]any{}
+	for {
+		p.ws()
+		start := p.i
+		for !p.eof() && p.s[p.i] != '=' && p.s[p.i] != ',' {
+			p.i++
+		}
+		if p.eof() || p.s[p.i] != '=' {
+			return out
+		}
+		key := strings.TrimSpace(p.s[start:p.i])
+		p.i++
+		v, ok := p.value()
+		if !ok {
+			return out // truncated value: drop it
+		}
+		out[key] = v
+		p.ws()
+		if p.eof() || p.s[p.i] != ',' {
+			return out
+		}
+		p.i++
+	}
+}
+
+// parseKV decodes space separated KEY=VALUE pairs.
+func parseKV(s string) map[string]any {
+	out := map[string]any{}
+	for _, f := range strings.Fields(s) {
+		if k, v, ok := strings.Cut(f, "="); ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func parseNumber(tok string) (any, bool) {
+	t := strings.ReplaceAll(tok, ",", "")
+	if t == "" {
+		return nil, false
+	}
+	if n, err := strconv.ParseInt(t, 10, 64); err == nil {
+		return n, true
+	}
+	if f, err := strconv.ParseFloat(t, 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
+		return f, true
+	}
+	return nil, false
+}
+
+// normalizeValue turns a captured or parsed value into a shape value:
+// numbers become int64/float64 (commas removed), "True"/"False" become
+// bools, a one-element list becomes its element, and keys ending in
+// "_bytes" accept unit suffixes ("10.29 GiB").
+func normalizeValue(key string, v any) any {
+	switch x := v.(type) {
+	case []any:
+		if len(x) == 0 {
+			return nil
+		}
+		return normalizeValue(key, x[0])
+	case map[string]any:
+		return nil
+	case int:
+		return int64(x)
+	case string:
+		s := strings.TrimSpace(x)
+		switch s {
+		case "True", "true":
+			return true
+		case "False", "false":
+			return false
+		case "None", "":
+			return nil
+		}
+		if strings.HasSuffix(key, "_bytes") {
+			if b, ok := ParseBytes(s); ok {
+				return int64(math.Round(b))
+			}
+		}
+		if n, ok := parseNumber(s); ok {
+			return n
+		}
+		return s
+	case float64:
+		if strings.HasSuffix(key, "_bytes") {
+			return int64(math.Round(x))
+		}
+	}
+	return v
+}

@@ -1,0 +1,93 @@
+package rules
+
+import (
+	"strings"
+	"testing"
+	"testing/fstest"
+)
+
+// TestEmbeddedRuleTests runs every test written in the shipped rule files,
+// as `analyzer rules test` does.
+func TestEmbeddedRuleTests(t *testing.T) {
+	set, err := LoadBuiltin()
+	if err != nil {
+		t.Fatalf("builtin rules do not load:\n%v", err)
+	}
+	results := set.RunTests()
+	if len(results) < 20 {
+		t.Fatalf("only %d rule tests found", len(results))
+	}
+	for _, r := range results {
+		if !r.Passed {
+			t.Errorf("%s:%d rule %s, test %q: %s", r.File, r.Line, r.Rule, r.Test, strings.Join(r.Problems, "; "))
+		}
+	}
+}
+
+func TestEveryHeadlineVerdictHasARule(t *testing.T) {
+	set, err := LoadBuiltin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	for _, r := range set.Rules() {
+		have[r.FindingID()] = true
+	}
+	for _, id := range []string{"oom_graph_capture", "dynamo_constraint_violation", "clean_exit_worker_death",
+		"oom_kv_alloc", "oom_runtime", "boot_not_survivable", "crash_loop", "engine_died"} {
+		if !have[id] {
+			t.Errorf("no rule sets %s", id)
+		}
+	}
+}
+
+func TestBadFileReportsFileAndLine(t *testing.T) {
+	fsys := fstest.MapFS{
+		"ok.yaml": {Data: []byte("rules:\n  - id: a.ok\n    match: 'x+y'\n    verdict: engine_died\n")},
+		"bad.yaml": {Data: []byte("rules:\n  - id: b.good\n    match: 'fine'\n    verdict: engine_died\n" +
+			"  - id: b.bad\n    match: '(unclosed'\n    verdict: engine_died\n" +
+			"  - id: b.expr\n    match: 'x'\n    when: 'phase =='\n    verdict: not_a_verdict\n")},
+	}
+	_, err := Load(fsys)
+	if err == nil {
+		t.Fatal("a broken file loaded")
+	}
+	msg := err.Error()
+	for _, want := range []string{"bad.yaml:5:", `rule "b.bad": match`, "bad.yaml:8:", `unknown verdict "not_a_verdict"`, "when:"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error does not mention %q:\n%s", want, msg)
+		}
+	}
+}
+
+func TestParsePyDictTruncated(t *testing.T) {
+	m := parsePyDict(`{'model': '/models', 'served_model_name': ['frank-primary'], 'max_model_len': 262144, 'gpu_memory_utilization': 0.98, 'kv_cache_memory_by`)
+	if m["max_model_len"] != int64(262144) || m["gpu_memory_utilization"] != 0.98 {
+		t.Fatalf("parsed %v", m)
+	}
+	if _, ok := m["kv_cache_memory_by"]; ok {
+		t.Fatal("kept a truncated key")
+	}
+	if got := normalizeValue("served_model_name", m["served_model_name"]); got != "frank-primary" {
+		t.Fatalf("served_model_name = %v", got)
+	}
+}
+
+func TestParseBytes(t *testing.T) {
+	for in, want := range map[string]float64{"76.00 MiB": 76 << 20, "10.70 GiB": 10.70 * (1 << 30), "11.05 GB": 11.05e9, "0 bytes": 0, "512": 512} {
+		if got, ok := ParseBytes(in); !ok || got != want {
+			t.Errorf("ParseBytes(%q) = %v, %v; want %v", in, got, ok, want)
+		}
+	}
+}
+
+func TestRequiredLiterals(t *testing.T) {
+	got := requiredLiterals(`EngineCore failed to start|Engine core proc (?P<p>\S+) died`)
+	// The parser factors the common "Engine" out; each branch keeps a literal.
+	if len(got) != 2 || got[0] != "Core failed to start" || got[1] != " core proc " {
+		t.Fatalf("literals = %q", got)
+	}
+	if got := requiredLiterals(`(?i)oom`); got != nil {
+		t.Fatalf("case-folded regex gave literals %q", got)
+	}
+}

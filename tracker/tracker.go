@@ -1,0 +1,705 @@
+// Package tracker cuts a stream of normalized journal entries into boot
+// attempts and follows each attempt's phase, shape and findings with a rule
+// set. It is the core between ingest (entries in) and store/web (attempts
+// out); it does no I/O.
+//
+// Attempt identity, strongest first (spec "Boot attempt"): the unit's
+// invocation (_SYSTEMD_INVOCATION_ID, or UNIT + INVOCATION_ID on PID 1's
+// records), the container (CONTAINER_ID_FULL, mapped to the unit that
+// started it through podman events sent from inside the unit), and for a
+// plain-text log the engine's start banner.
+package tracker
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/rules"
+)
+
+// systemd catalog MESSAGE_IDs of unit lifecycle records (systemd's
+// catalog/systemd.catalog.in).
+const (
+	msgUnitStarting    = "7d4958e842da4a758f6c1cdc7b36dcc5"
+	msgUnitStarted     = "39f53479d3a045ac8e11786248231fbf"
+	msgUnitStopping    = "de5b426a63be47a7b6ac3eaac82e2f6f"
+	msgUnitStopped     = "9d1aaa27d60140bd96365438aad20286"
+	msgUnitFailed      = "d9b373ed55a64feb8242e02dbe79a49c"
+	msgUnitExited      = "98e322203f7a4ed290d09fe03c09fe15"
+	msgUnitSuccess     = "7ad2d189f7e94e70a38c781354912448"
+	msgUnitRestart     = "5eb03494b6584870a536b337290809b3"
+	msgUnitFailedStart = "be02cf6855d2428ba40df7e9d022f03d"
+	msgSuppressed      = "a596d6fe7bfa4994828e72309e95d61e"
+)
+
+// LogLossField marks an entry that ingest could not reassemble; its value
+// says why (see ingest).
+const LogLossField = "ANALYZER_LOG_LOSS"
+
+// Options tune the tracker. Zero values take the defaults.
+type Options struct {
+	// SurvivableWindow is how long after ready a death still counts as
+	// boot_not_survivable (default 30 min).
+	SurvivableWindow time.Duration
+	// ContextLines is how many lines before and after the decisive line
+	// are kept for the UI (default 8 before, 6 after).
+	ContextBefore, ContextAfter int
+}
+
+// Tracker holds the attempts seen so far. It is not safe for concurrent use.
+type Tracker struct {
+	rules *rules.Set
+	opt   Options
+
+	attempts     []*state
+	byKey        map[string]*state // host|unit|invocation
+	lastByUnit   map[string]*state // host|unit
+	byContainer  map[string]*state // CONTAINER_ID_FULL / PODMAN_ID
+	byName       map[string]*state // host|container name → latest attempt that started it
+	engineUnits  map[string]bool   // host|unit seen running an engine
+	textCurrent  map[string]*state // plain-text source → current attempt
+	nextRestarts map[string]int    // host|unit → N_RESTARTS of a scheduled restart
+}
+
+// state is the tracker's working copy of one attempt.
+type state struct {
+	a       *domain.Attempt
+	eng     *rules.Engine
+	seq     rules.SeqState
+	text    bool
+	banner  bool
+	ended   bool
+	stopReq bool
+	result  string // UNIT_RESULT
+	failed  bool   // the unit failed (non-zero exit or failed result)
+
+	best       *pending            // the root cause so far
+	side       map[string]*pending // side findings by id
+	sideOrder  []string
+	ring       []domain.Evidence
+	ctxAfter   int
+	lastErrors []domain.Evidence
+	endLine    *domain.Evidence
+	seq0       int // creation order
+}
+
+// pending is a finding before the attempt ends (its note is rendered at
+// the end, with the final shape).
+type pending struct {
+	rule     *rules.Rule
+	phase    domain.Phase
+	time     time.Time
+	captures map[string]string
+	line     string
+	evidence []domain.Evidence
+}
+
+// New returns a tracker that judges attempts with set.
+func New(set *rules.Set, opt Options) *Tracker {
+	if opt.SurvivableWindow == 0 {
+		opt.SurvivableWindow = 30 * time.Minute
+	}
+	if opt.ContextBefore == 0 {
+		opt.ContextBefore = 8
+	}
+	if opt.ContextAfter == 0 {
+		opt.ContextAfter = 6
+	}
+	return &Tracker{rules: set, opt: opt,
+		byKey: map[string]*state{}, lastByUnit: map[string]*state{}, byContainer: map[string]*state{},
+		byName: map[string]*state{}, engineUnits: map[string]bool{}, textCurrent: map[string]*state{},
+		nextRestarts: map[string]int{}}
+}
+
+// SetRules swaps the rule set; attempts in progress keep their findings.
+func (t *Tracker) SetRules(set *rules.Set) { t.rules = set }
+
+func attemptID(parts ...string) string {
+	h := sha1.Sum([]byte(strings.Join(parts, "\x00")))
+	return hex.EncodeToString(h[:8])
+}
+
+func (t *Tracker) newState(host, unit, inv string, at time.Time) *state {
+	a := &domain.Attempt{Host: host, Unit: unit, InvocationID: inv, StartedAt: at,
+		Phase: domain.PhaseStart, Verdict: domain.VerdictRunning, Shape: domain.Shape{}}
+	a.Timeline = []domain.PhaseMark{{Phase: domain.PhaseStart, Time: at}}
+	st := &state{a: a, seq: rules.SeqState{}, side: map[string]*pending{}, seq0: len(t.attempts)}
+	t.attempts = append(t.attempts, st)
+	return st
+}
+
+// journalAttempt returns the attempt of host|unit|inv, creating it (and
+// ending the unit's previous attempt as replaced) when it is new.
+func (t *Tracker) journalAttempt(host, unit, inv string, at time.Time) *state {
+	key := host + "|" + unit + "|" + inv
+	if st, ok := t.byKey[key]; ok {
+		return st
+	}
+	uk := host + "|" + unit
+	if prev := t.lastByUnit[uk]; prev != nil && !prev.ended {
+		t.end(prev, at, domain.EndedByReplaced)
+	}
+	st := t.newState(host, unit, inv, at)
+	st.a.ID = attemptID(host, unit, inv)
+	if n, ok := t.nextRestarts[uk]; ok {
+		st.a.RestartCounter = intp(n)
+		delete(t.nextRestarts, uk)
+	}
+	t.byKey[key] = st
+	t.lastByUnit[uk] = st
+	return st
+}
+
+func intp(n int) *int { return &n }
+
+// Add feeds one entry.
+func (t *Tracker) Add(e domain.Entry) {
+	if e.Identifier == "analyzer" {
+		return // our own root-cause notes are not engine output
+	}
+	if e.Unit == "" && e.InvocationID == "" && e.Field("UNIT") == "" && e.Field("CONTAINER_ID_FULL") == "" &&
+		e.Field("CONTAINER_NAME") == "" && e.Field("_TRANSPORT") == "" {
+		t.addText(e)
+		return
+	}
+	host := e.Host
+	if e.Field("MESSAGE_ID") == msgSuppressed {
+		t.suppressed(e)
+		return
+	}
+	if unit := e.Field("UNIT"); unit != "" && (e.PID == 1 || e.Identifier == "systemd") {
+		t.lifecycle(e, host, unit)
+		return
+	}
+	if ev := e.Field("PODMAN_EVENT"); ev != "" {
+		t.podmanEvent(e, host, ev)
+		return
+	}
+	var st *state
+	if cid := e.Field("CONTAINER_ID_FULL"); cid != "" {
+		st = t.byContainer[cid]
+	}
+	if st == nil && e.Field("CONTAINER_NAME") != "" {
+		st = t.byName[host+"|"+e.Field("CONTAINER_NAME")]
+		if st != nil && e.Field("CONTAINER_ID_FULL") != "" && st.a.ContainerID == "" {
+			st.a.ContainerID = e.Field("CONTAINER_ID_FULL")
+			t.byContainer[st.a.ContainerID] = st
+		}
+	}
+	if st == nil && (e.Field("CONTAINER_ID_FULL") != "" || e.Field("CONTAINER_NAME") != "") {
+		// A container no unit claimed (docker run, podman without events):
+		// the container itself is the attempt.
+		cid := e.Field("CONTAINER_ID_FULL")
+		if cid == "" {
+			cid = e.Field("CONTAINER_ID")
+		}
+		name := e.Field("CONTAINER_NAME")
+		st = t.byContainer[cid]
+		if st == nil {
+			st = t.newState(host, name, "", e.Time)
+			st.a.ID = attemptID(host, "container", cid, name)
+			st.a.Container, st.a.ContainerID = name, cid
+			if cid != "" {
+				t.byContainer[cid] = st
+			}
+			t.byName[host+"|"+name] = st
+		}
+	}
+	if st == nil && e.InvocationID != "" && e.Unit != "" {
+		st = t.journalAttempt(host, e.Unit, e.InvocationID, e.Time)
+	}
+	if st == nil && e.Unit != "" {
+		st = t.lastByUnit[host+"|"+e.Unit]
+		if st == nil {
+			st = t.journalAttempt(host, e.Unit, "", e.Time)
+		}
+	}
+	if st == nil {
+		return
+	}
+	t.engineOutput(st, e)
+}
+
+// addText handles plain-text engine output: segment on start banners.
+func (t *Tracker) addText(e domain.Entry) {
+	for _, line := range splitLines(e.Message) {
+		st := t.textCurrent[e.Source]
+		clean := stripCompose(line)
+		if _, ok := t.rules.Banner(clean); ok {
+			if st != nil && st.banner {
+				t.end(st, e.Time, "")
+				st = nil
+			}
+			if st == nil {
+				st = t.newTextState(e)
+			}
+			st.banner = true
+		}
+		if st == nil {
+			st = t.newTextState(e)
+		}
+		t.line(st, e, line)
+	}
+}
+
+func (t *Tracker) newTextState(e domain.Entry) *state {
+	st := t.newState("", "", "", e.Time)
+	st.text = true
+	st.a.ID = attemptID("text", e.Source, e.Cursor)
+	t.textCurrent[e.Source] = st
+	return st
+}
+
+func (t *Tracker) suppressed(e domain.Entry) {
+	m := regexp.MustCompile(`from (\S+?)\.?$`).FindStringSubmatch(strings.TrimSpace(e.Message))
+	unit := e.Field("OBJECT_SYSTEMD_UNIT")
+	if unit == "" && m != nil {
+		unit = m[1]
+	}
+	if st := t.lastByUnit[e.Host+"|"+unit]; st != nil {
+		t.sideFinding(st, domain.FindingLogLoss, e, e.Message)
+	}
+}
+
+// lifecycle handles PID 1's records about a unit.
+func (t *Tracker) lifecycle(e domain.Entry, host, unit string) {
+	inv := e.Field("INVOCATION_ID")
+	uk := host + "|" + unit
+	var st *state
+	if inv != "" {
+		if s, ok := t.byKey[uk+"|"+inv]; ok {
+			st = s
+		}
+	} else {
+		st = t.lastByUnit[uk]
+	}
+	msgID := e.Field("MESSAGE_ID")
+	switch msgID {
+	case msgUnitStarting, msgUnitStarted:
+		if inv != "" && e.Field("JOB_TYPE") != "stop" {
+			st = t.journalAttempt(host, unit, inv, e.Time)
+		}
+		return
+	case msgUnitRestart:
+		if n, err := strconv.Atoi(e.Field("N_RESTARTS")); err == nil {
+			t.nextRestarts[uk] = n
+			if st != nil {
+				st.a.RestartCounterAfter = intp(n)
+			}
+		}
+		return
+	}
+	if st == nil || st.ended {
+		return
+	}
+	ev := domain.Evidence{Time: e.Time, Cursor: e.Cursor, Message: firstLine(e.Message)}
+	switch msgID {
+	case msgUnitStopping:
+		st.stopReq = true
+	case msgUnitExited:
+		st.a.ExitCode = e.Field("EXIT_CODE")
+		if n, err := strconv.Atoi(e.Field("EXIT_STATUS")); err == nil {
+			st.a.ExitStatus = intp(n)
+		} else if sig := signalNumber(e.Field("EXIT_STATUS")); sig > 0 {
+			st.a.ExitStatus = intp(sig)
+		}
+		if st.a.ExitStatus != nil && *st.a.ExitStatus != 0 && !st.stopReq {
+			st.failed = true
+		}
+		st.endLine = &ev
+	case msgUnitFailed:
+		st.result = e.Field("UNIT_RESULT")
+		if !st.stopReq || st.result == "timeout" {
+			st.failed = true
+		}
+		st.endLine = &ev
+		t.end(st, e.Time, t.endedBy(st))
+	case msgUnitFailedStart:
+		st.failed = true
+		st.endLine = &ev
+		t.end(st, e.Time, t.endedBy(st))
+	case msgUnitSuccess:
+		if st.a.ExitStatus == nil && !st.stopReq {
+			st.a.ExitStatus = intp(0)
+		}
+		st.endLine = &ev
+		t.end(st, e.Time, t.endedBy(st))
+	case msgUnitStopped:
+		if e.Field("JOB_TYPE") == "stop" || st.stopReq {
+			st.endLine = &ev
+			t.end(st, e.Time, domain.EndedByStop)
+		}
+	}
+}
+
+func (t *Tracker) endedBy(st *state) string {
+	if st.stopReq {
+		return domain.EndedByStop
+	}
+	return domain.EndedByExit
+}
+
+var signals = map[string]int{"HUP": 1, "INT": 2, "QUIT": 3, "ABRT": 6, "KILL": 9, "SEGV": 11, "PIPE": 13, "TERM": 15}
+
+func signalNumber(s string) int { return signals[strings.TrimPrefix(s, "SIG")] }
+
+// podmanEvent maps a container to the unit that started it.
+func (t *Tracker) podmanEvent(e domain.Entry, host, ev string) {
+	if e.InvocationID == "" || e.Unit == "" {
+		return
+	}
+	st := t.journalAttempt(host, e.Unit, e.InvocationID, e.Time)
+	name := e.Field("PODMAN_NAME")
+	switch ev {
+	case "create", "init", "start":
+		if name != "" {
+			st.a.Container = name
+			t.byName[host+"|"+name] = st
+		}
+		if id := e.Field("PODMAN_ID"); id != "" {
+			st.a.ContainerID = id
+			t.byContainer[id] = st
+		}
+	}
+}
+
+func (t *Tracker) engineOutput(st *state, e domain.Entry) {
+	if reason := e.Field(LogLossField); reason != "" {
+		t.sideFinding(st, domain.FindingLogLoss, e, reason+": "+truncate(e.Message, 300))
+	}
+	for _, line := range splitLines(e.Message) {
+		t.line(st, e, line)
+	}
+}
+
+var composePrefix = regexp.MustCompile(`^[A-Za-z0-9_.-]+-\d+\s+\| ?`)
+
+func stripCompose(line string) string {
+	if loc := composePrefix.FindStringIndex(line); loc != nil {
+		return line[loc[1]:]
+	}
+	return line
+}
+
+var errorLike = regexp.MustCompile(`(?i)(error|exception|traceback|fatal|failed|panic|abort|killed|out of memory)`)
+
+// line processes one line of engine output for an attempt.
+func (t *Tracker) line(st *state, e domain.Entry, raw string) {
+	a := st.a
+	a.Lines++
+	line := stripCompose(raw)
+	if a.Engine == "" {
+		if name, version, ok := t.rules.Detect(line); ok {
+			a.Engine, a.EngineVersion = name, version
+			st.eng = t.rules.Engine(name)
+			if a.Unit != "" {
+				t.engineUnits[a.Host+"|"+a.Unit] = true
+			}
+		}
+	} else if a.EngineVersion == "" {
+		if name, version, ok := t.rules.Detect(line); ok && name == a.Engine && version != "" {
+			a.EngineVersion = version
+		}
+	}
+	text := st.eng.Strip(line)
+	ev := domain.Evidence{Time: e.Time, Cursor: e.Cursor, Message: strings.TrimSpace(line)}
+	if st.ctxAfter > 0 {
+		a.Context = append(a.Context, ev)
+		st.ctxAfter--
+	}
+	st.ring = append(st.ring, ev)
+	if len(st.ring) > t.opt.ContextBefore {
+		st.ring = st.ring[1:]
+	}
+	if errorLike.MatchString(text) {
+		st.lastErrors = append(st.lastErrors, ev)
+		if len(st.lastErrors) > 5 {
+			st.lastErrors = st.lastErrors[1:]
+		}
+	}
+	if p, fwd, ok := st.eng.Phase(text, !a.ReadyAt.IsZero()); ok {
+		t.setPhase(st, p, fwd, e.Time)
+	}
+	st.eng.UpdateShape(text, a.Shape)
+	env := &rules.LineEnv{Line: text, Phase: string(a.Phase), Engine: a.Engine, Unit: a.Unit,
+		ReachedReady: !a.ReadyAt.IsZero(), Shape: a.Shape}
+	for _, h := range t.rules.MatchLine(env, st.seq) {
+		t.hit(st, h, ev)
+	}
+}
+
+func (t *Tracker) setPhase(st *state, p domain.Phase, forwardOnly bool, at time.Time) {
+	a := st.a
+	if p == a.Phase || (forwardOnly && p.Rank() <= a.Phase.Rank()) {
+		return
+	}
+	a.Phase = p
+	a.Timeline = append(a.Timeline, domain.PhaseMark{Phase: p, Time: at})
+	if p == domain.PhaseReady && a.ReadyAt.IsZero() {
+		a.ReadyAt = at
+		if at.IsZero() {
+			a.ReadyAt = time.Unix(0, 1) // plain text without times: still "reached"
+		}
+	}
+}
+
+const maxEvidencePerFinding = 4
+
+// hit records a rule firing.
+func (t *Tracker) hit(st *state, h rules.Hit, ev domain.Evidence) {
+	r := h.Rule
+	phase := st.a.Phase
+	if r.Phase != "" {
+		phase = r.Phase
+	}
+	if !r.IsRootCause() {
+		t.addSide(st, r, phase, h.Captures, ev)
+		return
+	}
+	if b := st.best; b != nil {
+		if b.rule.FindingID() == r.FindingID() {
+			if len(b.evidence) < maxEvidencePerFinding {
+				b.evidence = append(b.evidence, ev)
+			}
+			return
+		}
+		if r.Priority <= b.rule.Priority {
+			return
+		}
+	}
+	st.best = &pending{rule: r, phase: phase, time: ev.Time, captures: h.Captures, line: ev.Message,
+		evidence: []domain.Evidence{ev}}
+	st.a.Context = append([]domain.Evidence{}, st.ring...)
+	st.ctxAfter = t.opt.ContextAfter
+}
+
+func (t *Tracker) addSide(st *state, r *rules.Rule, phase domain.Phase, caps map[string]string, ev domain.Evidence) {
+	id := r.FindingID()
+	if p, ok := st.side[id]; ok {
+		if len(p.evidence) < maxEvidencePerFinding {
+			p.evidence = append(p.evidence, ev)
+		}
+		return
+	}
+	st.side[id] = &pending{rule: r, phase: phase, time: ev.Time, captures: caps, line: ev.Message,
+		evidence: []domain.Evidence{ev}}
+	st.sideOrder = append(st.sideOrder, id)
+}
+
+// sideFinding records a finding raised by the tracker itself (log loss),
+// with the rule of that id when the set has one.
+func (t *Tracker) sideFinding(st *state, id string, e domain.Entry, msg string) {
+	ev := domain.Evidence{Time: e.Time, Cursor: e.Cursor, Message: msg}
+	r := t.findingRule(id)
+	t.addSide(st, r, st.a.Phase, nil, ev)
+}
+
+// findingRule returns the first rule that sets finding id, or a bare rule.
+func (t *Tracker) findingRule(id string) *rules.Rule {
+	for _, r := range t.rules.Rules() {
+		if r.FindingID() == id {
+			return r
+		}
+	}
+	return &rules.Rule{ID: "analyzer." + id, Finding: id, Severity: domain.SeverityWarning}
+}
+
+// end closes an attempt: it decides the verdict and evaluates end rules.
+func (t *Tracker) end(st *state, at time.Time, by string) {
+	if st.ended {
+		return
+	}
+	st.ended = true
+	st.a.EndedAt = at
+	st.a.EndedBy = by
+	if st.text && st.a.EndedBy == "" {
+		st.a.EndedAt = time.Time{}
+	}
+}
+
+// Attempts returns every attempt seen so far, judged as of now, in start
+// order. Attempts that are still running are judged as running (their
+// verdict may change with more input). Units never seen running an engine
+// are left out.
+func (t *Tracker) Attempts() []*domain.Attempt {
+	out := make([]*domain.Attempt, 0, len(t.attempts))
+	states := append([]*state(nil), t.attempts...)
+	sort.SliceStable(states, func(i, j int) bool {
+		ai, aj := states[i].a.StartedAt, states[j].a.StartedAt
+		if ai.Equal(aj) {
+			return states[i].seq0 < states[j].seq0
+		}
+		return ai.Before(aj)
+	})
+	for _, st := range states {
+		if !st.text && st.a.Engine == "" && !t.engineUnits[st.a.Host+"|"+st.a.Unit] {
+			continue
+		}
+		out = append(out, t.judge(st))
+	}
+	return out
+}
+
+// judge computes the attempt's verdict, phase, findings, notes and evidence
+// from its state. It does not change the state, so it can run repeatedly.
+func (t *Tracker) judge(st *state) *domain.Attempt {
+	a := *st.a
+	a.Shape = domain.Shape{}
+	for k, v := range st.a.Shape {
+		a.Shape[k] = v
+	}
+	st.eng.ApplyDefaults(a.Shape)
+	a.Findings = nil
+	a.Evidence = nil
+	a.Note, a.Rule = "", ""
+	reached := !a.ReadyAt.IsZero()
+	var failedAt time.Time
+	switch {
+	case st.best != nil:
+		a.Verdict = st.best.rule.Verdict
+		a.Phase = st.best.phase
+		a.Rule = st.best.rule.ID
+		failedAt = st.best.time
+	case st.result == "timeout":
+		a.Verdict = domain.VerdictTimeout
+	case st.failed || (st.ended && a.EndedBy == domain.EndedByExit && !reached):
+		a.Verdict = domain.VerdictUnknownFailure
+		if st.endLine != nil {
+			failedAt = st.endLine.Time
+		}
+	case reached:
+		a.Verdict = domain.VerdictReady
+		a.Phase = domain.PhaseReady
+	case st.ended && a.EndedBy == domain.EndedByStop:
+		a.Verdict = domain.VerdictStopped
+	default:
+		a.Verdict = domain.VerdictRunning
+	}
+	if a.Verdict == domain.VerdictUnknownFailure {
+		a.Evidence = append(a.Evidence, st.lastErrors...)
+		if st.endLine != nil {
+			a.Evidence = append(a.Evidence, *st.endLine)
+		}
+		a.Fingerprint = fingerprint(st.lastErrors)
+		a.Note = unknownNote(&a, st)
+		a.Rule = "analyzer.unknown_failure"
+		a.Findings = append(a.Findings, domain.Finding{ID: string(domain.VerdictUnknownFailure), Rule: a.Rule,
+			Severity: domain.SeverityError, Phase: a.Phase, Time: failedAt, Note: a.Note, Evidence: a.Evidence})
+	}
+	data := func(p *pending) rules.NoteData {
+		return rules.NoteData{Rule: p.rule.ID, Verdict: string(a.Verdict), Phase: string(p.phase), Engine: a.Engine,
+			Unit: a.Unit, Captures: p.captures, Shape: a.Shape, Line: p.line}
+	}
+	if b := st.best; b != nil {
+		note := b.rule.RenderNote(data(b))
+		a.Note = note
+		a.Findings = append(a.Findings, finding(b, note))
+		a.Evidence = append(a.Evidence, b.evidence...)
+	}
+	for _, id := range st.sideOrder {
+		p := st.side[id]
+		f := finding(p, p.rule.RenderNote(data(p)))
+		a.Findings = append(a.Findings, f)
+		a.Evidence = append(a.Evidence, p.evidence...)
+	}
+	// End rules see the attempt as it ended (or stands, while running).
+	env := &rules.EndEnv{Verdict: string(a.Verdict), Phase: string(a.Phase), Failed: a.Verdict.IsFailure(),
+		Engine: a.Engine, Unit: a.Unit, EndedBy: a.EndedBy, ExitCode: a.ExitCode, ReachedReady: reached,
+		SecondsReadyToFailure: -1, Findings: a.FindingIDs(), Shape: a.Shape}
+	if a.ExitStatus != nil {
+		env.ExitStatus, env.HasExit = *a.ExitStatus, true
+	}
+	if a.RestartCounterAfter != nil {
+		env.RestartCounterAfter = *a.RestartCounterAfter
+	}
+	if reached && !failedAt.IsZero() && a.Verdict.IsFailure() {
+		env.SecondsReadyToFailure = failedAt.Sub(a.ReadyAt).Seconds()
+	}
+	for _, r := range t.rules.MatchEnd(env) {
+		if a.HasFinding(r.FindingID()) {
+			continue
+		}
+		p := &pending{rule: r, phase: a.Phase, time: a.EndedAt, captures: map[string]string{}}
+		if st.endLine != nil {
+			p.evidence = []domain.Evidence{*st.endLine}
+			p.line = st.endLine.Message
+			p.time = st.endLine.Time
+		}
+		a.Findings = append(a.Findings, finding(p, r.RenderNote(data(p))))
+		a.Evidence = append(a.Evidence, p.evidence...)
+		env.Findings = append(env.Findings, r.FindingID())
+	}
+	a.Evidence = dedupeEvidence(a.Evidence)
+	if !a.ReadyAt.IsZero() && a.ReadyAt.Equal(time.Unix(0, 1)) {
+		a.ReadyAt = time.Time{}
+	}
+	return &a
+}
+
+func finding(p *pending, note string) domain.Finding {
+	return domain.Finding{ID: p.rule.FindingID(), Rule: p.rule.ID, Severity: p.rule.Severity,
+		MessageID: p.rule.MessageID, Phase: p.phase, Time: p.time, Note: note, Captures: p.captures,
+		Evidence: p.evidence}
+}
+
+func dedupeEvidence(in []domain.Evidence) []domain.Evidence {
+	seen := map[string]bool{}
+	out := in[:0:0]
+	for _, e := range in {
+		k := e.Cursor + "\x00" + e.Message
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, e)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
+	return out
+}
+
+// Finish ends every attempt still open as of the end of the input: journal
+// attempts stay running (no end was seen); plain-text attempts end with
+// the text.
+func (t *Tracker) Finish() {
+	for _, st := range t.attempts {
+		if st.text && !st.ended {
+			st.ended = true
+		}
+	}
+}
+
+func splitLines(msg string) []string {
+	if !strings.Contains(msg, "\n") {
+		if strings.TrimSpace(msg) == "" {
+			return nil
+		}
+		return []string{msg}
+	}
+	var out []string
+	for _, l := range strings.Split(msg, "\n") {
+		if strings.TrimSpace(l) != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

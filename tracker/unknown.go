@@ -1,0 +1,70 @@
+package tracker
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/llmfleet/analyzer/domain"
+)
+
+var (
+	exceptionLine = regexp.MustCompile(`([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt))\s*:\s*(.*)`)
+	maskPath      = regexp.MustCompile(`(?:/[\w.@+-]+)+`)
+	maskHex       = regexp.MustCompile(`\b0x[0-9a-fA-F]+\b|\b[0-9a-f]{12,}\b`)
+	maskNum       = regexp.MustCompile(`\d+(?:[.,]\d+)*`)
+	maskPrefix    = regexp.MustCompile(`^.*?\b(?:ERROR|WARNING|INFO|CRITICAL)\b[^\]]*\]\s*`)
+)
+
+// fingerprint groups identical unknown failures: the last exception (or
+// last error-looking line) with numbers, hex ids and paths masked.
+func fingerprint(lines []domain.Evidence) string {
+	if len(lines) == 0 {
+		return ""
+	}
+	pick := lines[len(lines)-1].Message
+	for i := len(lines) - 1; i >= 0; i-- {
+		if exceptionLine.MatchString(lines[i].Message) {
+			pick = lines[i].Message
+			break
+		}
+	}
+	s := maskPrefix.ReplaceAllString(pick, "")
+	if m := exceptionLine.FindStringSubmatch(s); m != nil {
+		s = m[1] + ": " + m[2]
+	}
+	s = maskPath.ReplaceAllString(s, "<path>")
+	s = maskHex.ReplaceAllString(s, "<hex>")
+	s = maskNum.ReplaceAllString(s, "<n>")
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 200 {
+		s = s[:200]
+	}
+	h := sha1.Sum([]byte(s))
+	return hex.EncodeToString(h[:6]) + " " + s
+}
+
+func unknownNote(a *domain.Attempt, st *state) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "The %s attempt failed in phase %s and no rule explains why.", orUnknown(a.Engine), a.Phase)
+	if a.ExitStatus != nil {
+		fmt.Fprintf(&b, " The main process exited with status %d.", *a.ExitStatus)
+	}
+	if st.result != "" {
+		fmt.Fprintf(&b, " systemd result: %s.", st.result)
+	}
+	if len(st.lastErrors) > 0 {
+		fmt.Fprintf(&b, " Last error-looking line: %q.", st.lastErrors[len(st.lastErrors)-1].Message)
+	}
+	b.WriteString(" Read the evidence lines; if this repeats, write a rule for it so the next one is named.")
+	return b.String()
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "engine"
+	}
+	return s
+}
