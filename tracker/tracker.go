@@ -39,7 +39,7 @@ const (
 )
 
 // LogLossField marks an entry that ingest could not reassemble; its value
-// says why (see ingest).
+// says why (ingest.FieldLogLoss; the tracker does not import ingest).
 const LogLossField = "ANALYZER_LOG_LOSS"
 
 // Options tune the tracker. Zero values take the defaults.
@@ -98,6 +98,8 @@ type pending struct {
 	captures map[string]string
 	line     string
 	evidence []domain.Evidence
+	text     string // the decisive line as the rules saw it
+	lineNo   int    // the attempt's line count at the decisive line
 }
 
 // New returns a tracker that judges attempts with set.
@@ -424,35 +426,72 @@ func (t *Tracker) line(st *state, e domain.Entry, raw string) {
 		}
 	}
 	if p, fwd, ok := st.eng.Phase(text, !a.ReadyAt.IsZero()); ok {
-		t.setPhase(st, p, fwd, e.Time)
+		if t.setPhase(st, p, fwd, ev) && fwd {
+			t.reconsider(st)
+		}
 	}
 	st.eng.UpdateShape(text, a.Shape)
 	env := &rules.LineEnv{Line: text, Phase: string(a.Phase), Engine: a.Engine, Unit: a.Unit,
 		ReachedReady: !a.ReadyAt.IsZero(), Shape: a.Shape}
 	for _, h := range t.rules.MatchLine(env, st.seq) {
-		t.hit(st, h, ev)
+		t.hit(st, h, ev, text)
 	}
 }
 
-func (t *Tracker) setPhase(st *state, p domain.Phase, forwardOnly bool, at time.Time) {
+// setPhase moves the attempt into p; it reports whether the phase changed.
+func (t *Tracker) setPhase(st *state, p domain.Phase, forwardOnly bool, ev domain.Evidence) bool {
 	a := st.a
+	at := ev.Time
 	if p == a.Phase || (forwardOnly && p.Rank() <= a.Phase.Rank()) {
-		return
+		return false
 	}
 	a.Phase = p
-	a.Timeline = append(a.Timeline, domain.PhaseMark{Phase: p, Time: at})
+	a.Timeline = append(a.Timeline, domain.PhaseMark{Phase: p, Time: at, Cursor: ev.Cursor, Message: ev.Message})
 	if p == domain.PhaseReady && a.ReadyAt.IsZero() {
 		a.ReadyAt = at
 		if at.IsZero() {
 			a.ReadyAt = time.Unix(0, 1) // plain text without times: still "reached"
 		}
 	}
+	return true
+}
+
+// reconsiderWindow is how many lines after the decisive line a traceback
+// frame may still tell where the engine was (vLLM logs the exception first
+// and its traceback after it).
+const reconsiderWindow = 400
+
+// reconsider re-judges the decisive line when a traceback frame arriving
+// shortly after it moved the phase forward (e.g. "in capture_model" below a
+// bare OOM line): the phase-dependent rules then pick the right verdict.
+func (t *Tracker) reconsider(st *state) {
+	b := st.best
+	if b == nil || b.rule.Phase != "" || st.a.Lines-b.lineNo > reconsiderWindow || st.a.Phase.Rank() <= b.phase.Rank() {
+		return
+	}
+	env := &rules.LineEnv{Line: b.text, Phase: string(st.a.Phase), Engine: st.a.Engine, Unit: st.a.Unit,
+		ReachedReady: !st.a.ReadyAt.IsZero(), Shape: st.a.Shape}
+	var pick *rules.Hit
+	for _, h := range t.rules.MatchLine(env, rules.SeqState{}) {
+		h := h
+		if h.Rule.IsRootCause() && (pick == nil || h.Rule.Priority > pick.Rule.Priority) {
+			pick = &h
+		}
+	}
+	if pick == nil || pick.Rule.Priority < b.rule.Priority {
+		return
+	}
+	b.rule, b.captures = pick.Rule, pick.Captures
+	b.phase = st.a.Phase
+	if pick.Rule.Phase != "" {
+		b.phase = pick.Rule.Phase
+	}
 }
 
 const maxEvidencePerFinding = 4
 
 // hit records a rule firing.
-func (t *Tracker) hit(st *state, h rules.Hit, ev domain.Evidence) {
+func (t *Tracker) hit(st *state, h rules.Hit, ev domain.Evidence, text string) {
 	r := h.Rule
 	phase := st.a.Phase
 	if r.Phase != "" {
@@ -474,7 +513,7 @@ func (t *Tracker) hit(st *state, h rules.Hit, ev domain.Evidence) {
 		}
 	}
 	st.best = &pending{rule: r, phase: phase, time: ev.Time, captures: h.Captures, line: ev.Message,
-		evidence: []domain.Evidence{ev}}
+		evidence: []domain.Evidence{ev}, text: text, lineNo: st.a.Lines}
 	st.a.Context = append([]domain.Evidence{}, st.ring...)
 	st.ctxAfter = t.opt.ContextAfter
 }
@@ -573,9 +612,12 @@ func (t *Tracker) judge(st *state) *domain.Attempt {
 		if st.endLine != nil {
 			failedAt = st.endLine.Time
 		}
-	case reached:
+	case reached || (st.text && a.Phase == domain.PhaseWarmup):
+		// A plain-text excerpt that ends after the engine's last boot step
+		// (warmup) with no failure booted; its readiness line is often cut.
 		a.Verdict = domain.VerdictReady
 		a.Phase = domain.PhaseReady
+		a.Evidence = append(a.Evidence, milestones(st.a.Timeline, domain.PhaseWarmup, domain.PhaseReady)...)
 	case st.ended && a.EndedBy == domain.EndedByStop:
 		a.Verdict = domain.VerdictStopped
 	default:
@@ -625,7 +667,7 @@ func (t *Tracker) judge(st *state) *domain.Attempt {
 		if a.HasFinding(r.FindingID()) {
 			continue
 		}
-		p := &pending{rule: r, phase: a.Phase, time: a.EndedAt, captures: map[string]string{}}
+		p := &pending{rule: r, phase: a.Phase, time: a.EndedAt, captures: rules.EndCaptures(env)}
 		if st.endLine != nil {
 			p.evidence = []domain.Evidence{*st.endLine}
 			p.line = st.endLine.Message
@@ -640,6 +682,19 @@ func (t *Tracker) judge(st *state) *domain.Attempt {
 		a.ReadyAt = time.Time{}
 	}
 	return &a
+}
+
+// milestones returns the lines that moved the attempt into the given phases.
+func milestones(tl []domain.PhaseMark, phases ...domain.Phase) []domain.Evidence {
+	var out []domain.Evidence
+	for _, m := range tl {
+		for _, p := range phases {
+			if m.Phase == p && m.Message != "" {
+				out = append(out, domain.Evidence{Time: m.Time, Cursor: m.Cursor, Message: m.Message})
+			}
+		}
+	}
+	return out
 }
 
 func finding(p *pending, note string) domain.Finding {

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/ingest"
+	"github.com/llmfleet/analyzer/rules"
+	"github.com/llmfleet/analyzer/tracker"
+)
+
+func loadRules(dir string) (*rules.Set, error) {
+	if dir == "" {
+		return rules.LoadBuiltin()
+	}
+	return rules.LoadDir(dir)
+}
+
+// fileResult is what one input file contributed.
+type fileResult struct {
+	path  string
+	stats ingest.Stats
+	last  string // last cursor read
+}
+
+// analyze reads every file through one tracker (a host's journal may be
+// split over several files) and returns the judged attempts.
+func analyze(ctx context.Context, paths []string, set *rules.Set, progress bool) ([]*domain.Attempt, error) {
+	attempts, _, err := analyzeFiles(ctx, paths, set, progress)
+	return attempts, err
+}
+
+func analyzeFiles(ctx context.Context, paths []string, set *rules.Set, progress bool) ([]*domain.Attempt, []fileResult, error) {
+	tr := tracker.New(set, tracker.Options{})
+	var results []fileResult
+	for _, p := range paths {
+		res := fileResult{path: p}
+		opt := ingest.Options{}
+		var bar *progressBar
+		if progress {
+			bar = newProgressBar(p)
+			if bar != nil {
+				opt.Progress = bar.set
+			}
+		}
+		stats, err := ingest.ReadFile(ctx, p, opt, func(e domain.Entry) error {
+			res.last = e.Cursor
+			if end := e.Field(ingest.FieldEndCursor); end != "" {
+				res.last = end // a reassembled line ends at its last piece
+			}
+			tr.Add(e)
+			return nil
+		})
+		bar.finish()
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", p, err)
+		}
+		res.stats = stats
+		if stats.Malformed > 0 {
+			fmt.Fprintf(os.Stderr, "analyzer: %s: skipped %d malformed records\n", p, stats.Malformed)
+			for _, e := range stats.Errors {
+				fmt.Fprintf(os.Stderr, "  %s\n", e)
+			}
+		}
+		results = append(results, res)
+	}
+	tr.Finish()
+	return tr.Attempts(), results, nil
+}

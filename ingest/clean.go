@@ -1,0 +1,148 @@
+package ingest
+
+import (
+	"bytes"
+	"strings"
+	"unicode/utf8"
+)
+
+// CleanMessage turns a raw MESSAGE value into display text: one trailing
+// '\n' is dropped (conmon appends one), ANSI escape sequences (CSI, OSC and
+// other ESC sequences) and control characters other than '\t', '\n' and '\r'
+// are removed, invalid UTF-8 becomes U+FFFD, each '\r' (tqdm progress) starts
+// a new line with empty '\r' segments dropped, and trailing spaces and tabs
+// of every line are trimmed. The result may hold several lines.
+func CleanMessage(raw []byte) string {
+	if n := len(raw); n > 0 && raw[n-1] == '\n' {
+		raw = raw[:n-1]
+	}
+	if isPlain(raw) {
+		return string(raw)
+	}
+	b := stripEscapes(raw)
+	if !utf8.Valid(b) {
+		b = bytes.ToValidUTF8(b, []byte("\uFFFD"))
+	}
+	return splitLines(b)
+}
+
+// isPlain reports whether raw needs no cleaning: printable ASCII or UTF-8
+// with '\n'/'\t' only, and no line ending in a space or tab.
+func isPlain(raw []byte) bool {
+	for i, c := range raw {
+		switch {
+		case c == '\n':
+			if i > 0 && (raw[i-1] == ' ' || raw[i-1] == '\t') {
+				return false
+			}
+		case c == '\t':
+		case c < 0x20 || c == 0x7f:
+			return false
+		case c >= 0x80:
+			return false // let the slow path validate UTF-8
+		}
+	}
+	if n := len(raw); n > 0 && (raw[n-1] == ' ' || raw[n-1] == '\t') {
+		return false
+	}
+	return true
+}
+
+// stripEscapes removes ESC sequences and C0 controls except '\t', '\n', '\r'.
+func stripEscapes(raw []byte) []byte {
+	out := make([]byte, 0, len(raw))
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if c == 0x1b {
+			i = skipEscape(raw, i) - 1
+			continue
+		}
+		if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// skipEscape returns the index just past the escape sequence starting at
+// raw[i] == ESC (ECMA-48: CSI, OSC/DCS/SOS/PM/APC strings, nF/Fp/Fe/Fs).
+func skipEscape(raw []byte, i int) int {
+	j := i + 1
+	if j >= len(raw) {
+		return j
+	}
+	switch c := raw[j]; {
+	case c == '[': // CSI: parameters 0x30-0x3F, intermediates 0x20-0x2F, final 0x40-0x7E
+		j++
+		for j < len(raw) && raw[j] >= 0x20 && raw[j] <= 0x3f {
+			j++
+		}
+		if j < len(raw) && raw[j] >= 0x40 && raw[j] <= 0x7e {
+			j++
+		}
+		return j
+	case c == ']' || c == 'P' || c == 'X' || c == '^' || c == '_':
+		// string terminated by BEL or ST (ESC \); stop at a newline if
+		// unterminated so a stray OSC cannot swallow the rest.
+		j++
+		for j < len(raw) {
+			switch raw[j] {
+			case 0x07:
+				return j + 1
+			case 0x1b:
+				if j+1 < len(raw) && raw[j+1] == '\\' {
+					return j + 2
+				}
+				return j
+			case '\n':
+				return j
+			}
+			j++
+		}
+		return j
+	case c >= 0x20 && c <= 0x2f: // nF: intermediates then a final byte
+		for j < len(raw) && raw[j] >= 0x20 && raw[j] <= 0x2f {
+			j++
+		}
+		if j < len(raw) && raw[j] >= 0x30 && raw[j] <= 0x7e {
+			j++
+		}
+		return j
+	case c >= 0x30 && c <= 0x7e: // two-byte sequence (ESC 7, ESC =, ESC M, ...)
+		return j + 1
+	}
+	return j // lone ESC
+}
+
+// splitLines turns '\r' into line breaks, drops empty '\r' segments and trims
+// trailing blanks of each line.
+func splitLines(b []byte) string {
+	var sb strings.Builder
+	sb.Grow(len(b))
+	first := true
+	emit := func(seg []byte) {
+		if !first {
+			sb.WriteByte('\n')
+		}
+		first = false
+		sb.Write(seg)
+	}
+	for {
+		line, rest, found := bytes.Cut(b, []byte{'\n'})
+		if bytes.IndexByte(line, '\r') < 0 {
+			emit(bytes.TrimRight(line, " \t"))
+		} else {
+			for _, seg := range bytes.Split(line, []byte{'\r'}) {
+				if seg = bytes.TrimRight(seg, " \t"); len(seg) > 0 {
+					emit(seg)
+				}
+			}
+		}
+		if !found {
+			break
+		}
+		b = rest
+	}
+	return sb.String()
+}

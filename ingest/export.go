@@ -1,0 +1,132 @@
+package ingest
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// maxFieldSize bounds a binary field's length in bytes: systemd's importer
+// refuses fields above 768 MiB (DATA_SIZE_MAX, src/shared/journal-importer.h),
+// so a larger length means corrupt data.
+const maxFieldSize = 1 << 32
+
+// readExport reads journalctl -o export data
+// (https://systemd.io/JOURNAL_EXPORT_FORMATS/#journal-export-format):
+// records separated by an empty line; a text field is "NAME=value\n"; a
+// binary field is "NAME\n", a 64-bit little-endian length, the raw bytes and
+// "\n". A repeated field keeps its last value. A bad record is counted as
+// malformed and skipped up to the next empty line. Values longer than the
+// record cap are cut and named in FieldCapped.
+func (r *run) readExport() error {
+	lr := lineReader{br: r.br, max: r.recordCap}
+	asm := NewAssembler(r.source, r.opt)
+	var (
+		off      int64 // offset of the next unread byte
+		recStart int64
+		recNo    = 1
+		rec      = Record{}
+		bad      string
+		capped   []string
+	)
+	endRecord := func() error {
+		defer func() {
+			rec, bad, capped = Record{}, "", nil
+			recNo++
+			recStart = off
+		}()
+		switch {
+		case bad != "":
+			r.malformed("%s: export record %d (byte %d): %s", r.source, recNo, recStart, bad)
+		case len(rec) > 0:
+			if len(capped) > 0 {
+				rec[FieldCapped] = []byte(strings.Join(capped, ","))
+			}
+			return r.push(asm, rec)
+		}
+		return nil
+	}
+	for {
+		line, n, long, err := lr.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		lineStart := off
+		off += n
+		if len(line) == 0 && n > 0 && !long {
+			if err := endRecord(); err != nil {
+				return err
+			}
+			continue
+		}
+		if bad != "" {
+			continue // skip to the next record
+		}
+		name, val, isText := bytes.Cut(line, []byte{'='})
+		if !validName(name) {
+			bad = fmt.Sprintf("byte %d: invalid field name %.40q", lineStart, name)
+			continue
+		}
+		if isText {
+			if long {
+				capped = append(capped, string(name))
+			}
+			rec[string(name)] = append([]byte{}, val...)
+			continue
+		}
+		if long {
+			bad = fmt.Sprintf("byte %d: invalid field name (line longer than %d bytes)", lineStart, r.recordCap)
+			continue
+		}
+		var lb [8]byte
+		if _, err := io.ReadFull(r.br, lb[:]); err != nil {
+			bad = fmt.Sprintf("byte %d: binary field %s: missing length: %v", lineStart, name, err)
+			continue
+		}
+		off += 8
+		size := binary.LittleEndian.Uint64(lb[:])
+		if size > maxFieldSize {
+			bad = fmt.Sprintf("byte %d: binary field %s: implausible length %d", lineStart, name, size)
+			continue
+		}
+		take := size
+		if take > uint64(r.recordCap) {
+			take = uint64(r.recordCap)
+			capped = append(capped, string(name))
+		}
+		var data bytes.Buffer // grows as bytes arrive: a bogus length costs no memory
+		k, err := io.CopyN(&data, r.br, int64(take))
+		off += k
+		if err == nil && size > take {
+			var d int64
+			d, err = io.CopyN(io.Discard, r.br, int64(size-take))
+			off += d
+		}
+		if err != nil {
+			bad = fmt.Sprintf("byte %d: binary field %s of %d bytes: %v", lineStart, name, size, err)
+			continue
+		}
+		nl, err := r.br.ReadByte()
+		if err == nil {
+			off++
+		}
+		if err != nil || nl != '\n' {
+			bad = fmt.Sprintf("byte %d: binary field %s of %d bytes not followed by a newline", lineStart, name, size)
+			if err == nil {
+				_ = r.br.UnreadByte()
+				off--
+			}
+			continue
+		}
+		rec[string(name)] = data.Bytes()
+	}
+	if err := endRecord(); err != nil {
+		return err
+	}
+	return r.flush(asm)
+}

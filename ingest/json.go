@@ -1,0 +1,154 @@
+package ingest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// ParseJSONRecord parses one object of journalctl -o json / json-seq
+// (journalctl(1); https://systemd.io/JOURNAL_EXPORT_FORMATS/#journal-json-format).
+// A value may be a string; null (field ≥ 4096 bytes without --all) → nil; an
+// array of byte numbers (ANSI, '\r', invalid UTF-8) → those bytes; an array
+// of values (repeated field) → its last value; a number or boolean → its
+// JSON text. Errors: invalid JSON, a value of another type, a byte > 255.
+func ParseJSONRecord(line []byte) (Record, error) {
+	if rec, ok := fastJSONRecord(line); ok {
+		return rec, nil
+	}
+	return slowJSONRecord(line)
+}
+
+// slowJSONRecord is ParseJSONRecord with encoding/json.
+func slowJSONRecord(line []byte) (Record, error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(line, &raw); err != nil {
+		return nil, err
+	}
+	rec := make(Record, len(raw))
+	for k, v := range raw {
+		b, err := jsonValue(v)
+		if err != nil {
+			return nil, fmt.Errorf("field %s: %w", k, err)
+		}
+		rec[k] = b
+	}
+	return rec, nil
+}
+
+// jsonValue decodes one field value (see ParseJSONRecord).
+func jsonValue(v []byte) ([]byte, error) {
+	v = bytes.TrimSpace(v)
+	if len(v) == 0 {
+		return nil, errors.New("empty value")
+	}
+	switch c := v[0]; {
+	case c == '"':
+		if s := v[1 : len(v)-1]; bytes.IndexByte(s, '\\') < 0 {
+			return append([]byte{}, s...), nil
+		}
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			return nil, err
+		}
+		return []byte(s), nil
+	case c == 'n':
+		return nil, nil
+	case c == '[':
+		return jsonArray(v)
+	case c == 't' || c == 'f' || c == '-' || (c >= '0' && c <= '9'):
+		return append([]byte{}, v...), nil
+	}
+	return nil, fmt.Errorf("unexpected JSON value %.20q", v)
+}
+
+// jsonArray decodes a byte-number array, or returns the last value of an
+// array of values (a repeated field).
+func jsonArray(v []byte) ([]byte, error) {
+	inner := bytes.TrimSpace(v[1 : len(v)-1])
+	if len(inner) == 0 {
+		return []byte{}, nil
+	}
+	if c := inner[0]; c >= '0' && c <= '9' {
+		return byteArray(inner)
+	}
+	var elems []json.RawMessage
+	if err := json.Unmarshal(v, &elems); err != nil {
+		return nil, err
+	}
+	return jsonValue(elems[len(elems)-1])
+}
+
+// byteArray parses "27, 91, 51" (the inside of a JSON array) into bytes.
+func byteArray(s []byte) ([]byte, error) {
+	out := make([]byte, 0, len(s)/3+1)
+	n, digits := 0, 0
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			n = n*10 + int(s[i]-'0')
+			digits++
+			if n > 255 {
+				return nil, errors.New("byte array element above 255")
+			}
+			continue
+		}
+		if i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+			continue
+		}
+		if i < len(s) && s[i] != ',' {
+			return nil, fmt.Errorf("unexpected %q in byte array", s[i])
+		}
+		if digits == 0 {
+			return nil, errors.New("empty byte array element")
+		}
+		out = append(out, byte(n))
+		n, digits = 0, 0
+	}
+	return out, nil
+}
+
+// readJSON reads journalctl -o json or json-seq: one object per line, an
+// optional RS (0x1E) before it (RFC 7464). Blank lines and journalctl's
+// "-- ..." info lines are skipped; any other bad line is counted as
+// malformed and skipped.
+func (r *run) readJSON() error {
+	lr := lineReader{br: r.br, max: r.recordCap}
+	asm := NewAssembler(r.source, r.opt)
+	for lineNo := 1; ; lineNo++ {
+		line, _, long, err := lr.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if lineNo == 1 {
+			line = bytes.TrimPrefix(line, bom)
+		}
+		line = bytes.TrimRight(bytes.TrimLeft(line, "\x1e \t\r"), " \t\r")
+		if r.st.Records == 0 && r.st.Malformed == 0 && string(line) == "{" {
+			return fmt.Errorf("ingest: line %d: multi-line JSON (journalctl -o json-pretty?) is not supported; use -o json or -o export", lineNo)
+		}
+		switch {
+		case len(line) == 0, bytes.HasPrefix(line, []byte("-- ")):
+			continue
+		case long:
+			r.malformed("%s:%d: line longer than %d bytes, skipped", r.source, lineNo, r.recordCap)
+			continue
+		case line[0] != '{':
+			r.malformed("%s:%d: not a JSON object: %.40q", r.source, lineNo, line)
+			continue
+		}
+		rec, perr := ParseJSONRecord(line)
+		if perr != nil {
+			r.malformed("%s:%d: bad JSON record: %v", r.source, lineNo, perr)
+			continue
+		}
+		if err := r.push(asm, rec); err != nil {
+			return err
+		}
+	}
+	return r.flush(asm)
+}

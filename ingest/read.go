@@ -1,0 +1,251 @@
+package ingest
+
+import (
+	"bufio"
+	"compress/gzip"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/llmfleet/analyzer/domain"
+)
+
+// Options tune reading. Zero values take the defaults.
+type Options struct {
+	// Format forces an input format; FormatAuto (default) detects it.
+	Format Format
+	// MaxLineBytes caps one (reassembled) line, in bytes (default 1 MiB).
+	// A longer line is emitted as several entries marked FieldLineCapped.
+	MaxLineBytes int
+	// OrphanTimeout is how much journal time (__REALTIME_TIMESTAMP) may
+	// pass after a line's last piece before the unfinished line is emitted
+	// with FieldLogLoss (default 30 s).
+	OrphanTimeout time.Duration
+	// Progress, when set, is called with the number of input bytes read
+	// so far, every few MiB and at the end.
+	Progress func(bytesRead int64)
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxLineBytes <= 0 {
+		o.MaxLineBytes = DefaultMaxLineBytes
+	}
+	if o.OrphanTimeout <= 0 {
+		o.OrphanTimeout = DefaultOrphanTimeout
+	}
+	return o
+}
+
+// Stats count what a read did.
+type Stats struct {
+	Format    Format // detected (or forced) format
+	Records   int64  // journal records parsed (text: lines)
+	Entries   int64  // entries passed to fn
+	Bytes     int64  // input bytes read (compressed bytes for gzip input)
+	Malformed int64  // bad lines/records, skipped
+	Truncated int64  // entries with Truncated set (MESSAGE was null)
+	Orphans   int64  // entries with FieldLogLoss (lines not reassembled)
+	// Errors holds the first 20 malformed-input messages ("file:line: why").
+	Errors []string
+}
+
+const (
+	maxErrors     = 20
+	readBufSize   = 1 << 20
+	progressEvery = 4 << 20
+)
+
+// ReadFile reads path ("-" = standard input), detects its format unless
+// opt.Format is set, and calls fn for each entry in order (gzip input is
+// decompressed). Malformed lines are counted in Stats and skipped. It stops
+// at the first error of fn (returned as is), of reading, of ctx, or
+// ErrBinaryJournal, and returns it with the stats so far; the error does not
+// repeat the path, except os.Open's.
+//
+// A reassembled line arrives with its first piece's Cursor; the cursor of
+// the last record it consumed is in Fields[FieldEndCursor].
+func ReadFile(ctx context.Context, path string, opt Options, fn func(domain.Entry) error) (Stats, error) {
+	if path == "-" {
+		return Read(ctx, os.Stdin, "-", opt, fn)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return Stats{}, err
+	}
+	defer f.Close()
+	return Read(ctx, f, path, opt, fn)
+}
+
+// Read is ReadFile on an open reader; source names it in entries (Source,
+// text cursors) and error messages.
+func Read(ctx context.Context, r io.Reader, source string, opt Options, fn func(domain.Entry) error) (Stats, error) {
+	opt = opt.withDefaults()
+	cr := &countingReader{r: r}
+	rn := &run{ctx: ctx, fn: fn, source: source, opt: opt, cr: cr,
+		br: bufio.NewReaderSize(cr, readBufSize), recordCap: max(64<<20, 8*opt.MaxLineBytes)}
+	err := rn.read()
+	rn.st.Bytes = cr.n
+	if opt.Progress != nil {
+		opt.Progress(cr.n)
+	}
+	return rn.st, err
+}
+
+func (r *run) read() error {
+	if b, _ := peekMore(r.br, 1); len(b) > 0 && b[0] == 0x1f {
+		if b, _ := r.br.Peek(2); len(b) == 2 && b[1] == 0x8b {
+			zr, err := gzip.NewReader(r.br)
+			if err != nil {
+				return fmt.Errorf("ingest: gzip: %w", err)
+			}
+			defer zr.Close()
+			r.br = bufio.NewReaderSize(zr, readBufSize)
+		}
+	}
+	f := r.opt.Format
+	if f == FormatAuto {
+		var err error
+		if f, err = DetectFormat(r.br); err != nil {
+			return err
+		}
+	}
+	r.st.Format = f
+	switch f {
+	case FormatJSON, FormatJSONSeq:
+		return r.readJSON()
+	case FormatExport:
+		return r.readExport()
+	case FormatText:
+		return r.readText()
+	}
+	return fmt.Errorf("ingest: unknown format %v", f)
+}
+
+// run is the state of one Read.
+type run struct {
+	ctx          context.Context
+	fn           func(domain.Entry) error
+	source       string
+	opt          Options
+	cr           *countingReader
+	br           *bufio.Reader
+	recordCap    int // bytes per JSON line / export field
+	st           Stats
+	lastProgress int64
+}
+
+// push feeds one record to asm and emits what it completes.
+func (r *run) push(asm *Assembler, rec Record) error {
+	if err := r.tick(); err != nil {
+		return err
+	}
+	for _, e := range asm.Push(rec) {
+		if err := r.emit(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// flush emits the unfinished lines at the end of input.
+func (r *run) flush(asm *Assembler) error {
+	for _, e := range asm.Flush() {
+		if err := r.emit(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// tick counts a record, checks ctx now and then and reports progress.
+func (r *run) tick() error {
+	r.st.Records++
+	if r.st.Records&63 == 0 {
+		if err := r.ctx.Err(); err != nil {
+			return err
+		}
+	}
+	if r.opt.Progress != nil && r.cr.n-r.lastProgress >= progressEvery {
+		r.lastProgress = r.cr.n
+		r.opt.Progress(r.cr.n)
+	}
+	return nil
+}
+
+// emit counts e and passes it to fn.
+func (r *run) emit(e domain.Entry) error {
+	r.st.Entries++
+	if e.Truncated {
+		r.st.Truncated++
+	}
+	if e.Fields[FieldLogLoss] != "" {
+		r.st.Orphans++
+	}
+	return r.fn(e)
+}
+
+// malformed counts a bad line or record and keeps the first messages.
+func (r *run) malformed(format string, args ...any) {
+	r.st.Malformed++
+	if len(r.st.Errors) < maxErrors {
+		r.st.Errors = append(r.st.Errors, fmt.Sprintf(format, args...))
+	}
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// lineReader reads lines of at most max bytes; longer lines are cut (long
+// set) and the rest discarded.
+type lineReader struct {
+	br  *bufio.Reader
+	max int
+	buf []byte
+}
+
+// next returns the next line without its '\n' (valid until the next call),
+// the bytes consumed, and whether it was cut. io.EOF only when no bytes are
+// left.
+func (l *lineReader) next() (line []byte, n int64, long bool, err error) {
+	chunk, err := l.br.ReadSlice('\n')
+	if err == nil && len(chunk) <= l.max+1 {
+		return chunk[:len(chunk)-1], int64(len(chunk)), false, nil
+	}
+	l.buf = l.buf[:0]
+	for {
+		n += int64(len(chunk))
+		if !long {
+			if room := l.max - len(l.buf); len(chunk) > room && !(len(chunk) == room+1 && chunk[room] == '\n') {
+				l.buf = append(l.buf, chunk[:room]...)
+				long = true
+			} else {
+				l.buf = append(l.buf, chunk...)
+			}
+		}
+		switch err {
+		case bufio.ErrBufferFull:
+			chunk, err = l.br.ReadSlice('\n')
+			continue
+		case nil, io.EOF:
+			if err == io.EOF && n == 0 {
+				return nil, 0, false, io.EOF
+			}
+			if k := len(l.buf); k > 0 && l.buf[k-1] == '\n' {
+				l.buf = l.buf[:k-1]
+			}
+			return l.buf, n, long, nil
+		}
+		return nil, n, long, err
+	}
+}
