@@ -5,6 +5,7 @@
 package domain
 
 import (
+	"errors"
 	"time"
 )
 
@@ -188,6 +189,9 @@ type Finding struct {
 type PhaseMark struct {
 	Phase Phase     `json:"phase"`
 	Time  time.Time `json:"time"`
+	// Cursor and Message are the line that moved the attempt into Phase.
+	Cursor  string `json:"cursor,omitempty"`
+	Message string `json:"message,omitempty"`
 }
 
 // Ended-by values of an attempt (spec: `ended_by`).
@@ -266,3 +270,18 @@ func (a *Attempt) FindingIDs() []string {
 	}
 	return out
 }
+
+// AttemptFilter selects attempts. Empty strings and zero times do not filter.
+type AttemptFilter struct {
+	// Host, Unit, Engine and Verdict match exactly.
+	Host, Unit, Engine, Verdict string
+	// Since keeps attempts started at or after it; Until keeps attempts
+	// started before it. Attempts with an unknown start time are left out
+	// when either is set.
+	Since, Until time.Time
+	// Limit caps the number of attempts returned; 0 or less means no cap.
+	Limit int
+}
+
+// ErrNotFound is returned when an attempt id is unknown.
+var ErrNotFound = errors.New("attempt not found")

@@ -1,0 +1,30 @@
+# Everything a developer or CI runs. Needs Go and a C compiler (cgo, for SQLite).
+GO      ?= go
+BIN     := bin/analyzer
+DB      ?= demo.db
+LISTEN  ?= 127.0.0.1:8080
+EXAMPLE := examples/dankserver-night-ladder.journal.json examples/dankclaw-day.journal.json
+
+.PHONY: all build test demo explain clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/analyzer
+
+# The main job on the bundled example: explain it, record it, serve the UI.
+demo: build
+	$(BIN) explain $(EXAMPLE)
+	$(BIN) replay --db $(DB) $(EXAMPLE)
+	$(BIN) serve --db $(DB) --listen $(LISTEN)
+
+explain: build
+	$(BIN) explain $(EXAMPLE)
+
+test: build
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+	$(BIN) rules test
+
+clean:
+	rm -rf bin $(DB) $(DB)-wal $(DB)-shm

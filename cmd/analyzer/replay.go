@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/llmfleet/analyzer/store"
+)
+
+const defaultDB = "analyzer.db"
+
+func cmdReplay(ctx context.Context, args []string) error {
+	fs := newFlags("replay")
+	dbPath := fs.String("db", defaultDB, "SQLite database file")
+	rulesDir := fs.String("rules", "", "rule directory (default: the built-in rules)")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err.Error()}
+	}
+	if fs.NArg() == 0 {
+		return usageError{"replay needs at least one FILE"}
+	}
+	set, err := loadRules(*rulesDir)
+	if err != nil {
+		return err
+	}
+	db, err := store.Open(*dbPath)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	attempts, files, err := analyzeFiles(ctx, fs.Args(), set, true)
+	if err != nil {
+		return err
+	}
+	// One transaction: the attempts and the position of the last file read.
+	var pos *store.Position
+	if n := len(files); n > 0 && files[n-1].path != "-" {
+		last := files[n-1]
+		src, _ := filepath.Abs(last.path)
+		pos = &store.Position{Source: src, Cursor: last.last, Offset: last.stats.Bytes}
+	}
+	if err := db.SaveAttempts(ctx, attempts, pos); err != nil {
+		return err
+	}
+	var entries, malformed int64
+	for _, f := range files {
+		entries += f.stats.Entries
+		malformed += f.stats.Malformed
+	}
+	failed := 0
+	for _, a := range attempts {
+		if a.Verdict.IsFailure() {
+			failed++
+		}
+	}
+	fmt.Printf("replayed %d entries from %d files (%d malformed skipped): %d attempts, %d failed, into %s\n",
+		entries, len(files), malformed, len(attempts), failed, *dbPath)
+	return nil
+}

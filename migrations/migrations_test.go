@@ -1,0 +1,85 @@
+package migrations
+
+import (
+	"database/sql"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	_ "github.com/mattn/go-sqlite3"
+)
+
+func TestListOrderedAndContiguous(t *testing.T) {
+	ms, err := List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) == 0 {
+		t.Fatal("no migrations embedded")
+	}
+	for i, m := range ms {
+		if m.Version != i+1 {
+			t.Errorf("migration %d is %s (version %d): versions must be 1, 2, 3, ...", i, m.Name, m.Version)
+		}
+		if m.SQL == "" {
+			t.Errorf("%s is empty", m.Name)
+		}
+	}
+	if ms[0].Name != "0001_init.sql" {
+		t.Errorf("first migration = %s", ms[0].Name)
+	}
+}
+
+// TestApplyOnSQLite runs every file on a real SQLite database and checks the
+// tables and indexes the store relies on exist.
+func TestApplyOnSQLite(t *testing.T) {
+	db, err := sql.Open("sqlite3", filepath.Join(t.TempDir(), "m.db")+"?_foreign_keys=on")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ms, err := List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		if _, err := db.Exec(m.SQL); err != nil {
+			t.Fatalf("%s: %v", m.Name, err)
+		}
+	}
+	for _, want := range []string{
+		"table:attempts", "table:findings", "table:evidence", "table:ingest_positions",
+		"index:attempts_host", "index:attempts_unit", "index:attempts_engine",
+		"index:attempts_verdict", "index:attempts_phase", "index:attempts_started_at",
+	} {
+		var n int
+		typ, name, _ := strings.Cut(want, ":")
+		if err := db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = ? AND name = ?`, typ, name).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 1 {
+			t.Errorf("%s missing", want)
+		}
+	}
+	// The columns the store writes must exist with these names.
+	cols := map[string]bool{}
+	rows, err := db.Query(`SELECT name FROM pragma_table_info('attempts')`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			t.Fatal(err)
+		}
+		cols[c] = true
+	}
+	rows.Close()
+	for _, c := range []string{"started_at", "started_at_text", "exit_status", "max_model_len", "max_num_seqs",
+		"kv_cache_dtype", "kv_cache_memory_bytes", "kv_cache_tokens", "max_concurrency",
+		"tensor_parallel_size", "served_model_name", "shape_json", "timeline_json"} {
+		if !cols[c] {
+			t.Errorf("attempts.%s missing", c)
+		}
+	}
+}

@@ -1,0 +1,260 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/llmfleet/analyzer/domain"
+)
+
+// Filter selects attempts for ListAttempts (see domain.AttemptFilter).
+type Filter = domain.AttemptFilter
+
+const attemptColumns = `id, host, unit, invocation_id, container, container_id, engine, engine_version,
+	started_at_text, ended_at_text, ready_at_text, phase, verdict, rule, note,
+	exit_status, exit_code, ended_by, restart_counter, restart_counter_after,
+	fingerprint, lines, shape_json, timeline_json`
+
+// ListAttempts returns the attempts matching f, newest start first (ties
+// broken by id, attempts with an unknown start last), each with its
+// findings, evidence, context and timeline.
+func (d *DB) ListAttempts(ctx context.Context, f Filter) ([]*domain.Attempt, error) {
+	var where []string
+	var args []any
+	for _, c := range []struct{ col, val string }{
+		{"host", f.Host}, {"unit", f.Unit}, {"engine", f.Engine}, {"verdict", f.Verdict},
+	} {
+		if c.val != "" {
+			where = append(where, c.col+" = ?")
+			args = append(args, c.val)
+		}
+	}
+	if !f.Since.IsZero() {
+		where = append(where, "started_at >= ?")
+		args = append(args, f.Since.UnixMicro())
+	}
+	if !f.Until.IsZero() {
+		where = append(where, "started_at < ?")
+		args = append(args, f.Until.UnixMicro())
+	}
+	q := "SELECT " + attemptColumns + " FROM attempts"
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY started_at DESC, id DESC"
+	if f.Limit > 0 {
+		q += " LIMIT ?"
+		args = append(args, f.Limit)
+	}
+
+	// One read transaction: the attempts and their child rows come from the
+	// same snapshot even while ingest commits a batch.
+	tx, err := d.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("store: list attempts: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // read-only
+
+	out, err := queryAttempts(ctx, tx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: list attempts: %w", err)
+	}
+	if err := loadChildren(ctx, tx, out); err != nil {
+		return nil, fmt.Errorf("store: list attempts: %w", err)
+	}
+	return out, nil
+}
+
+// GetAttempt returns one attempt with its findings, evidence, context and
+// timeline, or ErrNotFound.
+func (d *DB) GetAttempt(ctx context.Context, id string) (*domain.Attempt, error) {
+	tx, err := d.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("store: get attempt %s: %w", id, err)
+	}
+	defer tx.Rollback() //nolint:errcheck // read-only
+
+	out, err := queryAttempts(ctx, tx, "SELECT "+attemptColumns+" FROM attempts WHERE id = ?", id)
+	if err != nil {
+		return nil, fmt.Errorf("store: get attempt %s: %w", id, err)
+	}
+	if len(out) == 0 {
+		return nil, ErrNotFound
+	}
+	if err := loadChildren(ctx, tx, out); err != nil {
+		return nil, fmt.Errorf("store: get attempt %s: %w", id, err)
+	}
+	return out[0], nil
+}
+
+func queryAttempts(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]*domain.Attempt, error) {
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []*domain.Attempt{}
+	for rows.Next() {
+		var (
+			a                                       domain.Attempt
+			started, ended, ready, phase, verdict   string
+			exitStatus, restartBefore, restartAfter sql.NullInt64
+			shapeJSON, timelineJSON                 string
+		)
+		if err := rows.Scan(&a.ID, &a.Host, &a.Unit, &a.InvocationID, &a.Container, &a.ContainerID,
+			&a.Engine, &a.EngineVersion, &started, &ended, &ready, &phase, &verdict, &a.Rule, &a.Note,
+			&exitStatus, &a.ExitCode, &a.EndedBy, &restartBefore, &restartAfter,
+			&a.Fingerprint, &a.Lines, &shapeJSON, &timelineJSON); err != nil {
+			return nil, err
+		}
+		a.Phase, a.Verdict = domain.Phase(phase), domain.Verdict(verdict)
+		a.ExitStatus, a.RestartCounter, a.RestartCounterAfter = intPtr(exitStatus), intPtr(restartBefore), intPtr(restartAfter)
+		if a.StartedAt, err = parseTimeText(started); err != nil {
+			return nil, fmt.Errorf("attempt %s started_at: %w", a.ID, err)
+		}
+		if a.EndedAt, err = parseTimeText(ended); err != nil {
+			return nil, fmt.Errorf("attempt %s ended_at: %w", a.ID, err)
+		}
+		if a.ReadyAt, err = parseTimeText(ready); err != nil {
+			return nil, fmt.Errorf("attempt %s ready_at: %w", a.ID, err)
+		}
+		if a.Shape, err = decodeShape(shapeJSON); err != nil {
+			return nil, fmt.Errorf("attempt %s shape_json: %w", a.ID, err)
+		}
+		if err := json.Unmarshal([]byte(timelineJSON), &a.Timeline); err != nil {
+			return nil, fmt.Errorf("attempt %s timeline_json: %w", a.ID, err)
+		}
+		out = append(out, &a)
+	}
+	return out, rows.Err()
+}
+
+// idChunk bounds the ids bound in one IN (...) list, well below SQLite's
+// limit on host parameters.
+const idChunk = 500
+
+// loadChildren fills the findings, evidence and context of the attempts.
+func loadChildren(ctx context.Context, tx *sql.Tx, attempts []*domain.Attempt) error {
+	byID := make(map[string]*domain.Attempt, len(attempts))
+	ids := make([]any, 0, len(attempts))
+	for _, a := range attempts {
+		byID[a.ID] = a
+		ids = append(ids, a.ID)
+	}
+	for start := 0; start < len(ids); start += idChunk {
+		chunk := ids[start:min(start+idChunk, len(ids))]
+		in := "(" + strings.TrimSuffix(strings.Repeat("?,", len(chunk)), ",") + ")"
+		if err := loadFindings(ctx, tx, byID, in, chunk); err != nil {
+			return err
+		}
+		if err := loadLines(ctx, tx, byID, in, chunk); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func loadFindings(ctx context.Context, tx *sql.Tx, byID map[string]*domain.Attempt, in string, ids []any) error {
+	rows, err := tx.QueryContext(ctx, `SELECT attempt_id, finding_id, rule, severity, message_id, phase, time,
+		note, captures_json, evidence_json FROM findings WHERE attempt_id IN `+in+` ORDER BY attempt_id, seq`, ids...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			attemptID, severity, phase, when, capJSON, evJSON string
+			f                                                 domain.Finding
+		)
+		if err := rows.Scan(&attemptID, &f.ID, &f.Rule, &severity, &f.MessageID, &phase, &when,
+			&f.Note, &capJSON, &evJSON); err != nil {
+			return err
+		}
+		f.Severity, f.Phase = domain.Severity(severity), domain.Phase(phase)
+		if f.Time, err = parseTimeText(when); err != nil {
+			return fmt.Errorf("finding %s of %s: time: %w", f.ID, attemptID, err)
+		}
+		if err := json.Unmarshal([]byte(capJSON), &f.Captures); err != nil {
+			return fmt.Errorf("finding %s of %s: captures: %w", f.ID, attemptID, err)
+		}
+		if len(f.Captures) == 0 {
+			f.Captures = nil
+		}
+		if err := json.Unmarshal([]byte(evJSON), &f.Evidence); err != nil {
+			return fmt.Errorf("finding %s of %s: evidence: %w", f.ID, attemptID, err)
+		}
+		if len(f.Evidence) == 0 {
+			f.Evidence = nil
+		}
+		if a := byID[attemptID]; a != nil {
+			a.Findings = append(a.Findings, f)
+		}
+	}
+	return rows.Err()
+}
+
+func loadLines(ctx context.Context, tx *sql.Tx, byID map[string]*domain.Attempt, in string, ids []any) error {
+	rows, err := tx.QueryContext(ctx, `SELECT attempt_id, kind, time, cursor, message FROM evidence
+		WHERE attempt_id IN `+in+` ORDER BY attempt_id, kind, seq`, ids...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			attemptID, kind, when string
+			e                     domain.Evidence
+		)
+		if err := rows.Scan(&attemptID, &kind, &when, &e.Cursor, &e.Message); err != nil {
+			return err
+		}
+		if e.Time, err = parseTimeText(when); err != nil {
+			return fmt.Errorf("%s line of %s: time: %w", kind, attemptID, err)
+		}
+		a := byID[attemptID]
+		if a == nil {
+			continue
+		}
+		if kind == "context" {
+			a.Context = append(a.Context, e)
+		} else {
+			a.Evidence = append(a.Evidence, e)
+		}
+	}
+	return rows.Err()
+}
+
+// Facets returns the distinct non-empty hosts, units, engines and verdicts
+// of the stored attempts, each sorted, for the UI's filter boxes.
+func (d *DB) Facets(ctx context.Context) (hosts, units, engines, verdicts []string, err error) {
+	lists := []*[]string{&hosts, &units, &engines, &verdicts}
+	for i, col := range []string{"host", "unit", "engine", "verdict"} {
+		// col comes from the fixed list above, never from user input.
+		vals, err := d.distinct(ctx, col)
+		if err != nil {
+			return nil, nil, nil, nil, fmt.Errorf("store: facets: %s: %w", col, err)
+		}
+		*lists[i] = vals
+	}
+	return hosts, units, engines, verdicts, nil
+}
+
+func (d *DB) distinct(ctx context.Context, col string) ([]string, error) {
+	rows, err := d.db.QueryContext(ctx, "SELECT DISTINCT "+col+" FROM attempts WHERE "+col+" <> '' ORDER BY "+col)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []string{}
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,216 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/llmfleet/analyzer/domain"
+)
+
+// Position is how far ingest has read a source. Resuming from it after a
+// crash neither skips nor repeats a record, because SaveAttempts commits it
+// together with the attempts those records produced.
+type Position struct {
+	// Source names the input: a file path, "-" or "journal".
+	Source string
+	// Cursor is the journald __CURSOR of the last record consumed ("" for
+	// plain-text files).
+	Cursor string
+	// Offset is the number of bytes of a file source consumed (0 for the
+	// live journal).
+	Offset int64
+}
+
+// SaveAttempts upserts the attempts by ID and, when pos is not nil, records
+// pos, all in one transaction: either every change is committed or none is.
+// An attempt's findings, evidence and context rows are replaced, so saving
+// the same attempts again leaves the database unchanged (same rows, same
+// counts). A finding repeating an earlier finding's (id, rule) pair and an
+// evidence line repeating an earlier (kind, cursor, message) are kept only
+// once. It fails on an attempt without an ID or a nil attempt, and on any
+// database error; the error names the attempt.
+func (d *DB) SaveAttempts(ctx context.Context, attempts []*domain.Attempt, pos *Position) (err error) {
+	tx, err := d.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: begin: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	// The position goes first: a deferred SQLite transaction takes the write
+	// lock at its first write, and starting with a write avoids a
+	// read-then-upgrade lock conflict with another writer.
+	if pos != nil {
+		if pos.Source == "" {
+			return errors.New("store: position without a source")
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO ingest_positions (source, cursor, "offset", updated_at)
+			VALUES (?, ?, ?, ?)
+			ON CONFLICT(source) DO UPDATE SET cursor = excluded.cursor, "offset" = excluded."offset",
+				updated_at = excluded.updated_at`,
+			pos.Source, pos.Cursor, pos.Offset, time.Now().UnixMicro()); err != nil {
+			return fmt.Errorf("store: save position of %s: %w", pos.Source, err)
+		}
+	}
+	for i, a := range attempts {
+		if a == nil {
+			return fmt.Errorf("store: attempt #%d is nil", i)
+		}
+		if a.ID == "" {
+			return fmt.Errorf("store: attempt #%d (unit %q, started %s) has no ID", i, a.Unit, timeText(a.StartedAt))
+		}
+		if err := saveAttempt(ctx, tx, a); err != nil {
+			return fmt.Errorf("store: save attempt %s: %w", a.ID, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: commit: %w", err)
+	}
+	return nil
+}
+
+const upsertAttempt = `INSERT INTO attempts (
+	id, host, unit, invocation_id, container, container_id, engine, engine_version,
+	started_at, started_at_text, ended_at, ended_at_text, ready_at, ready_at_text,
+	phase, verdict, rule, note, exit_status, exit_code, ended_by,
+	restart_counter, restart_counter_after, fingerprint, lines,
+	max_model_len, max_num_seqs, kv_cache_dtype, kv_cache_memory_bytes, kv_cache_tokens,
+	max_concurrency, tensor_parallel_size, served_model_name, shape_json, timeline_json
+) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT(id) DO UPDATE SET
+	host = excluded.host, unit = excluded.unit, invocation_id = excluded.invocation_id,
+	container = excluded.container, container_id = excluded.container_id,
+	engine = excluded.engine, engine_version = excluded.engine_version,
+	started_at = excluded.started_at, started_at_text = excluded.started_at_text,
+	ended_at = excluded.ended_at, ended_at_text = excluded.ended_at_text,
+	ready_at = excluded.ready_at, ready_at_text = excluded.ready_at_text,
+	phase = excluded.phase, verdict = excluded.verdict, rule = excluded.rule, note = excluded.note,
+	exit_status = excluded.exit_status, exit_code = excluded.exit_code, ended_by = excluded.ended_by,
+	restart_counter = excluded.restart_counter, restart_counter_after = excluded.restart_counter_after,
+	fingerprint = excluded.fingerprint, lines = excluded.lines,
+	max_model_len = excluded.max_model_len, max_num_seqs = excluded.max_num_seqs,
+	kv_cache_dtype = excluded.kv_cache_dtype, kv_cache_memory_bytes = excluded.kv_cache_memory_bytes,
+	kv_cache_tokens = excluded.kv_cache_tokens, max_concurrency = excluded.max_concurrency,
+	tensor_parallel_size = excluded.tensor_parallel_size, served_model_name = excluded.served_model_name,
+	shape_json = excluded.shape_json, timeline_json = excluded.timeline_json`
+
+func saveAttempt(ctx context.Context, tx *sql.Tx, a *domain.Attempt) error {
+	shape := a.Shape
+	if shape == nil {
+		shape = domain.Shape{}
+	}
+	shapeJSON, err := encodeShape(shape)
+	if err != nil {
+		return fmt.Errorf("shape: %w", err)
+	}
+	timeline := a.Timeline
+	if timeline == nil {
+		timeline = []domain.PhaseMark{}
+	}
+	timelineJSON, err := json.Marshal(timeline)
+	if err != nil {
+		return fmt.Errorf("timeline: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, upsertAttempt,
+		a.ID, a.Host, a.Unit, a.InvocationID, a.Container, a.ContainerID, a.Engine, a.EngineVersion,
+		timeMicros(a.StartedAt), timeText(a.StartedAt), timeMicros(a.EndedAt), timeText(a.EndedAt),
+		timeMicros(a.ReadyAt), timeText(a.ReadyAt),
+		string(a.Phase), string(a.Verdict), a.Rule, a.Note, nullInt(a.ExitStatus), a.ExitCode, a.EndedBy,
+		nullInt(a.RestartCounter), nullInt(a.RestartCounterAfter), a.Fingerprint, a.Lines,
+		shapeInt(shape, domain.ShapeMaxModelLen), shapeInt(shape, domain.ShapeMaxNumSeqs),
+		shapeText(shape, domain.ShapeKVCacheDtype), shapeInt(shape, domain.ShapeKVCacheMemoryBytes),
+		shapeInt(shape, domain.ShapeKVCacheTokens), shapeFloat(shape, domain.ShapeMaxConcurrency),
+		shapeInt(shape, domain.ShapeTensorParallelSize), shapeText(shape, domain.ShapeServedModelName),
+		shapeJSON, string(timelineJSON),
+	); err != nil {
+		return err
+	}
+	// Replace, not merge: the analyzer's latest view of the attempt is the
+	// truth, and a re-save must not accumulate rows.
+	if _, err := tx.ExecContext(ctx, `DELETE FROM findings WHERE attempt_id = ?`, a.ID); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM evidence WHERE attempt_id = ?`, a.ID); err != nil {
+		return err
+	}
+	for i, f := range a.Findings {
+		captures := f.Captures
+		if captures == nil {
+			captures = map[string]string{}
+		}
+		capJSON, err := json.Marshal(captures)
+		if err != nil {
+			return fmt.Errorf("finding %s captures: %w", f.ID, err)
+		}
+		ev := f.Evidence
+		if ev == nil {
+			ev = []domain.Evidence{}
+		}
+		evJSON, err := json.Marshal(ev)
+		if err != nil {
+			return fmt.Errorf("finding %s evidence: %w", f.ID, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO findings (attempt_id, seq, finding_id, rule, severity,
+			message_id, phase, time, time_us, note, captures_json, evidence_json)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT(attempt_id, finding_id, rule) DO NOTHING`,
+			a.ID, i, f.ID, f.Rule, string(f.Severity), f.MessageID, string(f.Phase),
+			timeText(f.Time), timeMicros(f.Time), f.Note, string(capJSON), string(evJSON)); err != nil {
+			return fmt.Errorf("finding %s: %w", f.ID, err)
+		}
+	}
+	if err := saveLines(ctx, tx, a, "evidence", a.Evidence); err != nil {
+		return err
+	}
+	return saveLines(ctx, tx, a, "context", a.Context)
+}
+
+// saveLines writes evidence or context lines. Evidence lines are linked to
+// the first finding that cites them (same cursor and message), so the
+// table can answer "which lines made rule X fire" without decoding JSON.
+func saveLines(ctx context.Context, tx *sql.Tx, a *domain.Attempt, kind string, lines []domain.Evidence) error {
+	for i, e := range lines {
+		var findingID sql.NullString
+		if kind == "evidence" {
+			findingID = citingFinding(a, e)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO evidence (attempt_id, seq, kind, finding_id, time, time_us, cursor, message)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT(attempt_id, kind, cursor, message) DO NOTHING`,
+			a.ID, i, kind, findingID, timeText(e.Time), timeMicros(e.Time), e.Cursor, e.Message); err != nil {
+			return fmt.Errorf("%s line %d: %w", kind, i, err)
+		}
+	}
+	return nil
+}
+
+func citingFinding(a *domain.Attempt, e domain.Evidence) sql.NullString {
+	for _, f := range a.Findings {
+		for _, fe := range f.Evidence {
+			if fe.Cursor == e.Cursor && fe.Message == e.Message {
+				return sql.NullString{String: f.ID, Valid: true}
+			}
+		}
+	}
+	return sql.NullString{}
+}
+
+// Position returns the recorded position of source; ok is false when none
+// was recorded yet (start from the beginning).
+func (d *DB) Position(ctx context.Context, source string) (pos Position, ok bool, err error) {
+	err = d.db.QueryRowContext(ctx, `SELECT source, cursor, "offset" FROM ingest_positions WHERE source = ?`, source).
+		Scan(&pos.Source, &pos.Cursor, &pos.Offset)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Position{}, false, nil
+	}
+	if err != nil {
+		return Position{}, false, fmt.Errorf("store: position of %s: %w", source, err)
+	}
+	return pos, true, nil
+}

@@ -1,0 +1,126 @@
+// Package store keeps boot attempts, their findings and evidence, and the
+// ingest positions in a SQLite database (mattn/go-sqlite3, WAL mode). The
+// schema lives in package migrations and is applied by Open.
+//
+// One process writes (the ingester, through SaveAttempts); any number of
+// readers (the web UI, the JSON API) may run at the same time: WAL lets
+// readers see the last committed state while a batch is being written.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/migrations"
+	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
+)
+
+// ErrNotFound is returned by GetAttempt for an unknown attempt id.
+var ErrNotFound = domain.ErrNotFound
+
+// DB is an open analyzer database. It is safe for concurrent use.
+type DB struct {
+	db *sql.DB
+}
+
+// dsnParams: WAL so the UI can read while ingest writes; a busy timeout so
+// a second writer (another analyzer run) waits up to 5 s for the lock
+// instead of failing at once; foreign keys so findings and evidence rows
+// never outlive their attempt.
+const dsnParams = "_journal_mode=WAL&_busy_timeout=5000&_foreign_keys=on"
+
+// Open opens (creating if needed) the SQLite database at path and applies
+// the migrations it has not applied yet, in version order, each in its own
+// transaction. The error names the migration file that failed. path is a
+// file path; it must not contain '?'.
+func Open(path string) (*DB, error) {
+	if path == "" {
+		return nil, errors.New("store: empty database path")
+	}
+	if strings.Contains(path, "?") {
+		return nil, fmt.Errorf("store: database path %q must not contain '?'", path)
+	}
+	sqlDB, err := sql.Open("sqlite3", path+"?"+dsnParams)
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	d := &DB{db: sqlDB}
+	ctx := context.Background()
+	if err := sqlDB.PingContext(ctx); err != nil {
+		sqlDB.Close()
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	if err := d.migrate(ctx); err != nil {
+		sqlDB.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// Close closes the database. Pending transactions are rolled back.
+func (d *DB) Close() error { return d.db.Close() }
+
+// Ping checks the database answers (for health checks).
+func (d *DB) Ping(ctx context.Context) error { return d.db.PingContext(ctx) }
+
+// migrate applies the pending migrations. Each runs on one connection
+// inside BEGIN IMMEDIATE, which takes the write lock before reading
+// schema_migrations: two analyzer processes opening a new database at once
+// then apply each file exactly once instead of racing.
+func (d *DB) migrate(ctx context.Context) error {
+	if _, err := d.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version    INTEGER PRIMARY KEY,
+		name       TEXT NOT NULL,
+		applied_at INTEGER NOT NULL -- µs since epoch
+	)`); err != nil {
+		return fmt.Errorf("store: create schema_migrations: %w", err)
+	}
+	ms, err := migrations.List()
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	for _, m := range ms {
+		if err := d.applyMigration(ctx, m); err != nil {
+			return fmt.Errorf("store: migration %s: %w", m.Name, err)
+		}
+	}
+	return nil
+}
+
+func (d *DB) applyMigration(ctx context.Context, m migrations.Migration) (err error) {
+	conn, err := d.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_, _ = conn.ExecContext(context.Background(), "ROLLBACK")
+		}
+	}()
+	var n int
+	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = ?`, m.Version).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 {
+		_, err = conn.ExecContext(ctx, "COMMIT")
+		return err
+	}
+	if _, err := conn.ExecContext(ctx, m.SQL); err != nil {
+		return err
+	}
+	if _, err := conn.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
+		m.Version, m.Name, time.Now().UnixMicro()); err != nil {
+		return err
+	}
+	_, err = conn.ExecContext(ctx, "COMMIT")
+	return err
+}

@@ -1,0 +1,534 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/migrations"
+	"github.com/llmfleet/analyzer/store/storetest"
+)
+
+func openTemp(t *testing.T) (*DB, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "analyzer.db")
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db, path
+}
+
+func count(t *testing.T, db *DB, q string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := db.db.QueryRow(q, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return n
+}
+
+type counts struct{ attempts, findings, evidence, context, positions int }
+
+func countRows(t *testing.T, db *DB) counts {
+	return counts{
+		attempts:  count(t, db, `SELECT count(*) FROM attempts`),
+		findings:  count(t, db, `SELECT count(*) FROM findings`),
+		evidence:  count(t, db, `SELECT count(*) FROM evidence WHERE kind = 'evidence'`),
+		context:   count(t, db, `SELECT count(*) FROM evidence WHERE kind = 'context'`),
+		positions: count(t, db, `SELECT count(*) FROM ingest_positions`),
+	}
+}
+
+// dump renders every row of the attempt tables, so a re-save can be shown
+// to change nothing at all, not only the counts.
+func dump(t *testing.T, db *DB) string {
+	t.Helper()
+	var b strings.Builder
+	for _, q := range []string{
+		`SELECT * FROM attempts ORDER BY id`,
+		`SELECT * FROM findings ORDER BY attempt_id, seq`,
+		`SELECT * FROM evidence ORDER BY attempt_id, kind, seq`,
+	} {
+		rows, err := db.db.Query(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, _ := rows.Columns()
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range vals {
+				if bs, ok := v.([]byte); ok {
+					v = string(bs)
+				}
+				fmt.Fprintf(&b, "%s=%T:%q ", cols[i], v, fmt.Sprint(v))
+			}
+			b.WriteString("\n")
+		}
+		rows.Close()
+	}
+	return b.String()
+}
+
+func TestSaveTwiceIsIdempotent(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t)
+	pos := &Position{Source: "/var/log/fleet.journal.json", Cursor: "s=1a2b;i=600", Offset: 123456}
+	if err := db.SaveAttempts(ctx, storetest.Attempts(), pos); err != nil {
+		t.Fatal(err)
+	}
+	first := countRows(t, db)
+	want := counts{attempts: 3, findings: 3, evidence: 4, context: 7, positions: 1}
+	if first != want {
+		t.Fatalf("after first save: %+v, want %+v", first, want)
+	}
+	before := dump(t, db)
+
+	// Replaying the same input: fresh values, same content.
+	if err := db.SaveAttempts(ctx, storetest.Attempts(), pos); err != nil {
+		t.Fatal(err)
+	}
+	if second := countRows(t, db); second != first {
+		t.Fatalf("re-save changed row counts: %+v -> %+v", first, second)
+	}
+	if after := dump(t, db); after != before {
+		t.Fatalf("re-save changed rows:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+}
+
+func TestResaveReplacesChildren(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t)
+	as := storetest.Attempts()
+	if err := db.SaveAttempts(ctx, as, nil); err != nil {
+		t.Fatal(err)
+	}
+	// The analyzer's later view of the attempt drops a finding and its lines.
+	a := as[0]
+	a.Findings = a.Findings[:1]
+	a.Evidence = a.Evidence[:1]
+	a.Context = nil
+	if err := db.SaveAttempts(ctx, []*domain.Attempt{a}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, db, `SELECT count(*) FROM findings WHERE attempt_id = ?`, a.ID); n != 1 {
+		t.Errorf("findings of %s = %d, want 1", a.ID, n)
+	}
+	if n := count(t, db, `SELECT count(*) FROM evidence WHERE attempt_id = ?`, a.ID); n != 1 {
+		t.Errorf("evidence+context of %s = %d, want 1", a.ID, n)
+	}
+	if n := count(t, db, `SELECT count(*) FROM findings`); n != 2 {
+		t.Errorf("findings of all attempts = %d, want 2 (others untouched)", n)
+	}
+}
+
+// full renders every field of an attempt, times with their offsets, so two
+// attempts compare equal only if the store lost nothing.
+func full(a *domain.Attempt) string {
+	type fullAttempt struct {
+		domain.AttemptJSON
+		ContainerID string
+		ExitCode    string
+		Lines       int
+		Findings    []domain.Finding
+		Timeline    []domain.PhaseMark
+		Context     []domain.Evidence
+		Evidence    []domain.Evidence
+	}
+	b, err := json.MarshalIndent(fullAttempt{a.JSON(), a.ContainerID, a.ExitCode, a.Lines, a.Findings, a.Timeline, a.Context, a.Evidence}, "", " ")
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+func TestRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t)
+	orig := storetest.Attempts()
+	if err := db.SaveAttempts(ctx, orig, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range orig {
+		got, err := db.GetAttempt(ctx, want.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g, w := full(got), full(want); g != w {
+			t.Errorf("%s round trip differs:\ngot  %s\nwant %s", want.ID, g, w)
+		}
+		// Times: same instant and same UTC offset as the source.
+		for _, p := range [][2]time.Time{{got.StartedAt, want.StartedAt}, {got.EndedAt, want.EndedAt}, {got.ReadyAt, want.ReadyAt}} {
+			if !p[0].Equal(p[1]) || p[0].IsZero() != p[1].IsZero() {
+				t.Errorf("%s: time %v, want %v", want.ID, p[0], p[1])
+			}
+			_, go_ := p[0].Zone()
+			_, wo := p[1].Zone()
+			if !p[1].IsZero() && go_ != wo {
+				t.Errorf("%s: offset %d, want %d", want.ID, go_, wo)
+			}
+		}
+		// Shape: same keys, same Go types and values.
+		if !reflect.DeepEqual(got.Shape, want.Shape) {
+			t.Errorf("%s shape: got %#v, want %#v", want.ID, got.Shape, want.Shape)
+		}
+	}
+
+	oom, _ := db.GetAttempt(ctx, storetest.IDOOM)
+	for key, wantType := range map[string]string{
+		domain.ShapeMaxModelLen: "int64", domain.ShapeKVCacheMemoryBytes: "int64", domain.ShapeMaxConcurrency: "float64",
+		"swap_space_gib": "float64", domain.ShapeEnforceEager: "bool", domain.ShapeKVCacheDtype: "string",
+	} {
+		if got := reflect.TypeOf(oom.Shape[key]).String(); got != wantType {
+			t.Errorf("shape %s is %s, want %s", key, got, wantType)
+		}
+	}
+	if oom.ExitStatus == nil || *oom.ExitStatus != 0 {
+		t.Errorf("exit_status of %s = %v, want 0 (known success, not unknown)", oom.ID, oom.ExitStatus)
+	}
+	if _, off := oom.StartedAt.Zone(); off != -7*3600 {
+		t.Errorf("started_at offset = %d", off)
+	}
+	if got := oom.StartedAt.Format(domain.TimeFormat); got != "2026-10-01T21:40:00.000000-07:00" {
+		t.Errorf("started_at = %s", got)
+	}
+	ready, _ := db.GetAttempt(ctx, storetest.IDReady)
+	if ready.ExitStatus != nil || ready.RestartCounterAfter != nil || !ready.EndedAt.IsZero() {
+		t.Errorf("running attempt: exit_status %v, restart_after %v, ended %v; want nil, nil, zero",
+			ready.ExitStatus, ready.RestartCounterAfter, ready.EndedAt)
+	}
+	if ready.RestartCounter == nil || *ready.RestartCounter != 1 {
+		t.Errorf("restart_counter = %v", ready.RestartCounter)
+	}
+	extra, ok := ready.Shape["extra"].(map[string]any)
+	if !ok || reflect.TypeOf(extra["chunked_prefill_size"]).String() != "int64" || reflect.TypeOf(extra["mem_fraction_static"]).String() != "float64" {
+		t.Errorf("nested shape values lost their types: %#v", ready.Shape["extra"])
+	}
+
+	// The indexed columns hold the shape's main keys.
+	var mml, seqs, kvBytes int64
+	var dtype string
+	var conc float64
+	var exit sql.NullInt64
+	if err := db.db.QueryRow(`SELECT max_model_len, max_num_seqs, kv_cache_dtype, kv_cache_memory_bytes, max_concurrency, exit_status
+		FROM attempts WHERE id = ?`, storetest.IDOOM).Scan(&mml, &seqs, &dtype, &kvBytes, &conc, &exit); err != nil {
+		t.Fatal(err)
+	}
+	if mml != 262144 || seqs != 3 || dtype != "auto" || kvBytes != 11047010304 || conc != 2.01 || !exit.Valid || exit.Int64 != 0 {
+		t.Errorf("indexed columns: %d %d %s %d %v %v", mml, seqs, dtype, kvBytes, conc, exit)
+	}
+	var readyExit sql.NullInt64
+	if err := db.db.QueryRow(`SELECT exit_status FROM attempts WHERE id = ?`, storetest.IDReady).Scan(&readyExit); err != nil {
+		t.Fatal(err)
+	}
+	if readyExit.Valid {
+		t.Errorf("unknown exit status stored as %d, want NULL", readyExit.Int64)
+	}
+}
+
+func TestGetAttemptNotFound(t *testing.T) {
+	db, _ := openTemp(t)
+	_, err := db.GetAttempt(context.Background(), "nope")
+	if !errors.Is(err, ErrNotFound) {
+		t.Fatalf("err = %v, want ErrNotFound", err)
+	}
+}
+
+func ids(as []*domain.Attempt) []string {
+	out := []string{}
+	for _, a := range as {
+		out = append(out, a.ID)
+	}
+	return out
+}
+
+func TestListAttemptsFilters(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t)
+	if err := db.SaveAttempts(ctx, storetest.Attempts(), nil); err != nil {
+		t.Fatal(err)
+	}
+	// Starts in UTC: unknown 05:00Z, oom 04:40Z (both 2026-10-02), ready 06:00Z.
+	utc := func(h, m int) time.Time { return time.Date(2026, 10, 2, h, m, 0, 0, time.UTC) }
+	for _, tc := range []struct {
+		name string
+		f    Filter
+		want []string
+	}{
+		{"all newest first", Filter{}, []string{storetest.IDReady, storetest.IDUnknown, storetest.IDOOM}},
+		{"host", Filter{Host: "dankserver"}, []string{storetest.IDUnknown, storetest.IDOOM}},
+		{"unit", Filter{Unit: "frank-primary.service"}, []string{storetest.IDOOM}},
+		{"engine", Filter{Engine: "sglang"}, []string{storetest.IDReady}},
+		{"verdict", Filter{Verdict: "oom_graph_capture"}, []string{storetest.IDOOM}},
+		{"host and verdict", Filter{Host: "rackbox", Verdict: "oom_graph_capture"}, []string{}},
+		{"since inclusive", Filter{Since: utc(5, 0)}, []string{storetest.IDReady, storetest.IDUnknown}},
+		{"until exclusive", Filter{Until: utc(5, 0)}, []string{storetest.IDOOM}},
+		{"window", Filter{Since: utc(4, 0), Until: utc(5, 30)}, []string{storetest.IDUnknown, storetest.IDOOM}},
+		{"limit", Filter{Limit: 1}, []string{storetest.IDReady}},
+	} {
+		got, err := db.ListAttempts(ctx, tc.f)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if !reflect.DeepEqual(ids(got), tc.want) {
+			t.Errorf("%s: got %v, want %v", tc.name, ids(got), tc.want)
+		}
+	}
+	// Listed attempts carry their findings and evidence too.
+	got, _ := db.ListAttempts(ctx, Filter{Unit: "frank-primary.service"})
+	if len(got) != 1 || !reflect.DeepEqual(got[0].FindingIDs(), []string{"oom_graph_capture", "clean_exit_worker_death"}) ||
+		len(got[0].Evidence) != 3 || len(got[0].Context) != 5 || len(got[0].Timeline) != 9 {
+		t.Errorf("listed attempt incomplete: %s", full(got[0]))
+	}
+}
+
+func TestFacets(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t)
+	if err := db.SaveAttempts(ctx, storetest.Attempts(), nil); err != nil {
+		t.Fatal(err)
+	}
+	hosts, units, engines, verdicts, err := db.Facets(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, p := range map[string][2][]string{
+		"hosts":    {hosts, {"dankserver", "rackbox"}},
+		"units":    {units, {"bob-sglang.service", "frank-draft.service", "frank-primary.service"}},
+		"engines":  {engines, {"llamacpp", "sglang", "vllm"}},
+		"verdicts": {verdicts, {"oom_graph_capture", "ready", "unknown_failure"}},
+	} {
+		if !reflect.DeepEqual(p[0], p[1]) {
+			t.Errorf("%s = %v, want %v", name, p[0], p[1])
+		}
+	}
+}
+
+func TestPositionCommittedWithAttempts(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t)
+	src := "/var/log/fleet.journal.json"
+	if _, ok, err := db.Position(ctx, src); err != nil || ok {
+		t.Fatalf("fresh db: ok=%v err=%v", ok, err)
+	}
+	as := storetest.Attempts()
+	p1 := Position{Source: src, Cursor: "s=1a2b;i=600", Offset: 1000}
+	if err := db.SaveAttempts(ctx, as[:2], &p1); err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := db.Position(ctx, src)
+	if err != nil || !ok || got != p1 {
+		t.Fatalf("position = %+v ok=%v err=%v, want %+v", got, ok, err, p1)
+	}
+	before := countRows(t, db)
+	beforeDump := dump(t, db)
+
+	// A batch that fails half way: a new attempt, a changed attempt, then
+	// one without an ID. Neither the attempts nor the position may stick.
+	changed := storetest.Attempts()[0]
+	changed.Verdict = domain.VerdictEngineDied
+	bad := storetest.Attempts()[2]
+	bad.ID = ""
+	p2 := Position{Source: src, Cursor: "s=1a2b;i=700", Offset: 2000}
+	err = db.SaveAttempts(ctx, []*domain.Attempt{as[2], changed, bad}, &p2)
+	if err == nil || !strings.Contains(err.Error(), "has no ID") {
+		t.Fatalf("err = %v, want a missing-ID error", err)
+	}
+	if got, _, _ := db.Position(ctx, src); got != p1 {
+		t.Errorf("position after failed batch = %+v, want %+v (rolled back)", got, p1)
+	}
+	if after := countRows(t, db); after != before {
+		t.Errorf("counts after failed batch %+v, want %+v", after, before)
+	}
+	if dump(t, db) != beforeDump {
+		t.Errorf("failed batch changed rows")
+	}
+	if _, err := db.GetAttempt(ctx, storetest.IDUnknown); !errors.Is(err, ErrNotFound) {
+		t.Errorf("attempt of the failed batch is visible: %v", err)
+	}
+
+	// A cancelled context rolls back too.
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := db.SaveAttempts(cctx, as[2:], &p2); err == nil {
+		t.Errorf("save with cancelled context succeeded")
+	}
+	if got, _, _ := db.Position(ctx, src); got != p1 {
+		t.Errorf("position after cancelled batch = %+v", got)
+	}
+
+	// The good batch commits both.
+	if err := db.SaveAttempts(ctx, as[2:], &p2); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ := db.Position(ctx, src); got != p2 {
+		t.Errorf("position = %+v, want %+v", got, p2)
+	}
+	if _, err := db.GetAttempt(ctx, storetest.IDUnknown); err != nil {
+		t.Errorf("attempt of the committed batch: %v", err)
+	}
+	// Positions are per source.
+	if _, ok, _ := db.Position(ctx, "journal"); ok {
+		t.Errorf("position of another source found")
+	}
+}
+
+func TestMigrationsAppliedOnce(t *testing.T) {
+	ms, err := migrations.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, path := openTemp(t)
+	if err := db.SaveAttempts(context.Background(), storetest.Attempts(), nil); err != nil {
+		t.Fatal(err)
+	}
+	var appliedAt int64
+	if err := db.db.QueryRow(`SELECT applied_at FROM schema_migrations WHERE version = 1`).Scan(&appliedAt); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	db2, err := Open(path)
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	defer db2.Close()
+	if n := count(t, db2, `SELECT count(*) FROM schema_migrations`); n != len(ms) {
+		t.Errorf("schema_migrations rows = %d, want %d", n, len(ms))
+	}
+	var again int64
+	if err := db2.db.QueryRow(`SELECT applied_at FROM schema_migrations WHERE version = 1`).Scan(&again); err != nil {
+		t.Fatal(err)
+	}
+	if again != appliedAt {
+		t.Errorf("migration 1 re-applied (applied_at %d -> %d)", appliedAt, again)
+	}
+	if n := count(t, db2, `SELECT count(*) FROM attempts`); n != 3 {
+		t.Errorf("attempts after reopen = %d, want 3", n)
+	}
+	var mode string
+	if err := db2.db.QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
+		t.Errorf("journal_mode = %q (%v), want wal", mode, err)
+	}
+	var fk int
+	if err := db2.db.QueryRow(`PRAGMA foreign_keys`).Scan(&fk); err != nil || fk != 1 {
+		t.Errorf("foreign_keys = %d (%v), want 1", fk, err)
+	}
+}
+
+func TestMigrationErrorNamesFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "clash.db")
+	raw, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A table that 0001_init.sql also creates makes it fail.
+	if _, err := raw.Exec(`CREATE TABLE attempts (x)`); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	_, err = Open(path)
+	if err == nil || !strings.Contains(err.Error(), "0001_init.sql") {
+		t.Fatalf("err = %v, want it to name 0001_init.sql", err)
+	}
+	// The failed migration left nothing half-applied.
+	raw, _ = sql.Open("sqlite3", path)
+	defer raw.Close()
+	var n int
+	if err := raw.QueryRow(`SELECT count(*) FROM sqlite_master WHERE name IN ('findings', 'evidence', 'ingest_positions')`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Errorf("%d tables of the failed migration remain", n)
+	}
+}
+
+func TestShapeCodec(t *testing.T) {
+	in := domain.Shape{
+		"i": int64(-5), "n": 7, "f": 1.0, "g": 0.9, "e": 1e21, "b": true, "s": "auto",
+		"nan": nanValue(), "nested": map[string]any{"x": 2.0, "y": int64(3), "l": []any{1.5, int64(2)}},
+	}
+	text, err := encodeShape(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := decodeShape(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := domain.Shape{
+		"i": int64(-5), "n": int64(7), "f": 1.0, "g": 0.9, "e": 1e21, "b": true, "s": "auto",
+		"nested": map[string]any{"x": 2.0, "y": int64(3), "l": []any{1.5, int64(2)}},
+	}
+	if !reflect.DeepEqual(out, want) {
+		t.Errorf("shape codec:\n in  %#v\n text %s\n out %#v", in, text, out)
+	}
+}
+
+func nanValue() float64 {
+	zero := 0.0
+	return zero / zero
+}
+
+// TestReadWhileWriting: the UI reads while ingest writes batches; WAL and
+// the busy timeout must keep both free of "database is locked" errors.
+func TestReadWhileWriting(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t)
+	done := make(chan error, 1)
+	go func() {
+		for i := 0; i < 50; i++ {
+			as := storetest.Attempts()
+			for _, a := range as {
+				a.Lines = i
+			}
+			if err := db.SaveAttempts(ctx, as, &Position{Source: "journal", Cursor: fmt.Sprint(i)}); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := count(t, db, `SELECT count(*) FROM attempts`); n != 3 {
+				t.Fatalf("attempts = %d", n)
+			}
+			return
+		default:
+		}
+		as, err := db.ListAttempts(ctx, Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A reader sees whole batches: all attempts of one save or none.
+		for _, a := range as {
+			if a.Lines != as[0].Lines {
+				t.Fatalf("torn read: lines %d and %d", a.Lines, as[0].Lines)
+			}
+		}
+		if _, _, _, _, err := db.Facets(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

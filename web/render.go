@@ -1,0 +1,151 @@
+package web
+
+import (
+	"fmt"
+	"html/template"
+	"strings"
+	"time"
+
+	"github.com/llmfleet/analyzer/domain"
+)
+
+// pageNames are the page templates; each defines "content" and is parsed
+// together with base.html, which defines "base".
+var pageNames = []string{"list", "attempt", "notfound"}
+
+func parsePages() map[string]*template.Template {
+	base := template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/base.html"))
+	pages := map[string]*template.Template{}
+	for _, name := range pageNames {
+		t := template.Must(base.Clone())
+		pages[name] = template.Must(t.ParseFS(templateFS, "templates/"+name+".html"))
+	}
+	return pages
+}
+
+// funcs are the template helpers. None returns template.HTML: every value
+// that reaches a page, log text above all, goes through html/template's
+// escaping.
+var funcs = template.FuncMap{
+	"attemptURL":   attemptURL,
+	"apiURL":       apiURL,
+	"when":         displayTime,
+	"clock":        clockTime,
+	"hms":          hmsTime,
+	"sinceStart":   sinceStart,
+	"duration":     duration,
+	"verdictClass": verdictClass,
+	"findingClass": findingClass,
+	"shapeValue":   shapeValue,
+	"intp":         intPtrText,
+	"isEvidence":   isEvidence,
+	"selected":     func(a, b string) bool { return a == b },
+}
+
+// displayTime shows a time with the offset of its source, "" when unknown.
+func displayTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.Format("2006-01-02 15:04:05 -07:00")
+}
+
+// clockTime is a log line's stamp, to the millisecond.
+func clockTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.Format("2006-01-02 15:04:05.000")
+}
+
+// hmsTime is the time of day in the source's offset, for the timeline
+// (the date and offset are in the page header).
+func hmsTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.Format("15:04:05.000")
+}
+
+// sinceStart renders t relative to start: "+301.1 s".
+func sinceStart(start, t time.Time) string {
+	if start.IsZero() || t.IsZero() {
+		return ""
+	}
+	return fmt.Sprintf("+%.1f s", t.Sub(start).Seconds())
+}
+
+// duration is how long the attempt ran, "" while running or when unknown.
+func duration(a *domain.Attempt) string {
+	if a.StartedAt.IsZero() || a.EndedAt.IsZero() {
+		return ""
+	}
+	d := a.EndedAt.Sub(a.StartedAt)
+	if d < time.Minute {
+		return fmt.Sprintf("%.1f s", d.Seconds())
+	}
+	return d.Round(time.Second).String()
+}
+
+// verdictClass picks the badge colour: ready green, running blue, stopped
+// grey, any failure red.
+func verdictClass(v domain.Verdict) string {
+	switch v {
+	case domain.VerdictReady:
+		return "ok"
+	case domain.VerdictRunning:
+		return "run"
+	case domain.VerdictStopped, "":
+		return "off"
+	}
+	return "fail"
+}
+
+// findingClass: findings that are never a root cause are warnings (amber),
+// the others failures (red).
+func findingClass(id string) string {
+	for _, f := range domain.NonRootFindings {
+		if f == id {
+			return "warn"
+		}
+	}
+	return verdictClass(domain.Verdict(id))
+}
+
+// shapeValue formats a shape value; byte sizes also get GiB, which is how
+// engines print them.
+func shapeValue(s domain.Shape, key string) string {
+	v := s.String(key)
+	if strings.HasSuffix(key, "_bytes") {
+		if n, ok := s.Int(key); ok {
+			return fmt.Sprintf("%s (%.2f GiB)", v, float64(n)/(1<<30))
+		}
+	}
+	if m, ok := s[key].(map[string]any); ok {
+		sub := domain.Shape(m)
+		parts := make([]string, 0, len(m))
+		for _, k := range sub.Keys() {
+			parts = append(parts, k+"="+sub.String(k))
+		}
+		return strings.Join(parts, " ")
+	}
+	return v
+}
+
+func intPtrText(p *int) string {
+	if p == nil {
+		return ""
+	}
+	return fmt.Sprint(*p)
+}
+
+// isEvidence tells whether a context line is one of the attempt's evidence
+// lines, to highlight the decisive line among its neighbours.
+func isEvidence(a *domain.Attempt, e domain.Evidence) bool {
+	for _, x := range a.Evidence {
+		if x.Cursor == e.Cursor && x.Message == e.Message {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,414 @@
+// Package web serves the analyzer's UI and JSON API over an AttemptReader: an
+// attempts list with filters, one page per attempt, and /api/v1 in the
+// `analyzer explain` JSON contract. Pages are rendered on the server with
+// html/template (all log text escaped); templates and CSS are embedded, and
+// nothing is loaded from outside (no CDN, no JavaScript).
+package web
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"errors"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/llmfleet/analyzer/domain"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// AttemptReader is what the UI needs from storage (*store.DB has it).
+type AttemptReader interface {
+	ListAttempts(ctx context.Context, f domain.AttemptFilter) ([]*domain.Attempt, error)
+	GetAttempt(ctx context.Context, id string) (*domain.Attempt, error)
+	Facets(ctx context.Context) (hosts, units, engines, verdicts []string, err error)
+	Ping(ctx context.Context) error
+}
+
+// Options configures the server. The zero value is usable.
+type Options struct {
+	// Title is shown in the page header and <title>; default "Boot attempts".
+	Title string
+	// Location interprets the UI's since/until inputs (datetime-local has no
+	// offset); default time.Local. Times are always displayed with the
+	// offset of their source.
+	Location *time.Location
+	// PageLimit caps the rows of the attempts page; default 200.
+	PageLimit int
+	// APILimit is the default `limit` of GET /api/v1/attempts; default 500.
+	// A larger limit may be asked for, up to MaxAPILimit.
+	APILimit int
+	// Logger receives server-side errors (database failures); default
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// MaxAPILimit is the largest `limit` the JSON API accepts; larger values are
+// lowered to it.
+const MaxAPILimit = 10000
+
+type server struct {
+	db    AttemptReader
+	opts  Options
+	pages map[string]*template.Template
+}
+
+// New returns the HTTP handler of the UI and API, with these routes:
+//
+//	GET /                     attempts page (filters: host, unit, engine, verdict, since, until, limit)
+//	GET /attempts/:id         one attempt (404 page when unknown)
+//	GET /api/v1/attempts      {"attempts": [AttemptJSON...]}, same filters, since/until RFC 3339
+//	GET /api/v1/attempts/:id  AttemptJSON + findings_detail, timeline, context
+//	GET /healthz              "ok" (503 when the database does not answer)
+//	GET /static/*             embedded CSS
+//
+// Attempt ids may contain '/': links escape it as %2F and routing matches
+// the escaped path. New switches gin to release mode (a process-wide
+// setting). It panics only if the embedded templates do not parse, which
+// the package tests rule out.
+func New(db AttemptReader, opts Options) *gin.Engine {
+	if opts.Title == "" {
+		opts.Title = "Boot attempts"
+	}
+	if opts.Location == nil {
+		opts.Location = time.Local
+	}
+	if opts.PageLimit <= 0 {
+		opts.PageLimit = 200
+	}
+	if opts.APILimit <= 0 {
+		opts.APILimit = 500
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	s := &server{db: db, opts: opts, pages: parsePages()}
+
+	gin.SetMode(gin.ReleaseMode)
+	r := gin.New()
+	r.Use(gin.Recovery())
+	// Ids hold '/', sent as %2F: route on the escaped path, then unescape
+	// the parameter.
+	r.UseEscapedPath = true
+	r.UnescapePathValues = true
+	// No reverse proxy is trusted by default: the client IP is the peer's.
+	_ = r.SetTrustedProxies(nil)
+
+	static, _ := fs.Sub(staticFS, "static")
+	r.StaticFS("/static", http.FS(static))
+	r.GET("/", s.listPage)
+	r.GET("/attempts/:id", s.attemptPage)
+	r.GET("/api/v1/attempts", s.apiList)
+	r.GET("/api/v1/attempts/:id", s.apiGet)
+	r.GET("/healthz", s.healthz)
+	r.NoRoute(s.notFound)
+	return r
+}
+
+func (s *server) healthz(c *gin.Context) {
+	ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
+	defer cancel()
+	if err := s.db.Ping(ctx); err != nil {
+		c.String(http.StatusServiceUnavailable, "database: %v", err)
+		return
+	}
+	c.String(http.StatusOK, "ok")
+}
+
+func (s *server) notFound(c *gin.Context) {
+	if strings.HasPrefix(c.Request.URL.Path, "/api/") {
+		c.JSON(http.StatusNotFound, gin.H{"error": "not found"})
+		return
+	}
+	s.render(c, http.StatusNotFound, "notfound", pageData{Title: "Not found", Message: "There is no page at " + c.Request.URL.Path + "."})
+}
+
+// serverError logs err and answers 500 without leaking details to HTML.
+func (s *server) serverError(c *gin.Context, err error, api bool) {
+	s.opts.Logger.Error("web: request failed", "path", c.Request.URL.Path, "err", err)
+	if api {
+		c.JSON(http.StatusInternalServerError, gin.H{"error": "internal error"})
+		return
+	}
+	s.render(c, http.StatusInternalServerError, "notfound", pageData{Title: "Error", Message: "The database could not be read; see the server log."})
+}
+
+// pageData is what every template gets; fields unused by a page stay zero.
+type pageData struct {
+	Title    string // <title> and heading
+	AppTitle string
+	Message  string // notfound / error pages
+
+	// attempts page
+	Form    formValues
+	Facets  facets
+	Rows    []listRow
+	Limit   int
+	Limited bool
+	Error   string
+
+	// attempt page
+	A *domain.Attempt
+}
+
+type formValues struct{ Host, Unit, Engine, Verdict, Since, Until string }
+
+type facets struct{ Hosts, Units, Engines, Verdicts []string }
+
+type listRow struct {
+	A       *domain.Attempt
+	Summary string
+}
+
+func (s *server) render(c *gin.Context, status int, page string, data pageData) {
+	data.AppTitle = s.opts.Title
+	var buf bytes.Buffer
+	// Render to a buffer first so a template error gives a clean 500
+	// instead of half a page.
+	if err := s.pages[page].ExecuteTemplate(&buf, "base", data); err != nil {
+		s.opts.Logger.Error("web: template failed", "page", page, "err", err)
+		c.String(http.StatusInternalServerError, "template error")
+		return
+	}
+	c.Data(status, "text/html; charset=utf-8", buf.Bytes())
+}
+
+func (s *server) listPage(c *gin.Context) {
+	form := formValues{
+		Host: c.Query("host"), Unit: c.Query("unit"), Engine: c.Query("engine"), Verdict: c.Query("verdict"),
+		Since: c.Query("since"), Until: c.Query("until"),
+	}
+	data := pageData{Title: s.opts.Title, Form: form, Limit: s.opts.PageLimit}
+	ctx := c.Request.Context()
+	hosts, units, engines, verdicts, err := s.db.Facets(ctx)
+	if err != nil {
+		s.serverError(c, err, false)
+		return
+	}
+	// Keep a value the user filtered on selectable even if no attempt has
+	// it (any more), so the form shows what is being filtered.
+	data.Facets = facets{
+		Hosts: withValue(hosts, form.Host), Units: withValue(units, form.Unit),
+		Engines: withValue(engines, form.Engine), Verdicts: withValue(verdicts, form.Verdict),
+	}
+	f := domain.AttemptFilter{Host: form.Host, Unit: form.Unit, Engine: form.Engine, Verdict: form.Verdict, Limit: s.opts.PageLimit}
+	if n, err := strconv.Atoi(c.Query("limit")); err == nil && n > 0 {
+		f.Limit, data.Limit = n, n
+	}
+	var bad []string
+	if f.Since, err = parseFormTime(form.Since, s.opts.Location); err != nil {
+		bad = append(bad, "since: "+err.Error())
+	}
+	if f.Until, err = parseFormTime(form.Until, s.opts.Location); err != nil {
+		bad = append(bad, "until: "+err.Error())
+	}
+	if len(bad) > 0 {
+		data.Error = "Invalid time filter (" + strings.Join(bad, "; ") + "). Use the date picker or RFC 3339, e.g. 2026-10-01T21:40:00-07:00."
+		s.render(c, http.StatusBadRequest, "list", data)
+		return
+	}
+	attempts, err := s.db.ListAttempts(ctx, f)
+	if err != nil {
+		s.serverError(c, err, false)
+		return
+	}
+	for _, a := range attempts {
+		data.Rows = append(data.Rows, listRow{A: a, Summary: a.Shape.Summary()})
+	}
+	data.Limited = len(attempts) == f.Limit
+	s.render(c, http.StatusOK, "list", data)
+}
+
+func withValue(list []string, v string) []string {
+	if v == "" {
+		return list
+	}
+	for _, x := range list {
+		if x == v {
+			return list
+		}
+	}
+	return append(list, v)
+}
+
+// formLayouts are what a datetime-local input sends (with or without
+// seconds), or a plain date.
+var formLayouts = []string{"2006-01-02T15:04", "2006-01-02T15:04:05", "2006-01-02 15:04", "2006-01-02"}
+
+// parseFormTime accepts RFC 3339 or a datetime-local value, read in loc.
+func parseFormTime(v string, loc *time.Location) (time.Time, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339, v); err == nil {
+		return t, nil
+	}
+	for _, layout := range formLayouts {
+		if t, err := time.ParseInLocation(layout, v, loc); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, errors.New("cannot read " + strconv.Quote(v))
+}
+
+func (s *server) attemptPage(c *gin.Context) {
+	a, err := s.db.GetAttempt(c.Request.Context(), c.Param("id"))
+	if errors.Is(err, domain.ErrNotFound) {
+		s.render(c, http.StatusNotFound, "notfound", pageData{Title: "Attempt not found",
+			Message: "No boot attempt has the id " + strconv.Quote(c.Param("id")) + "."})
+		return
+	}
+	if err != nil {
+		s.serverError(c, err, false)
+		return
+	}
+	title := a.Unit
+	if title == "" {
+		title = a.ID
+	}
+	s.render(c, http.StatusOK, "attempt", pageData{Title: title, A: a})
+}
+
+func (s *server) apiList(c *gin.Context) {
+	f := domain.AttemptFilter{Host: c.Query("host"), Unit: c.Query("unit"), Engine: c.Query("engine"),
+		Verdict: c.Query("verdict"), Limit: s.opts.APILimit}
+	for _, p := range []struct {
+		name string
+		dst  *time.Time
+	}{{"since", &f.Since}, {"until", &f.Until}} {
+		v := c.Query(p.name)
+		if v == "" {
+			continue
+		}
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil && strings.Contains(v, " ") {
+			// An unencoded '+' of the offset arrives as a space.
+			t, err = time.Parse(time.RFC3339, strings.ReplaceAll(v, " ", "+"))
+		}
+		if err != nil {
+			c.JSON(http.StatusBadRequest, gin.H{"error": p.name + " must be RFC 3339 (e.g. 2026-10-01T21:40:00-07:00): " + err.Error()})
+			return
+		}
+		*p.dst = t
+	}
+	if v := c.Query("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			c.JSON(http.StatusBadRequest, gin.H{"error": "limit must be a positive integer"})
+			return
+		}
+		f.Limit = min(n, MaxAPILimit)
+	}
+	attempts, err := s.db.ListAttempts(c.Request.Context(), f)
+	if err != nil {
+		s.serverError(c, err, true)
+		return
+	}
+	out := make([]domain.AttemptJSON, 0, len(attempts))
+	for _, a := range attempts {
+		out = append(out, a.JSON())
+	}
+	c.JSON(http.StatusOK, gin.H{"attempts": out})
+}
+
+// attemptDetailJSON is GET /api/v1/attempts/:id: the explain contract's
+// attempt plus the detail the UI shows.
+type attemptDetailJSON struct {
+	domain.AttemptJSON
+	FindingsDetail []findingJSON         `json:"findings_detail"`
+	Timeline       []phaseMarkJSON       `json:"timeline"`
+	Context        []domain.EvidenceJSON `json:"context,omitempty"`
+	ExitCode       string                `json:"exit_code,omitempty"`
+	Lines          int                   `json:"lines,omitempty"`
+	ContainerID    string                `json:"container_id,omitempty"`
+}
+
+// findingJSON is a domain.Finding with the contract's time format.
+type findingJSON struct {
+	ID        string                `json:"id"`
+	Rule      string                `json:"rule"`
+	Severity  domain.Severity       `json:"severity"`
+	MessageID string                `json:"message_id,omitempty"`
+	Phase     domain.Phase          `json:"phase"`
+	Time      string                `json:"time,omitempty"`
+	Note      string                `json:"note,omitempty"`
+	Captures  map[string]string     `json:"captures,omitempty"`
+	Evidence  []domain.EvidenceJSON `json:"evidence,omitempty"`
+}
+
+// phaseMarkJSON is a timeline entry; Seconds counts from the attempt's
+// start; Cursor and Message are the line that moved the attempt into Phase.
+type phaseMarkJSON struct {
+	Phase   domain.Phase `json:"phase"`
+	Time    string       `json:"time"`
+	Seconds *float64     `json:"seconds,omitempty"`
+	Cursor  string       `json:"cursor,omitempty"`
+	Message string       `json:"message,omitempty"`
+}
+
+func formatTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.Format(domain.TimeFormat)
+}
+
+func evidenceJSON(ev []domain.Evidence) []domain.EvidenceJSON {
+	var out []domain.EvidenceJSON
+	for _, e := range ev {
+		out = append(out, domain.EvidenceJSON{Time: formatTime(e.Time), Cursor: e.Cursor, Message: e.Message})
+	}
+	return out
+}
+
+func (s *server) apiGet(c *gin.Context) {
+	a, err := s.db.GetAttempt(c.Request.Context(), c.Param("id"))
+	if errors.Is(err, domain.ErrNotFound) {
+		c.JSON(http.StatusNotFound, gin.H{"error": "attempt " + strconv.Quote(c.Param("id")) + " not found"})
+		return
+	}
+	if err != nil {
+		s.serverError(c, err, true)
+		return
+	}
+	out := attemptDetailJSON{
+		AttemptJSON: a.JSON(), FindingsDetail: []findingJSON{}, Timeline: []phaseMarkJSON{},
+		Context: evidenceJSON(a.Context), ExitCode: a.ExitCode, Lines: a.Lines, ContainerID: a.ContainerID,
+	}
+	for _, f := range a.Findings {
+		out.FindingsDetail = append(out.FindingsDetail, findingJSON{
+			ID: f.ID, Rule: f.Rule, Severity: f.Severity, MessageID: f.MessageID, Phase: f.Phase,
+			Time: formatTime(f.Time), Note: f.Note, Captures: f.Captures, Evidence: evidenceJSON(f.Evidence),
+		})
+	}
+	for _, m := range a.Timeline {
+		pm := phaseMarkJSON{Phase: m.Phase, Time: formatTime(m.Time), Cursor: m.Cursor, Message: m.Message}
+		if !a.StartedAt.IsZero() && !m.Time.IsZero() {
+			sec := m.Time.Sub(a.StartedAt).Seconds()
+			pm.Seconds = &sec
+		}
+		out.Timeline = append(out.Timeline, pm)
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+// attemptURL is the page of an attempt; the id is path-escaped because it
+// may contain '/'.
+func attemptURL(id string) string { return "/attempts/" + url.PathEscape(id) }
+
+// apiURL is the JSON of an attempt.
+func apiURL(id string) string { return "/api/v1/attempts/" + url.PathEscape(id) }
