@@ -7,6 +7,7 @@ import (
 	"os"
 	"regexp"
 	"regexp/syntax"
+	"sort"
 	"strings"
 	"text/template"
 
@@ -37,11 +38,14 @@ type Set struct {
 // Engine is a compiled engine profile.
 type Engine struct {
 	Name        string
+	Extends     string
+	priority    int
 	Defaults    map[string]any
 	BlockTokens int
 	detect      []*regexp.Regexp
 	banner      []*regexp.Regexp
 	strip       []*regexp.Regexp
+	readyEv     []*regexp.Regexp
 	phases      []phaseMarker
 	shape       []shapeLine
 }
@@ -71,6 +75,7 @@ type Rule struct {
 	Verdict   domain.Verdict
 	Finding   string
 	Phase     domain.Phase
+	Floor     domain.Phase
 	Priority  int
 	Severity  domain.Severity
 	MessageID string
@@ -157,14 +162,30 @@ func Load(fsys fs.FS) (*Set, error) {
 			}
 		}
 	}
+	for _, e := range s.engines {
+		if e.Extends == "" {
+			continue
+		}
+		parent := s.byName[e.Extends]
+		if parent == nil || parent.Extends != "" {
+			errs = append(errs, LoadError{File: "engines", Msg: fmt.Sprintf("engine %q extends unknown or nested engine %q", e.Name, e.Extends)})
+			continue
+		}
+		e.strip = append(e.strip, parent.strip...)
+		e.readyEv = append(e.readyEv, parent.readyEv...)
+		e.phases = append(e.phases, parent.phases...)
+		e.shape = append(e.shape, parent.shape...)
+	}
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	// Index line rules by engine: scoped rules first, then generic ones.
+	sort.SliceStable(s.engines, func(i, j int) bool { return s.engines[i].priority > s.engines[j].priority })
+	// Index line rules by engine: scoped rules first (an extending engine
+	// gets its parent's), then generic ones.
 	for _, e := range s.engines {
 		var list []*Rule
 		for _, r := range s.all {
-			if !r.End && contains(r.Engines, e.Name) {
+			if !r.End && (contains(r.Engines, e.Name) || (e.Extends != "" && contains(r.Engines, e.Extends))) {
 				list = append(list, r)
 			}
 		}
@@ -196,7 +217,7 @@ func compileEngine(es EngineSpec) (*Engine, Errors) {
 	if es.Engine == "" {
 		return nil, Errors{{es.file, es.line, "engine: missing name"}}
 	}
-	e := &Engine{Name: es.Engine, Defaults: es.Defaults, BlockTokens: es.BlockTokens}
+	e := &Engine{Name: es.Engine, Extends: es.Extends, priority: es.DetectPriority, Defaults: es.Defaults, BlockTokens: es.BlockTokens}
 	if e.BlockTokens == 0 {
 		e.BlockTokens = 4096
 	}
@@ -213,6 +234,7 @@ func compileEngine(es EngineSpec) (*Engine, Errors) {
 	add(&e.detect, "detect", es.Detect)
 	add(&e.banner, "banner", es.Banner)
 	add(&e.strip, "strip", es.Strip)
+	add(&e.readyEv, "ready_evidence", es.ReadyEvidence)
 	for _, p := range es.Phases {
 		if !domain.Phase(p.Phase).Valid() {
 			errs = append(errs, LoadError{es.file, p.line, fmt.Sprintf("unknown phase %q", p.Phase)})
@@ -272,7 +294,7 @@ func compileRule(rs RuleSpec) (*Rule, Errors) {
 		bad("missing id")
 	}
 	r := &Rule{ID: rs.ID, Title: rs.Title, Engines: rs.Engines, End: rs.On == "end",
-		Verdict: domain.Verdict(rs.Verdict), Finding: rs.Finding, Phase: domain.Phase(rs.Phase),
+		Verdict: domain.Verdict(rs.Verdict), Finding: rs.Finding, Phase: domain.Phase(rs.Phase), Floor: domain.Phase(rs.PhaseFloor),
 		Priority: rs.Priority, Severity: domain.Severity(rs.Severity), MessageID: rs.MessageID,
 		Labels: rs.Labels, Tests: rs.Tests, File: rs.file, Line: rs.line}
 	switch rs.On {
@@ -292,6 +314,9 @@ func compileRule(rs RuleSpec) (*Rule, Errors) {
 	}
 	if rs.Phase != "" && !r.Phase.Valid() {
 		bad("unknown phase %q", rs.Phase)
+	}
+	if rs.PhaseFloor != "" && !r.Floor.Valid() {
+		bad("unknown phase_floor %q", rs.PhaseFloor)
 	}
 	switch r.Severity {
 	case domain.SeverityCritical, domain.SeverityError, domain.SeverityWarning, domain.SeverityInfo:

@@ -39,11 +39,21 @@ type EngineSpec struct {
 	Phases []PhaseSpec `yaml:"phases"`
 	// Shape lines set shape keys from their named captures.
 	Shape []ShapeSpec `yaml:"shape"`
+	// ReadyEvidence regexes pick the lines quoted as evidence of a ready
+	// attempt besides its readiness line (KV size, concurrency, init time).
+	ReadyEvidence []string `yaml:"ready_evidence"`
 	// Defaults fill shape keys the engine never printed (e.g. vLLM's
 	// kv_cache_dtype "auto").
 	Defaults map[string]any `yaml:"defaults"`
 	// BlockTokens is the KV block granularity in tokens (ladders; 0 = 4096).
 	BlockTokens int `yaml:"block_tokens"`
+	// Extends names an engine whose phases, shape lines, prefixes and
+	// rules also apply (Ollama embeds llama.cpp's runner). An attempt
+	// detected as the parent is upgraded when a line of this engine shows.
+	Extends string `yaml:"extends"`
+	// DetectPriority orders detection (higher first): wrappers before the
+	// engines they embed.
+	DetectPriority int `yaml:"detect_priority"`
 
 	file string
 	line int
@@ -106,6 +116,9 @@ type RuleSpec struct {
 	Finding string `yaml:"finding"`
 	// Phase, when set, is the attempt's phase if this rule gives the verdict.
 	Phase string `yaml:"phase"`
+	// PhaseFloor, when set, raises the attempt's phase to at least this one
+	// (a compile error is at least in compile).
+	PhaseFloor string `yaml:"phase_floor"`
 	// Priority orders competing root causes (higher wins; ties: earliest).
 	Priority int    `yaml:"priority"`
 	Severity string `yaml:"severity"`

@@ -1,10 +1,20 @@
 package rules
 
 import (
+	"regexp"
+
 	"github.com/expr-lang/expr"
 
 	"github.com/llmfleet/analyzer/domain"
 )
+
+// Parent returns the engine e extends, or "".
+func (e *Engine) Parent() string {
+	if e == nil {
+		return ""
+	}
+	return e.Extends
+}
 
 // Engine returns the profile of the named engine, or nil.
 func (s *Set) Engine(name string) *Engine { return s.byName[name] }
@@ -73,6 +83,20 @@ func (e *Engine) Phase(line string, reachedReady bool) (p domain.Phase, forwardO
 		}
 	}
 	return "", false, false
+}
+
+// IsReadyEvidence reports whether a line is worth quoting as evidence of a
+// ready attempt.
+func (e *Engine) IsReadyEvidence(line string) bool {
+	if e == nil {
+		return false
+	}
+	for _, re := range e.readyEv {
+		if re.MatchString(line) {
+			return true
+		}
+	}
+	return false
 }
 
 // UpdateShape sets the shape keys a line reports. It returns whether any
@@ -145,9 +169,14 @@ type Hit struct {
 	Captures map[string]string
 }
 
+// sourceLine matches Python source quoted in a traceback ("raise
+// RuntimeError(f\"NCCL error: {error_str}\")"): it names an error without
+// being one, so no rule may fire on it.
+var sourceLine = regexp.MustCompile(`(?:^|\] )\s*(?:raise|return|assert|except|if|elif)\s|\{[A-Za-z_][A-Za-z_0-9.]*\}`)
+
 // MatchLine evaluates the line rules of env.Engine (and the unscoped ones)
 // on one line. Every rule is evaluated (all-matches semantics). An expr
-// runtime error counts as no match.
+// runtime error counts as no match. Quoted source lines never match.
 func (s *Set) MatchLine(env *LineEnv, seq SeqState) []Hit {
 	var hits []Hit
 	for _, r := range s.lineRules[env.Engine] {
@@ -175,7 +204,7 @@ func (r *Rule) matchLine(env *LineEnv) (Hit, bool) {
 		return Hit{}, false
 	}
 	m := r.match.FindStringSubmatch(env.Line)
-	if m == nil {
+	if m == nil || sourceLine.MatchString(env.Line) {
 		return Hit{}, false
 	}
 	for _, u := range r.unless {

@@ -86,7 +86,10 @@ type state struct {
 	ctxAfter   int
 	lastErrors []domain.Evidence
 	endLine    *domain.Evidence
-	seq0       int // creation order
+	early      []earlyLine       // lines before the engine was known
+	readyEv    []domain.Evidence // readiness lines and the boot-shape lines around them
+	also       []domain.Evidence // lines of root causes that lost to the verdict
+	seq0       int               // creation order
 }
 
 // pending is a finding before the attempt ends (its note is rendered at
@@ -232,9 +235,11 @@ func (t *Tracker) Add(e domain.Entry) {
 func (t *Tracker) addText(e domain.Entry) {
 	for _, line := range splitLines(e.Message) {
 		st := t.textCurrent[e.Source]
-		clean := stripCompose(line)
+		clean := stripCompose(colourRemnant.ReplaceAllString(line, ""))
 		if _, ok := t.rules.Banner(clean); ok {
-			if st != nil && st.banner {
+			// A banner opens a new attempt once the current one has failed
+			// or moved past its start (one start may print several).
+			if st != nil && st.banner && (st.best != nil || st.a.Phase.Rank() > domain.PhaseArgs.Rank()) {
 				t.end(st, e.Time, "")
 				st = nil
 			}
@@ -380,7 +385,8 @@ func (t *Tracker) engineOutput(st *state, e domain.Entry) {
 	}
 }
 
-var composePrefix = regexp.MustCompile(`^[A-Za-z0-9_.-]+-\d+\s+\| ?`)
+// composePrefix is docker compose's "service-1  | " in front of each line.
+var composePrefix = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*\s+\| ?`)
 
 func stripCompose(line string) string {
 	if loc := composePrefix.FindStringIndex(line); loc != nil {
@@ -391,25 +397,19 @@ func stripCompose(line string) string {
 
 var errorLike = regexp.MustCompile(`(?i)(error|exception|traceback|fatal|failed|panic|abort|killed|out of memory)`)
 
+// colourRemnant is an ANSI colour code whose ESC byte was lost in a paste
+// ("[1;36m"); at least one digit, so "[multiproc_executor.py:523]" stays.
+var colourRemnant = regexp.MustCompile(`\[[0-9]{1,3}(?:;[0-9]{1,3})*m`)
+
+// earlyLines caps the lines kept to be judged again once the engine is
+// known (lines before the first identifying one).
+const earlyLines = 300
+
 // line processes one line of engine output for an attempt.
 func (t *Tracker) line(st *state, e domain.Entry, raw string) {
 	a := st.a
 	a.Lines++
-	line := stripCompose(raw)
-	if a.Engine == "" {
-		if name, version, ok := t.rules.Detect(line); ok {
-			a.Engine, a.EngineVersion = name, version
-			st.eng = t.rules.Engine(name)
-			if a.Unit != "" {
-				t.engineUnits[a.Host+"|"+a.Unit] = true
-			}
-		}
-	} else if a.EngineVersion == "" {
-		if name, version, ok := t.rules.Detect(line); ok && name == a.Engine && version != "" {
-			a.EngineVersion = version
-		}
-	}
-	text := st.eng.Strip(line)
+	line := stripCompose(colourRemnant.ReplaceAllString(raw, ""))
 	ev := domain.Evidence{Time: e.Time, Cursor: e.Cursor, Message: strings.TrimSpace(line)}
 	if st.ctxAfter > 0 {
 		a.Context = append(a.Context, ev)
@@ -419,6 +419,55 @@ func (t *Tracker) line(st *state, e domain.Entry, raw string) {
 	if len(st.ring) > t.opt.ContextBefore {
 		st.ring = st.ring[1:]
 	}
+	if name, version, ok := t.rules.Detect(line); ok {
+		switch {
+		case a.Engine == "":
+			t.setEngine(st, name, version)
+			// Judge the lines seen before the engine was known again, now
+			// with its phases and shape.
+			early := st.early
+			st.early = nil
+			st.best, st.also = nil, nil
+			for _, l := range early {
+				t.judgeLine(st, l.ev, l.line)
+			}
+		case name != a.Engine && st.eng.Parent() == "" && t.rules.Engine(name).Parent() == a.Engine:
+			// A wrapper shows itself after the engine it embeds (Ollama
+			// after llama-server's first lines).
+			t.setEngine(st, name, version)
+		case a.EngineVersion == "" && name == a.Engine:
+			a.EngineVersion = version
+		}
+	}
+	if a.Engine == "" && len(st.early) < earlyLines {
+		st.early = append(st.early, earlyLine{ev, line})
+	}
+	t.judgeLine(st, ev, line)
+}
+
+type earlyLine struct {
+	ev   domain.Evidence
+	line string
+}
+
+func (t *Tracker) setEngine(st *state, name, version string) {
+	a := st.a
+	a.Engine = name
+	if version != "" {
+		a.EngineVersion = version
+	}
+	st.eng = t.rules.Engine(name)
+	if a.Unit != "" {
+		t.engineUnits[a.Host+"|"+a.Unit] = true
+	}
+}
+
+// judgeLine moves the phase, updates the shape and runs the rules on one
+// line (phase markers first: a line can be both the phase's marker and the
+// decisive line).
+func (t *Tracker) judgeLine(st *state, ev domain.Evidence, line string) {
+	a := st.a
+	text := st.eng.Strip(line)
 	if errorLike.MatchString(text) {
 		st.lastErrors = append(st.lastErrors, ev)
 		if len(st.lastErrors) > 5 {
@@ -426,9 +475,15 @@ func (t *Tracker) line(st *state, e domain.Entry, raw string) {
 		}
 	}
 	if p, fwd, ok := st.eng.Phase(text, !a.ReadyAt.IsZero()); ok {
+		if p == domain.PhaseReady {
+			st.addReadyEvidence(ev)
+		}
 		if t.setPhase(st, p, fwd, ev) && fwd {
 			t.reconsider(st)
 		}
+	}
+	if st.eng.IsReadyEvidence(text) {
+		st.addReadyEvidence(ev)
 	}
 	st.eng.UpdateShape(text, a.Shape)
 	env := &rules.LineEnv{Line: text, Phase: string(a.Phase), Engine: a.Engine, Unit: a.Unit,
@@ -463,10 +518,11 @@ const reconsiderWindow = 400
 
 // reconsider re-judges the decisive line when a traceback frame arriving
 // shortly after it moved the phase forward (e.g. "in capture_model" below a
-// bare OOM line): the phase-dependent rules then pick the right verdict.
+// bare OOM line): the phase-dependent rules then pick the right verdict. The
+// rule that fired keeps the verdict if it still holds in the new phase.
 func (t *Tracker) reconsider(st *state) {
 	b := st.best
-	if b == nil || b.rule.Phase != "" || st.a.Lines-b.lineNo > reconsiderWindow || st.a.Phase.Rank() <= b.phase.Rank() {
+	if b == nil || st.a.Lines-b.lineNo > reconsiderWindow || st.a.Phase.Rank() <= b.phase.Rank() {
 		return
 	}
 	env := &rules.LineEnv{Line: b.text, Phase: string(st.a.Phase), Engine: st.a.Engine, Unit: st.a.Unit,
@@ -474,18 +530,33 @@ func (t *Tracker) reconsider(st *state) {
 	var pick *rules.Hit
 	for _, h := range t.rules.MatchLine(env, rules.SeqState{}) {
 		h := h
-		if h.Rule.IsRootCause() && (pick == nil || h.Rule.Priority > pick.Rule.Priority) {
+		if !h.Rule.IsRootCause() {
+			continue
+		}
+		if h.Rule == b.rule {
+			pick = &h
+			break
+		}
+		if pick == nil || h.Rule.Priority > pick.Rule.Priority {
 			pick = &h
 		}
 	}
-	if pick == nil || pick.Rule.Priority < b.rule.Priority {
+	if pick == nil {
 		return
 	}
 	b.rule, b.captures = pick.Rule, pick.Captures
-	b.phase = st.a.Phase
-	if pick.Rule.Phase != "" {
-		b.phase = pick.Rule.Phase
+	b.phase = phaseFor(pick.Rule, st.a.Phase)
+}
+
+// phaseFor is the phase a rule's finding is in when it fires in phase cur.
+func phaseFor(r *rules.Rule, cur domain.Phase) domain.Phase {
+	switch {
+	case r.Phase != "":
+		return r.Phase
+	case r.Floor != "" && r.Floor.Rank() > cur.Rank():
+		return r.Floor
 	}
+	return cur
 }
 
 const maxEvidencePerFinding = 4
@@ -493,10 +564,7 @@ const maxEvidencePerFinding = 4
 // hit records a rule firing.
 func (t *Tracker) hit(st *state, h rules.Hit, ev domain.Evidence, text string) {
 	r := h.Rule
-	phase := st.a.Phase
-	if r.Phase != "" {
-		phase = r.Phase
-	}
+	phase := phaseFor(r, st.a.Phase)
 	if !r.IsRootCause() {
 		t.addSide(st, r, phase, h.Captures, ev)
 		return
@@ -509,13 +577,33 @@ func (t *Tracker) hit(st *state, h rules.Hit, ev domain.Evidence, text string) {
 			return
 		}
 		if r.Priority <= b.rule.Priority {
+			st.addAlso(ev)
 			return
 		}
+		st.addAlso(b.evidence...)
 	}
 	st.best = &pending{rule: r, phase: phase, time: ev.Time, captures: h.Captures, line: ev.Message,
 		evidence: []domain.Evidence{ev}, text: text, lineNo: st.a.Lines}
 	st.a.Context = append([]domain.Evidence{}, st.ring...)
 	st.ctxAfter = t.opt.ContextAfter
+}
+
+// addReadyEvidence keeps the latest readiness and boot-shape lines.
+func (st *state) addReadyEvidence(ev domain.Evidence) {
+	st.readyEv = append(st.readyEv, ev)
+	if len(st.readyEv) > 6 {
+		st.readyEv = st.readyEv[1:]
+	}
+}
+
+// addAlso keeps lines of root causes that did not win: they support the
+// verdict (llama.cpp prints its allocation error, then "error loading model").
+func (st *state) addAlso(evs ...domain.Evidence) {
+	for _, ev := range evs {
+		if len(st.also) < 2*maxEvidencePerFinding {
+			st.also = append(st.also, ev)
+		}
+	}
 }
 
 func (t *Tracker) addSide(st *state, r *rules.Rule, phase domain.Phase, caps map[string]string, ev domain.Evidence) {
@@ -618,6 +706,7 @@ func (t *Tracker) judge(st *state) *domain.Attempt {
 		a.Verdict = domain.VerdictReady
 		a.Phase = domain.PhaseReady
 		a.Evidence = append(a.Evidence, milestones(st.a.Timeline, domain.PhaseWarmup, domain.PhaseReady)...)
+		a.Evidence = append(a.Evidence, st.readyEv...)
 	case st.ended && a.EndedBy == domain.EndedByStop:
 		a.Verdict = domain.VerdictStopped
 	default:
@@ -643,6 +732,7 @@ func (t *Tracker) judge(st *state) *domain.Attempt {
 		a.Note = note
 		a.Findings = append(a.Findings, finding(b, note))
 		a.Evidence = append(a.Evidence, b.evidence...)
+		a.Evidence = append(a.Evidence, st.also...)
 	}
 	for _, id := range st.sideOrder {
 		p := st.side[id]
