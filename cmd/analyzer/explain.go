@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/report"
@@ -38,9 +37,9 @@ func cmdExplain(ctx context.Context, args []string) error {
 		for _, a := range attempts {
 			out.Attempts = append(out.Attempts, a.JSON())
 		}
-		enc := json.NewEncoder(os.Stdout)
+		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", " ")
 		return enc.Encode(out)
 	}
-	return report.Text(os.Stdout, attempts)
+	return report.Text(stdout, attempts)
 }

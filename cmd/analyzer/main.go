@@ -15,6 +15,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -48,6 +49,9 @@ func main() {
 	}
 }
 
+// stdout is where commands print their results (tests capture it).
+var stdout io.Writer = os.Stdout
+
 type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
@@ -66,7 +70,7 @@ func run(ctx context.Context, args []string) error {
 	case "rules":
 		return cmdRules(args[1:])
 	case "-h", "--help", "help":
-		fmt.Print(usage)
+		fmt.Fprint(stdout, usage)
 		return nil
 	}
 	return usageError{fmt.Sprintf("unknown command %q", args[0])}

@@ -54,7 +54,7 @@ func cmdReplay(ctx context.Context, args []string) error {
 			failed++
 		}
 	}
-	fmt.Printf("replayed %d entries from %d files (%d malformed skipped): %d attempts, %d failed, into %s\n",
+	fmt.Fprintf(stdout, "replayed %d entries from %d files (%d malformed skipped): %d attempts, %d failed, into %s\n",
 		entries, len(files), malformed, len(attempts), failed, *dbPath)
 	return nil
 }

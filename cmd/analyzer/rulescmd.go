@@ -22,7 +22,7 @@ func cmdRules(args []string) error {
 		for _, w := range set.Lint() {
 			fmt.Fprintln(os.Stderr, "warning:", w)
 		}
-		fmt.Printf("%d files, %d engines, %d rules: ok\n", len(set.Files), len(set.Engines()), len(set.Rules()))
+		fmt.Fprintf(stdout, "%d files, %d engines, %d rules: ok\n", len(set.Files), len(set.Engines()), len(set.Rules()))
 		return nil
 	}
 	results := set.RunTests()
@@ -30,10 +30,10 @@ func cmdRules(args []string) error {
 	for _, r := range results {
 		if !r.Passed {
 			failed++
-			fmt.Printf("FAIL %s:%d %s: %s: %s\n", r.File, r.Line, r.Rule, r.Test, strings.Join(r.Problems, "; "))
+			fmt.Fprintf(stdout, "FAIL %s:%d %s: %s: %s\n", r.File, r.Line, r.Rule, r.Test, strings.Join(r.Problems, "; "))
 		}
 	}
-	fmt.Printf("rules: %d passed, %d failed\n", len(results)-failed, failed)
+	fmt.Fprintf(stdout, "rules: %d passed, %d failed\n", len(results)-failed, failed)
 	if failed > 0 {
 		return fmt.Errorf("%d rule tests failed", failed)
 	}
