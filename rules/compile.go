@@ -43,9 +43,12 @@ type Engine struct {
 	Defaults    map[string]any
 	BlockTokens int
 	detect      []*regexp.Regexp
+	detectLits  [][]string
 	banner      []*regexp.Regexp
 	strip       []*regexp.Regexp
 	readyEv     []*regexp.Regexp
+	readyLits   [][]string
+	children    []string // engines that extend this one
 	phases      []phaseMarker
 	shape       []shapeLine
 }
@@ -171,8 +174,10 @@ func Load(fsys fs.FS) (*Set, error) {
 			errs = append(errs, LoadError{File: "engines", Msg: fmt.Sprintf("engine %q extends unknown or nested engine %q", e.Name, e.Extends)})
 			continue
 		}
+		parent.children = append(parent.children, e.Name)
 		e.strip = append(e.strip, parent.strip...)
 		e.readyEv = append(e.readyEv, parent.readyEv...)
+		e.readyLits = append(e.readyLits, parent.readyLits...)
 		e.phases = append(e.phases, parent.phases...)
 		e.shape = append(e.shape, parent.shape...)
 	}
@@ -232,9 +237,15 @@ func compileEngine(es EngineSpec) (*Engine, Errors) {
 		}
 	}
 	add(&e.detect, "detect", es.Detect)
+	for _, src := range es.Detect {
+		e.detectLits = append(e.detectLits, requiredLiterals(src))
+	}
 	add(&e.banner, "banner", es.Banner)
 	add(&e.strip, "strip", es.Strip)
 	add(&e.readyEv, "ready_evidence", es.ReadyEvidence)
+	for _, src := range es.ReadyEvidence {
+		e.readyLits = append(e.readyLits, requiredLiterals(src))
+	}
 	for _, p := range es.Phases {
 		if !domain.Phase(p.Phase).Valid() {
 			errs = append(errs, LoadError{es.file, p.line, fmt.Sprintf("unknown phase %q", p.Phase)})

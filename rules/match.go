@@ -8,6 +8,10 @@ import (
 	"github.com/llmfleet/analyzer/domain"
 )
 
+// HasChildren reports whether another engine extends e (so an attempt of e
+// may turn out to be one of them).
+func (e *Engine) HasChildren() bool { return e != nil && len(e.children) > 0 }
+
 // Parent returns the engine e extends, or "".
 func (e *Engine) Parent() string {
 	if e == nil {
@@ -28,7 +32,10 @@ func (s *Set) Rules() []*Rule { return s.all }
 // Detect returns the engine a line identifies and the version it states.
 func (s *Set) Detect(line string) (engine, version string, ok bool) {
 	for _, e := range s.engines {
-		for _, re := range e.detect {
+		for i, re := range e.detect {
+			if i < len(e.detectLits) && !hasAny(line, e.detectLits[i]) {
+				continue
+			}
 			m := re.FindStringSubmatchIndex(line)
 			if m == nil {
 				continue
@@ -91,8 +98,8 @@ func (e *Engine) IsReadyEvidence(line string) bool {
 	if e == nil {
 		return false
 	}
-	for _, re := range e.readyEv {
-		if re.MatchString(line) {
+	for i, re := range e.readyEv {
+		if hasAny(line, e.readyLits[i]) && re.MatchString(line) {
 			return true
 		}
 	}

@@ -395,7 +395,19 @@ func stripCompose(line string) string {
 	return line
 }
 
-var errorLike = regexp.MustCompile(`(?i)(error|exception|traceback|fatal|failed|panic|abort|killed|out of memory)`)
+// errorWords make a line look like an error (for unknown failures); plain
+// substring tests, since this runs on every line.
+var errorWords = []string{"Error", "ERROR", "error", "Exception", "Traceback", "FATAL", "Fatal", "fatal",
+	"FAILED", "Failed", "failed", "panic", "Abort", "abort", "Killed", "killed", "out of memory"}
+
+func looksLikeError(s string) bool {
+	for _, w := range errorWords {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
+}
 
 // colourRemnant is an ANSI colour code whose ESC byte was lost in a paste
 // ("[1;36m"); at least one digit, so "[multiproc_executor.py:523]" stays.
@@ -419,7 +431,10 @@ func (t *Tracker) line(st *state, e domain.Entry, raw string) {
 	if len(st.ring) > t.opt.ContextBefore {
 		st.ring = st.ring[1:]
 	}
-	if name, version, ok := t.rules.Detect(line); ok {
+	// Detect until the engine and its version are known (and, for an engine
+	// a wrapper may embed, for as long as the wrapper may still show).
+	detect := a.Engine == "" || a.EngineVersion == "" || st.eng.HasChildren()
+	if name, version, ok := t.detect(line, detect); ok {
 		switch {
 		case a.Engine == "":
 			t.setEngine(st, name, version)
@@ -445,6 +460,13 @@ func (t *Tracker) line(st *state, e domain.Entry, raw string) {
 	t.judgeLine(st, ev, line)
 }
 
+func (t *Tracker) detect(line string, wanted bool) (name, version string, ok bool) {
+	if !wanted {
+		return "", "", false
+	}
+	return t.rules.Detect(line)
+}
+
 type earlyLine struct {
 	ev   domain.Evidence
 	line string
@@ -468,7 +490,7 @@ func (t *Tracker) setEngine(st *state, name, version string) {
 func (t *Tracker) judgeLine(st *state, ev domain.Evidence, line string) {
 	a := st.a
 	text := st.eng.Strip(line)
-	if errorLike.MatchString(text) {
+	if looksLikeError(text) {
 		st.lastErrors = append(st.lastErrors, ev)
 		if len(st.lastErrors) > 5 {
 			st.lastErrors = st.lastErrors[1:]
