@@ -751,6 +751,9 @@ func (t *Tracker) judge(st *state) *domain.Attempt {
 	}
 	if b := st.best; b != nil {
 		note := b.rule.RenderNote(data(b))
+		if !strings.Contains(note, b.line) {
+			note += " Decisive line: \"" + truncate(b.line, 240) + "\""
+		}
 		a.Note = note
 		a.Findings = append(a.Findings, finding(b, note))
 		a.Evidence = append(a.Evidence, b.evidence...)
