@@ -174,6 +174,8 @@ type SeqState map[string]bool
 type Hit struct {
 	Rule     *Rule
 	Captures map[string]string
+	// At is the byte offset of the match in the line.
+	At int
 }
 
 // sourceLine matches Python source quoted in a traceback ("raise
@@ -210,7 +212,7 @@ func (r *Rule) matchLine(env *LineEnv) (Hit, bool) {
 	if !hasAny(env.Line, r.literals) {
 		return Hit{}, false
 	}
-	m := r.match.FindStringSubmatch(env.Line)
+	m := r.match.FindStringSubmatchIndex(env.Line)
 	if m == nil || sourceLine.MatchString(env.Line) {
 		return Hit{}, false
 	}
@@ -221,8 +223,8 @@ func (r *Rule) matchLine(env *LineEnv) (Hit, bool) {
 	}
 	caps := map[string]string{}
 	for i, name := range r.match.SubexpNames() {
-		if name != "" && m[i] != "" {
-			caps[name] = m[i]
+		if name != "" && m[2*i] >= 0 && m[2*i+1] > m[2*i] {
+			caps[name] = env.Line[m[2*i]:m[2*i+1]]
 		}
 	}
 	if r.when != nil {
@@ -232,7 +234,7 @@ func (r *Rule) matchLine(env *LineEnv) (Hit, bool) {
 			return Hit{}, false
 		}
 	}
-	return Hit{Rule: r, Captures: caps}, true
+	return Hit{Rule: r, Captures: caps, At: m[0]}, true
 }
 
 // MatchEnd evaluates the end rules on an ended attempt.

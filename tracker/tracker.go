@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/rules"
@@ -604,7 +605,7 @@ func (t *Tracker) hit(st *state, h rules.Hit, ev domain.Evidence, text string) {
 		}
 		st.addAlso(b.evidence...)
 	}
-	st.best = &pending{rule: r, phase: phase, time: ev.Time, captures: h.Captures, line: ev.Message,
+	st.best = &pending{rule: r, phase: phase, time: ev.Time, captures: h.Captures, line: snippet(text, h.At),
 		evidence: []domain.Evidence{ev}, text: text, lineNo: st.a.Lines}
 	st.a.Context = append([]domain.Evidence{}, st.ring...)
 	st.ctxAfter = t.opt.ContextAfter
@@ -752,7 +753,7 @@ func (t *Tracker) judge(st *state) *domain.Attempt {
 	if b := st.best; b != nil {
 		note := b.rule.RenderNote(data(b))
 		if !strings.Contains(note, b.line) {
-			note += " Decisive line: \"" + truncate(b.line, 240) + "\""
+			note += " Decisive line: \"" + b.line + "\""
 		}
 		a.Note = note
 		a.Findings = append(a.Findings, finding(b, note))
@@ -856,6 +857,36 @@ func splitLines(msg string) []string {
 		if strings.TrimSpace(l) != "" {
 			out = append(out, l)
 		}
+	}
+	return out
+}
+
+// snippet is the part of a long line around offset at (a reassembled
+// 16 KiB traceback line holds its decisive words in the middle).
+func snippet(line string, at int) string {
+	const before, after = 60, 240
+	if len(line) <= before+after {
+		return line
+	}
+	start, end := at-before, at+after
+	if start < 0 {
+		start, end = 0, before+after
+	}
+	if end > len(line) {
+		start, end = len(line)-before-after, len(line)
+	}
+	for start > 0 && !utf8.RuneStart(line[start]) {
+		start--
+	}
+	for end < len(line) && !utf8.RuneStart(line[end]) {
+		end++
+	}
+	out := line[start:end]
+	if start > 0 {
+		out = "…" + out
+	}
+	if end < len(line) {
+		out += "…"
 	}
 	return out
 }
