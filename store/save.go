@@ -23,6 +23,11 @@ type Position struct {
 	// Offset is the number of bytes of a file source consumed (0 for the
 	// live journal).
 	Offset int64
+	// ReplayCursor is, for the live journal, the first cursor of the oldest
+	// attempt still open at Cursor ("" when none was): after a restart the
+	// follower re-reads from there without saving, to rebuild those
+	// attempts, until it passes Cursor.
+	ReplayCursor string
 }
 
 // SaveAttempts upserts the attempts by ID and, when pos is not nil, records
@@ -50,11 +55,11 @@ func (d *DB) SaveAttempts(ctx context.Context, attempts []*domain.Attempt, pos *
 		if pos.Source == "" {
 			return errors.New("store: position without a source")
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO ingest_positions (source, cursor, "offset", updated_at)
-			VALUES (?, ?, ?, ?)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO ingest_positions (source, cursor, "offset", replay_cursor, updated_at)
+			VALUES (?, ?, ?, ?, ?)
 			ON CONFLICT(source) DO UPDATE SET cursor = excluded.cursor, "offset" = excluded."offset",
-				updated_at = excluded.updated_at`,
-			pos.Source, pos.Cursor, pos.Offset, time.Now().UnixMicro()); err != nil {
+				replay_cursor = excluded.replay_cursor, updated_at = excluded.updated_at`,
+			pos.Source, pos.Cursor, pos.Offset, pos.ReplayCursor, time.Now().UnixMicro()); err != nil {
 			return fmt.Errorf("store: save position of %s: %w", pos.Source, err)
 		}
 	}
@@ -204,8 +209,8 @@ func citingFinding(a *domain.Attempt, e domain.Evidence) sql.NullString {
 // Position returns the recorded position of source; ok is false when none
 // was recorded yet (start from the beginning).
 func (d *DB) Position(ctx context.Context, source string) (pos Position, ok bool, err error) {
-	err = d.db.QueryRowContext(ctx, `SELECT source, cursor, "offset" FROM ingest_positions WHERE source = ?`, source).
-		Scan(&pos.Source, &pos.Cursor, &pos.Offset)
+	err = d.db.QueryRowContext(ctx, `SELECT source, cursor, "offset", replay_cursor FROM ingest_positions WHERE source = ?`, source).
+		Scan(&pos.Source, &pos.Cursor, &pos.Offset, &pos.ReplayCursor)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Position{}, false, nil
 	}

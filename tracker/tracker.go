@@ -39,6 +39,13 @@ const (
 	msgSuppressed      = "a596d6fe7bfa4994828e72309e95d61e"
 )
 
+// MESSAGE_IDs of the findings the tracker raises itself (README, "Stable
+// MESSAGE_IDs").
+const (
+	messageIDUnknownFailure = "c4deb1c694538b4d8d75dce263d1534e"
+	messageIDLogLoss        = "d7bd97a9522bf7b670303457da23dd0c"
+)
+
 // LogLossField marks an entry that ingest could not reassemble; its value
 // says why (ingest.FieldLogLoss; the tracker does not import ingest).
 const LogLossField = "ANALYZER_LOG_LOSS"
@@ -65,7 +72,13 @@ type Tracker struct {
 	byName       map[string]*state // host|container name → latest attempt that started it
 	engineUnits  map[string]bool   // host|unit seen running an engine
 	textCurrent  map[string]*state // plain-text source → current attempt
-	nextRestarts map[string]int    // host|unit → N_RESTARTS of a scheduled restart
+	nextRestarts map[string]restart // host|unit → the restart systemd scheduled
+}
+
+// restart is a "Scheduled restart job" record: its N_RESTARTS and cursor.
+type restart struct {
+	n      int
+	cursor string
 }
 
 // state is the tracker's working copy of one attempt.
@@ -87,6 +100,7 @@ type state struct {
 	ctxAfter   int
 	lastErrors []domain.Evidence
 	endLine    *domain.Evidence
+	first      string            // cursor of the attempt's first entry
 	early      []earlyLine       // lines before the engine was known
 	readyEv    []domain.Evidence // readiness lines and the boot-shape lines around them
 	also       []domain.Evidence // lines of root causes that lost to the verdict
@@ -120,7 +134,7 @@ func New(set *rules.Set, opt Options) *Tracker {
 	return &Tracker{rules: set, opt: opt,
 		byKey: map[string]*state{}, lastByUnit: map[string]*state{}, byContainer: map[string]*state{},
 		byName: map[string]*state{}, engineUnits: map[string]bool{}, textCurrent: map[string]*state{},
-		nextRestarts: map[string]int{}}
+		nextRestarts: map[string]restart{}}
 }
 
 // SetRules swaps the rule set; attempts in progress keep their findings.
@@ -153,8 +167,9 @@ func (t *Tracker) journalAttempt(host, unit, inv string, at time.Time) *state {
 	}
 	st := t.newState(host, unit, inv, at)
 	st.a.ID = attemptID(host, unit, inv)
-	if n, ok := t.nextRestarts[uk]; ok {
-		st.a.RestartCounter = intp(n)
+	if r, ok := t.nextRestarts[uk]; ok {
+		st.a.RestartCounter = intp(r.n)
+		st.first = r.cursor // a restarted follower must see the restart record too
 		delete(t.nextRestarts, uk)
 	}
 	t.byKey[key] = st
@@ -229,7 +244,16 @@ func (t *Tracker) Add(e domain.Entry) {
 	if st == nil {
 		return
 	}
+	st.touch(e)
 	t.engineOutput(st, e)
+}
+
+// touch notes the first entry of an attempt (where a restarted follower
+// must re-read from to rebuild it).
+func (st *state) touch(e domain.Entry) {
+	if st.first == "" {
+		st.first = e.Cursor
+	}
 }
 
 // addText handles plain-text engine output: segment on start banners.
@@ -258,6 +282,7 @@ func (t *Tracker) addText(e domain.Entry) {
 
 func (t *Tracker) newTextState(e domain.Entry) *state {
 	st := t.newState("", "", "", e.Time)
+	st.touch(e)
 	st.text = true
 	st.a.ID = attemptID("text", e.Source, e.Cursor)
 	t.textCurrent[e.Source] = st
@@ -292,11 +317,12 @@ func (t *Tracker) lifecycle(e domain.Entry, host, unit string) {
 	case msgUnitStarting, msgUnitStarted:
 		if inv != "" && e.Field("JOB_TYPE") != "stop" {
 			st = t.journalAttempt(host, unit, inv, e.Time)
+			st.touch(e)
 		}
 		return
 	case msgUnitRestart:
 		if n, err := strconv.Atoi(e.Field("N_RESTARTS")); err == nil {
-			t.nextRestarts[uk] = n
+			t.nextRestarts[uk] = restart{n, e.Cursor}
 			if st != nil {
 				st.a.RestartCounterAfter = intp(n)
 			}
@@ -363,6 +389,7 @@ func (t *Tracker) podmanEvent(e domain.Entry, host, ev string) {
 		return
 	}
 	st := t.journalAttempt(host, e.Unit, e.InvocationID, e.Time)
+	st.touch(e)
 	name := e.Field("PODMAN_NAME")
 	switch ev {
 	case "create", "init", "start":
@@ -657,7 +684,7 @@ func (t *Tracker) findingRule(id string) *rules.Rule {
 			return r
 		}
 	}
-	return &rules.Rule{ID: "analyzer." + id, Finding: id, Severity: domain.SeverityWarning}
+	return &rules.Rule{ID: "analyzer." + id, Finding: id, Severity: domain.SeverityWarning, MessageID: messageIDLogLoss}
 }
 
 // end closes an attempt: it decides the verdict and evaluates end rules.
@@ -744,7 +771,8 @@ func (t *Tracker) judge(st *state) *domain.Attempt {
 		a.Note = unknownNote(&a, st)
 		a.Rule = "analyzer.unknown_failure"
 		a.Findings = append(a.Findings, domain.Finding{ID: string(domain.VerdictUnknownFailure), Rule: a.Rule,
-			Severity: domain.SeverityError, Phase: a.Phase, Time: failedAt, Note: a.Note, Evidence: a.Evidence})
+			Severity: domain.SeverityError, MessageID: messageIDUnknownFailure, Phase: a.Phase, Time: failedAt,
+			Note: a.Note, Evidence: a.Evidence})
 	}
 	data := func(p *pending) rules.NoteData {
 		return rules.NoteData{Rule: p.rule.ID, Verdict: string(a.Verdict), Phase: string(p.phase), Engine: a.Engine,
@@ -832,6 +860,55 @@ func dedupeEvidence(in []domain.Evidence) []domain.Evidence {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
 	return out
+}
+
+// ReplayCursor returns the cursor of the first entry of the oldest journal
+// attempt that has not ended ("" when none is open). A follower that
+// restarts re-reads from there to rebuild those attempts exactly.
+func (t *Tracker) ReplayCursor() string {
+	var oldest *state
+	for _, st := range t.attempts {
+		if st.ended || st.text || st.first == "" {
+			continue
+		}
+		if oldest == nil || st.seq0 < oldest.seq0 {
+			oldest = st
+		}
+	}
+	if oldest == nil {
+		return ""
+	}
+	return oldest.first
+}
+
+// Prune forgets attempts that ended before cutoff (they are judged and
+// stored); the latest attempt of each unit is kept, since a restart counter
+// or a late systemd record may still refer to it. It returns how many were
+// dropped. A long-running follower calls it to bound its memory.
+func (t *Tracker) Prune(cutoff time.Time) int {
+	keep := t.attempts[:0]
+	dropped := 0
+	for _, st := range t.attempts {
+		a := st.a
+		latest := t.lastByUnit[a.Host+"|"+a.Unit] == st
+		if st.ended && !latest && !a.EndedAt.IsZero() && a.EndedAt.Before(cutoff) {
+			dropped++
+			delete(t.byKey, a.Host+"|"+a.Unit+"|"+a.InvocationID)
+			if a.ContainerID != "" && t.byContainer[a.ContainerID] == st {
+				delete(t.byContainer, a.ContainerID)
+			}
+			if t.byName[a.Host+"|"+a.Container] == st {
+				delete(t.byName, a.Host+"|"+a.Container)
+			}
+			continue
+		}
+		keep = append(keep, st)
+	}
+	for i := len(keep); i < len(t.attempts); i++ {
+		t.attempts[i] = nil
+	}
+	t.attempts = keep
+	return dropped
 }
 
 // Finish ends every attempt still open as of the end of the input: journal

@@ -1,0 +1,161 @@
+//go:build linux && cgo
+
+// Package journald reads a live systemd journal through sd-journal
+// (github.com/coreos/go-systemd/v22/sdjournal, which loads libsystemd at
+// run time; building needs the libsystemd-dev headers).
+//
+// One goroutine owns a Reader from Open to Close, locked to its OS thread:
+// sd-journal objects are not thread-safe (pitfall 14 of
+// ../shared/reference/journald.md). Waiting never blocks for longer than
+// one second, so a shutdown is noticed within that time (pitfall 13).
+package journald
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/coreos/go-systemd/v22/sdjournal"
+
+	"github.com/llmfleet/analyzer/ingest"
+)
+
+// Reader iterates over the entries of a journal (the local one, or the
+// files of a directory) in journal order.
+type Reader struct {
+	j   *sdjournal.Journal
+	dir string
+	// BadEntries counts entries that could not be read (EBADMSG, corrupt
+	// files) and were skipped.
+	BadEntries int64
+}
+
+// Open opens the local journal (dir == "") or the journal files in dir.
+// The data threshold is lifted so long fields arrive whole (pitfall 17).
+func Open(dir string) (*Reader, error) {
+	var j *sdjournal.Journal
+	var err error
+	if dir == "" {
+		j, err = sdjournal.NewJournal()
+	} else {
+		j, err = sdjournal.NewJournalFromDir(dir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("journald: open %q: %w", dir, err)
+	}
+	if err := j.SetDataThreshold(0); err != nil {
+		j.Close()
+		return nil, fmt.Errorf("journald: data threshold: %w", err)
+	}
+	return &Reader{j: j, dir: dir}, nil
+}
+
+// Close releases the journal.
+func (r *Reader) Close() error { return r.j.Close() }
+
+// SeekHead positions before the oldest entry.
+func (r *Reader) SeekHead() error { return r.j.SeekHead() }
+
+// SeekTail positions after the newest entry, so that Next returns only
+// entries appended from now on. sd_journal_seek_tail followed by Next jumps
+// to an old entry on some systemd versions (pitfall 12): step back onto the
+// last entry, which Next then skips.
+func (r *Reader) SeekTail() error {
+	if err := r.j.SeekTail(); err != nil {
+		return err
+	}
+	_, err := r.j.Previous()
+	return err
+}
+
+// SeekSince positions before the first entry at or after t.
+func (r *Reader) SeekSince(t time.Time) error {
+	return r.j.SeekRealtimeUsec(uint64(t.UnixMicro()))
+}
+
+// ErrCursorGone means a saved cursor no longer exists (vacuumed, rotated
+// away, another machine's journal): reading went on from the closest entry.
+var ErrCursorGone = errors.New("journald: saved cursor not found")
+
+// SeekAfter positions so that Next returns the entry after cursor. sd-journal
+// lands on the saved entry itself, which is skipped here (pitfall 8). When
+// the cursor is gone it positions at the closest entry sd-journal finds (the
+// oldest one when it is older than the journal) and returns ErrCursorGone,
+// so that the caller records the gap.
+func (r *Reader) SeekAfter(cursor string) error {
+	if err := r.j.SeekCursor(cursor); err != nil {
+		if err := r.j.SeekHead(); err != nil {
+			return err
+		}
+		return ErrCursorGone
+	}
+	n, err := r.j.Next()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		// An empty journal, or the cursor points past its end.
+		return r.SeekHead()
+	}
+	if r.j.TestCursor(cursor) == nil {
+		return nil // on the saved entry: Next moves past it
+	}
+	// Landed on another entry (the saved one was vacuumed): step back so
+	// that Next returns it.
+	if _, err := r.j.Previous(); err != nil {
+		return err
+	}
+	return ErrCursorGone
+}
+
+// Next reads the next entry. It returns ok == false when there is none yet.
+// An unreadable entry (EBADMSG from a corrupt file) is counted in
+// BadEntries and skipped, never the end of the stream (pitfall 15).
+func (r *Reader) Next() (rec ingest.Record, cursor string, ok bool, err error) {
+	for tries := 0; tries < 1000; tries++ {
+		n, err := r.j.Next()
+		if err != nil {
+			if isBadMessage(err) {
+				r.BadEntries++
+				continue
+			}
+			return nil, "", false, err
+		}
+		if n == 0 {
+			return nil, "", false, nil
+		}
+		e, err := r.j.GetEntry()
+		if err != nil {
+			r.BadEntries++
+			continue
+		}
+		rec = make(ingest.Record, len(e.Fields)+3)
+		for k, v := range e.Fields {
+			rec[k] = []byte(v)
+		}
+		rec["__CURSOR"] = []byte(e.Cursor)
+		rec["__REALTIME_TIMESTAMP"] = []byte(strconv.FormatUint(e.RealtimeTimestamp, 10))
+		rec["__MONOTONIC_TIMESTAMP"] = []byte(strconv.FormatUint(e.MonotonicTimestamp, 10))
+		return rec, e.Cursor, true, nil
+	}
+	return nil, "", false, fmt.Errorf("journald: too many unreadable entries in a row")
+}
+
+// Wait waits up to d (at most one second) for the journal to change:
+// entries appended, files rotated or invalidated. It returns early on any
+// change; the caller just reads again.
+func (r *Reader) Wait(d time.Duration) {
+	if d > time.Second {
+		d = time.Second
+	}
+	if r.j.Wait(d) < 0 {
+		// systemd 257 may return a negative value (systemd#40788): back off.
+		time.Sleep(d)
+	}
+}
+
+func isBadMessage(err error) bool {
+	return errors.Is(err, syscall.EBADMSG) || errors.Is(err, syscall.EIO)
+}
