@@ -27,6 +27,8 @@ import (
 type Reader struct {
 	j   *sdjournal.Journal
 	dir string
+	// hold: the journal is on an entry that Next must return before moving.
+	hold bool
 	// BadEntries counts entries that could not be read (EBADMSG, corrupt
 	// files) and were skipped.
 	BadEntries int64
@@ -56,13 +58,14 @@ func Open(dir string) (*Reader, error) {
 func (r *Reader) Close() error { return r.j.Close() }
 
 // SeekHead positions before the oldest entry.
-func (r *Reader) SeekHead() error { return r.j.SeekHead() }
+func (r *Reader) SeekHead() error { r.hold = false; return r.j.SeekHead() }
 
 // SeekTail positions after the newest entry, so that Next returns only
 // entries appended from now on. sd_journal_seek_tail followed by Next jumps
 // to an old entry on some systemd versions (pitfall 12): step back onto the
 // last entry, which Next then skips.
 func (r *Reader) SeekTail() error {
+	r.hold = false
 	if err := r.j.SeekTail(); err != nil {
 		return err
 	}
@@ -72,6 +75,7 @@ func (r *Reader) SeekTail() error {
 
 // SeekSince positions before the first entry at or after t.
 func (r *Reader) SeekSince(t time.Time) error {
+	r.hold = false
 	return r.j.SeekRealtimeUsec(uint64(t.UnixMicro()))
 }
 
@@ -79,12 +83,31 @@ func (r *Reader) SeekSince(t time.Time) error {
 // away, another machine's journal): reading went on from the closest entry.
 var ErrCursorGone = errors.New("journald: saved cursor not found")
 
+// SeekAt positions so that Next returns the entry of cursor itself. It
+// returns ErrCursorGone when that entry no longer exists.
+func (r *Reader) SeekAt(cursor string) error {
+	r.hold = false
+	if err := r.j.SeekCursor(cursor); err != nil {
+		return ErrCursorGone
+	}
+	n, err := r.j.Next()
+	if err != nil {
+		return err
+	}
+	if n == 0 || r.j.TestCursor(cursor) != nil {
+		return ErrCursorGone
+	}
+	r.hold = true
+	return nil
+}
+
 // SeekAfter positions so that Next returns the entry after cursor. sd-journal
 // lands on the saved entry itself, which is skipped here (pitfall 8). When
 // the cursor is gone it positions at the closest entry sd-journal finds (the
 // oldest one when it is older than the journal) and returns ErrCursorGone,
 // so that the caller records the gap.
 func (r *Reader) SeekAfter(cursor string) error {
+	r.hold = false
 	if err := r.j.SeekCursor(cursor); err != nil {
 		if err := r.j.SeekHead(); err != nil {
 			return err
@@ -97,16 +120,13 @@ func (r *Reader) SeekAfter(cursor string) error {
 	}
 	if n == 0 {
 		// An empty journal, or the cursor points past its end.
-		return r.SeekHead()
+		return r.j.SeekHead()
 	}
 	if r.j.TestCursor(cursor) == nil {
-		return nil // on the saved entry: Next moves past it
+		return nil // on the saved entry: the next Next moves past it
 	}
-	// Landed on another entry (the saved one was vacuumed): step back so
-	// that Next returns it.
-	if _, err := r.j.Previous(); err != nil {
-		return err
-	}
+	// Landed on another entry (the saved one was vacuumed): return it first.
+	r.hold = true
 	return ErrCursorGone
 }
 
@@ -115,7 +135,12 @@ func (r *Reader) SeekAfter(cursor string) error {
 // BadEntries and skipped, never the end of the stream (pitfall 15).
 func (r *Reader) Next() (rec ingest.Record, cursor string, ok bool, err error) {
 	for tries := 0; tries < 1000; tries++ {
-		n, err := r.j.Next()
+		var n uint64 = 1
+		if r.hold {
+			r.hold = false
+		} else {
+			n, err = r.j.Next()
+		}
 		if err != nil {
 			if isBadMessage(err) {
 				r.BadEntries++

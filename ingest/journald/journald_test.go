@@ -1,0 +1,257 @@
+//go:build linux && cgo
+
+package journald_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/ingest"
+	"github.com/llmfleet/analyzer/ingest/journald"
+	"github.com/llmfleet/analyzer/rules"
+	"github.com/llmfleet/analyzer/tracker"
+)
+
+const fixture = "../../../shared/fixtures/dankserver-night-ladder.journal.json"
+
+const journalRemote = "/lib/systemd/systemd-journal-remote"
+
+// exportRecords converts the fixture to one export-format record each, as
+// systemd-journal-remote reads them (trusted fields such as _SYSTEMD_UNIT
+// can be set this way, unlike through the native socket).
+func exportRecords(t *testing.T) [][]byte {
+	t.Helper()
+	if _, err := os.Stat(journalRemote); err != nil {
+		t.Skip("needs systemd-journal-remote (Debian package; .ci/run installs it as root)")
+	}
+	f, err := os.Open(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out [][]byte
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 4<<20), 4<<20)
+	for sc.Scan() {
+		rec, err := ingest.ParseJSONRecord(sc.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		w := bufio.NewWriter(&b)
+		if err := ingest.WriteExport(w, rec); err != nil {
+			t.Fatal(err)
+		}
+		w.Flush()
+		out = append(out, b.Bytes())
+	}
+	return out
+}
+
+// appendJournal appends records to dir/remote.journal with systemd-journal-remote.
+func appendJournal(t *testing.T, dir string, recs [][]byte) {
+	t.Helper()
+	cmd := exec.Command(journalRemote, "-o", filepath.Join(dir, "remote.journal"), "-")
+	cmd.Stdin = bytes.NewReader(bytes.Join(recs, nil))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("systemd-journal-remote: %v: %s", err, out)
+	}
+}
+
+// summary is what must match between two runs: cursors differ (the journal
+// files assign their own), verdicts and shapes must not.
+func summary(as []*domain.Attempt) string {
+	var lines []string
+	for _, a := range as {
+		f := a.FindingIDs()
+		sort.Strings(f)
+		sh, _ := json.Marshal(a.Shape)
+		lines = append(lines, strings.Join([]string{a.ID, a.Unit, a.InvocationID, a.Container, string(a.Verdict),
+			string(a.Phase), a.EndedBy, strings.Join(f, ","), string(sh)}, " "))
+	}
+	return strings.Join(lines, "\n")
+}
+
+func expected(t *testing.T, set *rules.Set) string {
+	tr := tracker.New(set, tracker.Options{})
+	if _, err := ingest.ReadFile(context.Background(), fixture, ingest.Options{}, func(e domain.Entry) error {
+		tr.Add(e)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return summary(tr.Attempts())
+}
+
+// follower runs Follow in the background, feeding a tracker, and keeps the
+// position a store would save.
+type follower struct {
+	mu      sync.Mutex
+	tr      *tracker.Tracker
+	resume  journald.Resume
+	records int
+	saved   map[string]int // cursors handed over outside catch-up
+	dups    int
+	done    chan error
+	cancel  context.CancelFunc
+	stopAt  int
+}
+
+func startFollower(set *rules.Set, dir string, resume journald.Resume, stopAt int) *follower {
+	ctx, cancel := context.WithCancel(context.Background())
+	f := &follower{tr: tracker.New(set, tracker.Options{}), resume: resume, saved: map[string]int{}, done: make(chan error, 1), cancel: cancel, stopAt: stopAt}
+	go func() {
+		f.done <- journald.Follow(ctx, journald.FollowOptions{Dir: dir, Since: time.Unix(1, 0), BatchEntries: 50},
+			resume, func(b journald.Batch) error {
+				f.mu.Lock()
+				defer f.mu.Unlock()
+				for _, e := range b.Entries {
+					f.tr.Add(e)
+					if !b.CatchUp {
+						if f.saved[e.Cursor] > 0 {
+							f.dups++
+						}
+						f.saved[e.Cursor]++
+					}
+				}
+				if !b.CatchUp {
+					f.records += len(b.Entries)
+					f.resume = journald.Resume{Cursor: b.Cursor, ReplayCursor: f.tr.ReplayCursor()}
+					if f.stopAt > 0 && f.records >= f.stopAt {
+						cancel()
+					}
+				}
+				return nil
+			})
+	}()
+	return f
+}
+
+func (f *follower) wait(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		f.mu.Lock()
+		ok := cond()
+		f.mu.Unlock()
+		if ok {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("timed out waiting for the follower")
+}
+
+func (f *follower) stop(t *testing.T) {
+	t.Helper()
+	start := time.Now()
+	f.cancel()
+	if err := <-f.done; err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 1500*time.Millisecond {
+		t.Errorf("follower took %v to stop, want about 1 s at most", d)
+	}
+}
+
+// TestFollowAppendedJournal appends the night fixture to a journal file in
+// four chunks while the follower reads the directory, like production.
+func TestFollowAppendedJournal(t *testing.T) {
+	recs := exportRecords(t)
+	set, err := rules.LoadBuiltin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	q := len(recs) / 4
+	appendJournal(t, dir, recs[:q])
+	f := startFollower(set, dir, journald.Resume{}, 0)
+	for i := 1; i < 4; i++ {
+		end := (i + 1) * q
+		if i == 3 {
+			end = len(recs)
+		}
+		time.Sleep(100 * time.Millisecond)
+		appendJournal(t, dir, recs[i*q:end])
+	}
+	f.wait(t, func() bool { return len(f.tr.Attempts()) == 16 && f.tr.Attempts()[15].EndedBy != "" })
+	f.stop(t)
+	if got, want := summary(f.tr.Attempts()), expected(t, set); got != want {
+		t.Errorf("followed journal differs from the JSON capture:\n got:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestFollowResumesExactlyOnce stops the follower halfway, then starts a
+// new one from the saved position: it re-reads the open attempts without
+// handing their entries over as new, and ends with the same attempts.
+func TestFollowResumesExactlyOnce(t *testing.T) {
+	recs := exportRecords(t)
+	set, _ := rules.LoadBuiltin()
+	dir := t.TempDir()
+	appendJournal(t, dir, recs)
+	first := startFollower(set, dir, journald.Resume{}, 400)
+	<-first.done
+	if first.resume.Cursor == "" || first.resume.ReplayCursor == "" {
+		t.Fatalf("no position saved: %+v", first.resume)
+	}
+	second := startFollower(set, dir, first.resume, 0)
+	second.wait(t, func() bool { return first.records+second.records >= 866 })
+	second.stop(t)
+	for c := range second.saved {
+		if first.saved[c] > 0 {
+			t.Fatalf("entry %s handed over by both runs", c)
+		}
+	}
+	if first.records+second.records != 866 || first.dups+second.dups != 0 {
+		t.Errorf("entries handed over: %d + %d (dups %d), want 866 exactly once", first.records, second.records, first.dups+second.dups)
+	}
+	// Attempts still open at the stop come out whole after the restart.
+	want := map[string]string{}
+	for _, l := range strings.Split(expected(t, set), "\n") {
+		want[strings.Fields(l)[0]] = l
+	}
+	for _, l := range strings.Split(summary(second.tr.Attempts()), "\n") {
+		if id := strings.Fields(l)[0]; want[id] != l {
+			t.Errorf("after resume:\n got %s\nwant %s", l, want[id])
+		}
+	}
+}
+
+// TestFollowVacuumedCursor resumes from a cursor that no longer exists:
+// reading goes on from the oldest entry and the gap is reported.
+func TestFollowVacuumedCursor(t *testing.T) {
+	recs := exportRecords(t)
+	dir := t.TempDir()
+	appendJournal(t, dir, recs[:100])
+	var gap string
+	var n int
+	ctx, cancel := context.WithCancel(context.Background())
+	gone := "s=00000000000000000000000000000000;i=1;b=00000000000000000000000000000000;m=1;t=1;x=1"
+	err := journald.Follow(ctx, journald.FollowOptions{Dir: dir}, journald.Resume{Cursor: gone}, func(b journald.Batch) error {
+		if b.Gap != "" {
+			gap = b.Gap
+		}
+		n += len(b.Entries)
+		if n >= 99 {
+			cancel()
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(gap, "is gone") || n < 99 {
+		t.Errorf("gap %q, %d entries", gap, n)
+	}
+}
