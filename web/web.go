@@ -54,6 +54,11 @@ type Options struct {
 	// Logger receives server-side errors (database failures); default
 	// slog.Default().
 	Logger *slog.Logger
+	// Ladder configures how boot ladders are built (gap, granularity).
+	Ladder LadderOptions
+	// Routes are extra handlers mounted beside the UI (GET /metrics,
+	// POST /loki/api/v1/push); see routes.go.
+	Routes []Route
 }
 
 // MaxAPILimit is the largest `limit` the JSON API accepts; larger values are
@@ -114,6 +119,8 @@ func New(db AttemptReader, opts Options) *gin.Engine {
 	r.GET("/api/v1/attempts", s.apiList)
 	r.GET("/api/v1/attempts/:id", s.apiGet)
 	r.GET("/healthz", s.healthz)
+	s.registerLadders(r)
+	mountRoutes(r, opts.Routes)
 	r.NoRoute(s.notFound)
 	return r
 }
@@ -162,6 +169,9 @@ type pageData struct {
 
 	// attempt page
 	A *domain.Attempt
+
+	// ladder pages, and the attempt pages' link to their ladder
+	LD *ladderData
 }
 
 type formValues struct{ Host, Unit, Engine, Verdict, Since, Until string }
@@ -171,6 +181,7 @@ type facets struct{ Hosts, Units, Engines, Verdicts []string }
 type listRow struct {
 	A       *domain.Attempt
 	Summary string
+	Ladder  *ladderRef
 }
 
 func (s *server) render(c *gin.Context, status int, page string, data pageData) {
@@ -229,6 +240,7 @@ func (s *server) listPage(c *gin.Context) {
 		data.Rows = append(data.Rows, listRow{A: a, Summary: a.Shape.Summary()})
 	}
 	data.Limited = len(attempts) == f.Limit
+	s.linkLadders(ctx, data.Rows)
 	s.render(c, http.StatusOK, "list", data)
 }
 
@@ -280,7 +292,7 @@ func (s *server) attemptPage(c *gin.Context) {
 	if title == "" {
 		title = a.ID
 	}
-	s.render(c, http.StatusOK, "attempt", pageData{Title: title, A: a})
+	s.render(c, http.StatusOK, "attempt", pageData{Title: title, A: a, LD: s.attemptLadder(c.Request.Context(), a.ID)})
 }
 
 func (s *server) apiList(c *gin.Context) {

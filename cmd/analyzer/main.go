@@ -5,6 +5,7 @@
 //	analyzer explain [--format text|json] [--rules DIR] FILE...
 //	analyzer replay  [--db PATH] [--rules DIR] FILE...
 //	analyzer serve   [--db PATH] [--listen 127.0.0.1:8080]
+//	analyzer ladder  [--db PATH] [--target NAME] [--host H] [--format table|json] [FILE...]
 //	analyzer rules test|lint [DIR]
 //
 // This package only wires the others together.
@@ -25,6 +26,8 @@ const usage = `usage:
   analyzer explain [--format text|json] [--rules DIR] FILE...   print the boot attempts of journal or log files
   analyzer replay  [--db PATH] [--rules DIR] FILE...              record them into SQLite
   analyzer serve   [--db PATH] [--listen ADDR]                    web UI and JSON API over the database
+  analyzer ladder  [--db PATH] [--target NAME] [--host H] [--format table|json] [FILE...]
+                                                                  boot ladders: rungs, boundaries, next rung
   analyzer rules test [DIR]                                       run the tests embedded in the rule files
   analyzer rules lint [DIR]                                       validate the rule files
 
@@ -67,6 +70,8 @@ func run(ctx context.Context, args []string) error {
 		return cmdReplay(ctx, args[1:])
 	case "serve":
 		return cmdServe(ctx, args[1:])
+	case "ladder":
+		return cmdLadder(ctx, args[1:])
 	case "rules":
 		return cmdRules(args[1:])
 	case "-h", "--help", "help":

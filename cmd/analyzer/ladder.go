@@ -1,0 +1,200 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/ladder"
+	"github.com/llmfleet/analyzer/store"
+)
+
+func cmdLadder(ctx context.Context, args []string) error {
+	return runLadder(ctx, args, stdout)
+}
+
+// runLadder is `analyzer ladder`: the boot ladders of the database, or of
+// FILEs analyzed directly, as a runbook table or JSON.
+func runLadder(ctx context.Context, args []string, w io.Writer) error {
+	fs := newFlags("ladder")
+	dbPath := fs.String("db", defaultDB, "SQLite database file (when no FILE is given)")
+	target := fs.String("target", "", "only the ladders of this target (served_model_name or unit family)")
+	host := fs.String("host", "", "only the ladders of this host")
+	format := fs.String("format", "table", "output format: table or json")
+	rulesDir := fs.String("rules", "", "rule directory for FILEs (default: the built-in rules)")
+	gap := fs.Duration("gap", ladder.DefaultGap, "time without attempts that starts a new ladder")
+	gran := fs.String("granularity", "", "block granularity in tokens: N for every engine, or ENGINE=N,... (default 4096)")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err.Error()}
+	}
+	opt := ladder.Options{Gap: *gap}
+	if err := parseGranularity(*gran, &opt); err != nil {
+		return usageError{err.Error()}
+	}
+	if *format != "table" && *format != "json" {
+		return usageError{fmt.Sprintf("--format %q: want table or json", *format)}
+	}
+	var attempts []*domain.Attempt
+	if fs.NArg() > 0 {
+		set, err := loadRules(*rulesDir)
+		if err != nil {
+			return err
+		}
+		if attempts, _, err = analyzeFiles(ctx, fs.Args(), set, false); err != nil {
+			return err
+		}
+	} else {
+		if _, err := os.Stat(*dbPath); err != nil {
+			return fmt.Errorf("database %s: %w (record attempts with `analyzer replay`, or give FILEs)", *dbPath, err)
+		}
+		db, err := store.Open(*dbPath)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		if attempts, err = db.ListAttempts(ctx, domain.AttemptFilter{}); err != nil {
+			return err
+		}
+	}
+	var out []ladder.Ladder
+	for _, l := range ladder.Build(attempts, opt) {
+		if (*target == "" || l.Target == *target) && (*host == "" || l.Host == *host) {
+			out = append(out, l)
+		}
+	}
+	// Oldest first reads like a night's runbook.
+	sort.SliceStable(out, func(i, j int) bool { return out[i].StartedAt.Before(out[j].StartedAt) })
+	if *format == "json" {
+		if out == nil {
+			out = []ladder.Ladder{}
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", " ")
+		return enc.Encode(struct {
+			Ladders []ladder.Ladder `json:"ladders"`
+		}{out})
+	}
+	if len(out) == 0 {
+		fmt.Fprintln(w, "no ladders")
+		return nil
+	}
+	for i := range out {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		if err := ladderTable(w, &out[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// parseGranularity reads --granularity: "8192" for every engine, or
+// "vllm=4096,llamacpp=256".
+func parseGranularity(s string, opt *ladder.Options) error {
+	if s == "" {
+		return nil
+	}
+	for _, part := range strings.Split(s, ",") {
+		engine, num, found := strings.Cut(strings.TrimSpace(part), "=")
+		if !found {
+			num, engine = engine, ""
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(num), 10, 64)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("--granularity %q: want a positive number of tokens, or ENGINE=N,...", s)
+		}
+		if engine == "" {
+			opt.DefaultGranularity = n
+			continue
+		}
+		if opt.Granularity == nil {
+			opt.Granularity = map[string]int64{}
+		}
+		opt.Granularity[strings.TrimSpace(engine)] = n
+	}
+	return nil
+}
+
+// ladderTable writes one ladder as operators write theirs: one line per
+// rung with what changed, then the boundaries, the next rung and notes.
+func ladderTable(w io.Writer, l *ladder.Ladder) error {
+	span := ""
+	if !l.StartedAt.IsZero() {
+		span = ", " + l.StartedAt.Format("2006-01-02 15:04") + " → " + l.EndedAt.Format("15:04")
+	}
+	fmt.Fprintf(w, "ladder %s on %s (%s, %d rungs%s)  id %s\n", l.Target, or(l.Host, "-"), or(l.Engine, "unknown"), len(l.Rungs), span, l.ID)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUNG\tSTARTED\tSHAPE\tCHANGE\tVERDICT\tPHASE\tKV TOKENS\tCONC\tOUTCOME")
+	for _, r := range l.Rungs {
+		started := "-"
+		if !r.StartedAt.IsZero() {
+			started = r.StartedAt.Format("15:04:05")
+		}
+		change := "-"
+		if r.N == 1 {
+			change = "(first)"
+		} else if len(r.Diff) > 0 {
+			var cs []string
+			for _, c := range r.Diff {
+				cs = append(cs, c.String())
+			}
+			change = strings.Join(cs, ", ")
+		}
+		kv, conc := "-", "-"
+		if r.KVTokens != nil {
+			kv = fmt.Sprint(*r.KVTokens)
+		}
+		if r.Concurrency != nil {
+			conc = fmt.Sprintf("%gx", *r.Concurrency)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.N, started, or(sizing(r.Shape), "-"), change, r.Verdict, r.Phase, kv, conc, r.Outcome())
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(l.Boundaries) > 0 {
+		fmt.Fprintln(w, "boundaries:")
+		for _, b := range l.Boundaries {
+			fmt.Fprintf(w, "  %s\n", b.Note)
+		}
+	}
+	switch n := l.Next; {
+	case n == nil:
+	case n.Found:
+		fmt.Fprintf(w, "boundary found: %s\n", n.Text)
+	case n.Shape != "":
+		fmt.Fprintf(w, "next rung: %s\n", n.Text)
+	default:
+		fmt.Fprintf(w, "next rung: none yet, %s\n", n.Text)
+	}
+	for _, n := range l.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	return nil
+}
+
+// sizing is the rung's sizing without the outcome: "3 × 262144 bf16".
+func sizing(s domain.Shape) string {
+	t := domain.Shape{}
+	for _, k := range []string{domain.ShapeMaxNumSeqs, domain.ShapeMaxModelLen, domain.ShapeKVCacheDtype, domain.ShapeKVCacheMemoryBytes} {
+		if v, ok := s[k]; ok {
+			t[k] = v
+		}
+	}
+	return t.Summary()
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

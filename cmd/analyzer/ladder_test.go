@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const nightFixture = "../../../shared/fixtures/dankserver-night-ladder.journal.json"
+
+// TestLadderFromFiles analyzes the fixture directly and prints the
+// runbook table.
+func TestLadderFromFiles(t *testing.T) {
+	out := runCmd(t, "ladder", "--target", "frank-primary", nightFixture)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if !strings.HasPrefix(lines[0], "ladder frank-primary on dankserver (vllm, 16 rungs, 2026-10-02 04:40 → 08:55)  id ") {
+		t.Errorf("header %q", lines[0])
+	}
+	if !strings.HasPrefix(lines[1], "RUNG  STARTED") || !strings.Contains(lines[1], "CHANGE") || !strings.Contains(lines[1], "KV TOKENS  CONC") {
+		t.Errorf("columns %q", lines[1])
+	}
+	// rung, shape diff, verdict, KV tokens, concurrency
+	for i, want := range map[int][]string{
+		2:  {"1 ", "04:40:00", "3 × 262144 bf16 KV 11.05 GB", "(first)", "oom_graph_capture", "798280", "3.05x", "capacity fail"},
+		3:  {"2 ", "max_model_len 262144 → 245760", "oom_graph_capture", "3.25x"},
+		5:  {"4 ", "max_model_len 237568 → 241664", "ready", "732359", "3.03x", "pass"},
+		8:  {"7 ", "unit frank-primary-probe.service → frank-primary.service", "oom_runtime", "1350182", "boots, dies"},
+		16: {"15 ", "dynamo_constraint_violation", "other"},
+	} {
+		for _, w := range want {
+			if !strings.Contains(lines[i], w) {
+				t.Errorf("line %d %q lacks %q", i, lines[i], w)
+			}
+		}
+	}
+	for _, w := range []string{
+		"max_model_len at max_num_seqs=3, kv_cache_dtype=auto, booting: passes at 241664 (rung 4), fails at 245760 (rung 2, oom_graph_capture): boundary found",
+		"contract_tokens at kv_cache_dtype=fp8, booting: passes at 1310720 = 5 × 262144 (rung 6), fails at 1449984 = 6 × 241664 (rung 5, oom_kv_alloc)",
+		"contract_tokens at kv_cache_dtype=fp8, surviving: passes at 1048576 = 4 × 262144 (rung 8), fails at 1310720 = 5 × 262144 (rung 7, oom_runtime)",
+		"next rung: 5 × 233472 fp8 (contract_tokens 1167360), the midpoint of the surviving boundary at kv_cache_dtype=fp8 between 1048576 and 1310720",
+		"note: rungs 14–15 (2 × 262144 bf16) failed with dynamo_constraint_violation, which is not a capacity failure",
+	} {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q", w)
+		}
+	}
+	if strings.Contains(out, "frank-small") {
+		t.Error("--target did not filter")
+	}
+}
+
+// TestLadderFromDatabase replays both fixtures into SQLite and reads the
+// ladders back as JSON, filtered by host.
+func TestLadderFromDatabase(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "l.db")
+	runCmd(t, "replay", "--db", db, nightFixture, "../../../shared/fixtures/dankclaw-day.journal.json")
+	var doc struct {
+		Ladders []struct {
+			ID, Host, Target string
+			Rungs            []struct {
+				N       int    `json:"n"`
+				Verdict string `json:"verdict"`
+				Note    string `json:"note"`
+			} `json:"rungs"`
+			Next struct {
+				Shape string `json:"shape"`
+			} `json:"next"`
+		} `json:"ladders"`
+	}
+	out := runCmd(t, "ladder", "--db", db, "--format", "json")
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("not JSON: %v", err)
+	}
+	if len(doc.Ladders) != 3 {
+		t.Fatalf("want 3 ladders (frank-small, frank-large, frank-primary), got %d", len(doc.Ladders))
+	}
+	out = runCmd(t, "ladder", "--db", db, "--format", "json", "--host", "dankserver")
+	doc.Ladders = nil
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Ladders) != 1 || doc.Ladders[0].Target != "frank-primary" || len(doc.Ladders[0].Rungs) != 16 {
+		t.Fatalf("--host dankserver: %+v", doc.Ladders)
+	}
+	l := doc.Ladders[0]
+	if l.Rungs[13].Verdict != "dynamo_constraint_violation" || !strings.HasPrefix(l.Rungs[1].Note, "rung 2 of ladder frank-primary: same OOM at graph capture as rung 1") {
+		t.Errorf("rungs from the database: %+v", l.Rungs[:2])
+	}
+	if l.Next.Shape != "5 × 233472 fp8" {
+		t.Errorf("next %q", l.Next.Shape)
+	}
+	// The same ladder id from the database as from the files.
+	var files struct {
+		Ladders []struct{ ID string } `json:"ladders"`
+	}
+	if err := json.Unmarshal([]byte(runCmd(t, "ladder", "--format", "json", nightFixture)), &files); err != nil || len(files.Ladders) != 1 || files.Ladders[0].ID != l.ID {
+		t.Errorf("ids differ between database and files: %v %+v vs %s", err, files.Ladders, l.ID)
+	}
+	if out := runCmd(t, "ladder", "--db", db, "--target", "nope"); strings.TrimSpace(out) != "no ladders" {
+		t.Errorf("unknown target: %q", out)
+	}
+}
+
+// TestLadderOptions: --gap splits, --granularity changes the next rung.
+func TestLadderOptions(t *testing.T) {
+	// The longest pause of the night, from an end to the next start, is
+	// the 14 minutes after rung 7 (05:58:15 → 06:12:16); the next is 10.
+	out := runCmd(t, "ladder", "--gap", "12m", "--format", "json", nightFixture)
+	var doc struct {
+		Ladders []struct {
+			Rungs []json.RawMessage `json:"rungs"`
+		} `json:"ladders"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var sizes []int
+	for _, l := range doc.Ladders {
+		sizes = append(sizes, len(l.Rungs))
+	}
+	if fmt.Sprint(sizes) != "[7 9]" {
+		t.Errorf("--gap 12m: ladders of %v rungs, want [7 9]", sizes)
+	}
+	out = runCmd(t, "ladder", "--granularity", "vllm=65536", nightFixture)
+	if !strings.Contains(out, "ladder frank-primary on dankserver") || strings.Contains(out, "5 × 233472") ||
+		!strings.Contains(out, "boundary found (step 4096, no multiple of the granularity 65536 lies between)") {
+		t.Errorf("--granularity vllm=65536:\n%s", out)
+	}
+	for _, bad := range []string{"x", "vllm=0", "=-1"} {
+		if err := run(context.Background(), []string{"ladder", "--granularity", bad, nightFixture}); err == nil {
+			t.Errorf("--granularity %q accepted", bad)
+		}
+	}
+}

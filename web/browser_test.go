@@ -1,0 +1,260 @@
+package web
+
+import (
+	"context"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+
+	"github.com/llmfleet/analyzer/domain"
+)
+
+// chromiumPath is where Debian's chromium package puts the browser.
+const chromiumPath = "/usr/bin/chromium"
+
+// artifactsDir is where the browser test writes its screenshots: $ARTIFACTS_DIR,
+// else a temporary directory of the test.
+func artifactsDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("ARTIFACTS_DIR")
+	if dir == "" {
+		return t.TempDir()
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// alertProbe runs before any script of a page: it records calls of
+// window.alert (and still lets the dialog open, which the dialog listener
+// counts).
+const alertProbe = `window.alertFired = false;
+(function () { var orig = window.alert; window.alert = function (m) { window.alertFired = true; return orig.call(window, m); }; })();`
+
+// TestBrowserAttemptToLadder drives headless Chromium over the UI serving
+// the replayed fixtures: attempts list → an attempt → its ladder, the
+// ladders list, and an attempt whose evidence holds a <script> tag.
+func TestBrowserAttemptToLadder(t *testing.T) {
+	if _, err := os.Stat(chromiumPath); err != nil {
+		t.Skipf("chromium is not installed at %s (apt-get install -y chromium): %v", chromiumPath, err)
+	}
+	db := replayFixtures(t, t.TempDir())
+	srv := httptest.NewServer(New(db, Options{Location: time.UTC}))
+	t.Cleanup(srv.Close)
+	night := nightLadder(t, db)
+	out := artifactsDir(t)
+
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(chromiumPath),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.NoFirstRun,
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1440, 1000),
+	)
+	defer cancelAlloc()
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	defer cancel()
+	// Start the browser without a deadline (a deadline on the first run
+	// would stop the browser), then bound the rest.
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	var dialogs atomic.Int32
+	go func() {
+		for _, err := range chromedp.Events(ctx, page.JavascriptDialogOpening) {
+			if err != nil {
+				return
+			}
+			dialogs.Add(1)
+			_, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
+		}
+	}()
+	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: alertProbe}); err != nil {
+		t.Fatal(err)
+	}
+	tctx, tcancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer tcancel()
+
+	shot := func(name string) {
+		t.Helper()
+		png, err := chromedp.Run(tctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatalf("screenshot %s: %v", name, err)
+		}
+		p := filepath.Join(out, name)
+		if err := os.WriteFile(p, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("screenshot %s", p)
+	}
+	eval := func(js string) string {
+		t.Helper()
+		v, err := chromedp.Run(tctx, chromedp.Evaluate[string](js))
+		if err != nil {
+			t.Fatalf("evaluate %s: %v", js, err)
+		}
+		return v
+	}
+	evalInt := func(js string) int {
+		t.Helper()
+		v, err := chromedp.Run(tctx, chromedp.Evaluate[int](js))
+		if err != nil {
+			t.Fatalf("evaluate %s: %v", js, err)
+		}
+		return v
+	}
+	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(tctx, steps...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+
+	// 1. The attempts list.
+	do("open the attempts list", chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS("table.attempts")))
+	if n := evalInt(`document.querySelectorAll("table.attempts tbody tr").length`); n != 21 {
+		t.Errorf("attempts list shows %d rows, want 21 (16 + 4 + 1)", n)
+	}
+	if n := evalInt(`document.querySelectorAll("table.attempts a.ladder").length`); n != 21 {
+		t.Errorf("%d rows link to a ladder, want 21", n)
+	}
+	shot("ladder-1-attempts.png")
+
+	// 2. Rung 2 of the night: click its row's link.
+	r2 := night.Rung(2)
+	sel := `table.attempts a[href="` + attemptURL(r2.AttemptID) + `"]`
+	if _, err := chromedp.RunResponse(tctx, chromedp.Click(chromedp.CSS(sel))); err != nil {
+		t.Fatalf("click %s: %v", sel, err)
+	}
+	do("attempt page", chromedp.WaitVisible(chromedp.CSS("p.ladder-link")))
+	h1 := eval(`document.querySelector("h1").innerText`)
+	if !strings.Contains(h1, "frank-primary-probe.service") || !strings.Contains(h1, "oom_graph_capture") {
+		t.Errorf("attempt h1 %q", h1)
+	}
+	link := eval(`document.querySelector("p.ladder-link").innerText`)
+	if !strings.HasPrefix(link, "Rung 2 of 16 of ladder frank-primary on dankserver: rung 2 of ladder frank-primary: same OOM at graph capture as rung 1") {
+		t.Errorf("ladder link %q", link)
+	}
+	shot("ladder-2-attempt.png")
+
+	// 3. Its ladder.
+	if _, err := chromedp.RunResponse(tctx, chromedp.Click(chromedp.CSS("p.ladder-link a.ladder"))); err != nil {
+		t.Fatalf("click the ladder link: %v", err)
+	}
+	do("ladder page", chromedp.WaitVisible(chromedp.CSS("#ladder-chart")))
+	if loc := eval(`location.pathname`); loc != ladderURL(night.ID) {
+		t.Errorf("ladder page at %q, want %q", loc, ladderURL(night.ID))
+	}
+	if h := eval(`document.querySelector("h1").innerText`); !strings.HasPrefix(h, "Ladder frank-primary") {
+		t.Errorf("ladder h1 %q", h)
+	}
+	if n := evalInt(`document.querySelectorAll("tr.rung").length`); n != 16 {
+		t.Errorf("%d rung rows, want 16", n)
+	}
+	if s := eval(`document.querySelector("#rung-2").innerText`); !strings.Contains(s, "max_model_len 262144 → 245760") || !strings.Contains(s, "oom_graph_capture") || !strings.Contains(s, "capacity fail") {
+		t.Errorf("rung 2 row %q", s)
+	}
+	if s := eval(`document.querySelector("#rung-7").innerText`); !strings.Contains(s, "oom_runtime") || !strings.Contains(s, "1350182") || !strings.Contains(s, "5.15") || !strings.Contains(s, "boots, dies") {
+		t.Errorf("rung 7 row %q", s)
+	}
+	if s := eval(`document.querySelector("#next").innerText`); !strings.HasPrefix(s, "Next rung: 5 × 233472 fp8 (contract_tokens 1167360), the midpoint of the surviving boundary") {
+		t.Errorf("next %q", s)
+	}
+	bs := eval(`document.querySelector("table.boundaries").innerText`)
+	for _, w := range []string{"max_num_seqs=3, kv_cache_dtype=auto", "241664", "245760", "1310720", "1449984", "1048576", "found", "open", "inconsistent"} {
+		if !strings.Contains(bs, w) {
+			t.Errorf("boundaries table lacks %q", w)
+		}
+	}
+	// The chart: 16 points in time order, coloured by outcome, each with a
+	// hover title; the caption names the dimension.
+	if n := evalInt(`document.querySelectorAll("#ladder-chart circle.pt").length`); n != 16 {
+		t.Errorf("%d chart points, want 16", n)
+	}
+	for class, want := range map[string]int{"ok": 6, "fail": 7, "warn": 1, "off": 2} {
+		if n := evalInt(`document.querySelectorAll("#ladder-chart circle.pt.` + class + `").length`); n != want {
+			t.Errorf("%d %s points, want %d", n, class, want)
+		}
+	}
+	if s := eval(`document.querySelector("#pt-2 title").textContent`); s != "rung 2: max_model_len = 245760; 3 × 245760 bf16 KV 11.05 GB 798280 KV tokens; oom_graph_capture (capacity fail)" {
+		t.Errorf("point 2 title %q", s)
+	}
+	if ok := eval(`String(Array.from(document.querySelectorAll("#ladder-chart circle.pt")).every((c, i, a) => i == 0 || +c.getAttribute("cx") > +a[i-1].getAttribute("cx")))`); ok != "true" {
+		t.Error("chart points are not in time order")
+	}
+	// Higher max_model_len is drawn higher (smaller y): rung 1 (262144) above rung 3 (237568).
+	if ok := eval(`String(+document.querySelector("#pt-1").getAttribute("cy") < +document.querySelector("#pt-3").getAttribute("cy"))`); ok != "true" {
+		t.Error("rung 1 is not drawn above rung 3")
+	}
+	if s := eval(`document.querySelector("figcaption").innerText`); !strings.Contains(s, "y = max_model_len of each rung, in time order.") {
+		t.Errorf("caption %q", s)
+	}
+	if w := evalInt(`Math.round(document.querySelector("#ladder-chart").getBoundingClientRect().width)`); w < 600 {
+		t.Errorf("chart is %d px wide", w)
+	}
+	shot("ladder-3-ladder.png")
+
+	// Pick another y dimension with the form.
+	do("choose y", chromedp.SetValue(chromedp.CSS(`select[name="y"]`), "max_num_seqs"))
+	if _, err := chromedp.RunResponse(tctx, chromedp.Click(chromedp.CSS("form.chart-y button"))); err != nil {
+		t.Fatalf("submit y: %v", err)
+	}
+	do("ladder by max_num_seqs", chromedp.WaitVisible(chromedp.CSS("#ladder-chart")))
+	if loc := eval(`location.search`); loc != "?y=max_num_seqs" {
+		t.Errorf("query %q", loc)
+	}
+	if s := eval(`document.querySelector("#pt-5 title").textContent`); !strings.HasPrefix(s, "rung 5: max_num_seqs = 6;") {
+		t.Errorf("point 5 title %q", s)
+	}
+	shot("ladder-4-ladder-max_num_seqs.png")
+
+	// 4. The ladders list.
+	do("ladders list", chromedp.Navigate(srv.URL+"/ladders"), chromedp.WaitVisible(chromedp.CSS("table.ladders")))
+	if n := evalInt(`document.querySelectorAll("table.ladders tbody tr").length`); n != 4 {
+		t.Errorf("%d ladders listed, want 4", n)
+	}
+	if s := eval(`document.querySelector("table.ladders").innerText`); !strings.Contains(s, "frank-primary") || !strings.Contains(s, "5 × 233472 fp8") {
+		t.Errorf("ladders table %q", s)
+	}
+	shot("ladder-5-ladders.png")
+
+	// 5. Log text with a <script> tag renders as text and runs nothing.
+	xss, err := db.ListAttempts(context.Background(), domain.AttemptFilter{Host: "xsshost"})
+	if err != nil || len(xss) != 1 {
+		t.Fatalf("xss attempt: %v", err)
+	}
+	do("xss attempt", chromedp.Navigate(srv.URL+attemptURL(xss[0].ID)), chromedp.WaitVisible(chromedp.CSS(".log .msg")))
+	if s := eval(`document.querySelector(".log .msg").textContent`); s != xssLine {
+		t.Errorf("evidence text %q, want %q", s, xssLine)
+	}
+	if n := evalInt(`document.querySelectorAll("script").length`); n != 0 {
+		t.Errorf("the page holds %d script elements", n)
+	}
+	if s := eval(`String(window.alertFired)`); s != "false" {
+		t.Errorf("window.alertFired = %s", s)
+	}
+	if !strings.Contains(eval(`document.querySelector("p.note").textContent`), "<script>alert(1)</script>") {
+		t.Error("the note does not show the tag as text")
+	}
+	shot("ladder-6-xss-attempt.png")
+	do("xss ladder", chromedp.Click(chromedp.CSS("p.ladder-link a.ladder")), chromedp.WaitVisible(chromedp.CSS("#ladder-chart")))
+	if s := eval(`String(window.alertFired)`); s != "false" {
+		t.Errorf("ladder page: window.alertFired = %s", s)
+	}
+	if n := dialogs.Load(); n != 0 {
+		t.Errorf("%d JavaScript dialogs opened", n)
+	}
+}

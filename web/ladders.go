@@ -1,0 +1,541 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"html/template"
+	"math"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/ladder"
+)
+
+// registerLadders adds the boot-ladder routes:
+//
+//	GET /ladders                 ladders page (filters: host, target, since, until)
+//	GET /ladders/:id             one ladder: rungs, SVG chart (?y=max_model_len ...), boundaries, next rung
+//	GET /api/v1/ladders          {"ladders": [ladderSummaryJSON...]}, same filters, since/until RFC 3339
+//	GET /api/v1/ladders/:id      ladder.Ladder: rungs (with notes), boundaries, next, notes
+//
+// Ladders are built on each request from every attempt of the database
+// (AttemptReader.ListAttempts with an empty filter), so their ids and rung
+// numbers do not depend on the filters. The since/until filters keep the
+// ladders with at least one rung started in [since, until).
+func (s *server) registerLadders(r *gin.Engine) {
+	base := template.Must(template.New("").Funcs(funcs).Funcs(ladderFuncs).ParseFS(templateFS, "templates/base.html"))
+	for _, name := range []string{"ladders", "ladder"} {
+		t := template.Must(base.Clone())
+		s.pages[name] = template.Must(t.ParseFS(templateFS, "templates/"+name+".html"))
+	}
+	r.GET("/ladders", s.laddersPage)
+	r.GET("/ladders/:id", s.ladderPage)
+	r.GET("/api/v1/ladders", s.apiLadders)
+	r.GET("/api/v1/ladders/:id", s.apiLadder)
+}
+
+// ladderFuncs are the ladder pages' template helpers; like funcs, none
+// returns template.HTML.
+var ladderFuncs = template.FuncMap{
+	"ladderURL":    ladderURL,
+	"outcomeClass": outcomeClass,
+	"changes":      changesText,
+	"secs":         secondsText,
+	"i64p":         int64PtrText,
+	"f64p":         float64PtrText,
+	"bpt":          bytesPerTokenText,
+	"rungList":     rungListText,
+	"sizing":       sizingText,
+}
+
+// LadderOptions configures how the UI builds boot ladders (Options.Ladder).
+type LadderOptions = ladder.Options
+
+// ladderURL is the page of a ladder.
+func ladderURL(id string) string { return "/ladders/" + url.PathEscape(id) }
+
+// outcomeClass colours a rung: pass green, capacity failure red, boots but
+// dies amber, other grey.
+func outcomeClass(r ladder.Rung) string {
+	switch r.Outcome() {
+	case "pass":
+		return "ok"
+	case "capacity fail":
+		return "fail"
+	case "boots, dies":
+		return "warn"
+	}
+	return "off"
+}
+
+func changesText(cs []ladder.Change) []string {
+	out := make([]string, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, c.String())
+	}
+	return out
+}
+
+func secondsText(p *float64) string {
+	if p == nil {
+		return ""
+	}
+	return fmt.Sprintf("%.0f s", *p)
+}
+
+func int64PtrText(p *int64) string {
+	if p == nil {
+		return ""
+	}
+	return strconv.FormatInt(*p, 10)
+}
+
+func float64PtrText(p *float64) string {
+	if p == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*p, 'f', -1, 64)
+}
+
+func bytesPerTokenText(p *float64) string {
+	if p == nil {
+		return ""
+	}
+	return fmt.Sprintf("%.0f", *p)
+}
+
+// sizingText is a rung's set sizing without the engine's outcome:
+// "3 × 262144 bf16 KV 11.05 GB".
+func sizingText(s domain.Shape) string {
+	t := domain.Shape{}
+	for _, k := range []string{domain.ShapeMaxNumSeqs, domain.ShapeMaxModelLen, domain.ShapeKVCacheDtype, domain.ShapeKVCacheMemoryBytes} {
+		if v, ok := s[k]; ok {
+			t[k] = v
+		}
+	}
+	return t.Summary()
+}
+
+func rungListText(ns []int) string {
+	parts := make([]string, 0, len(ns))
+	for _, n := range ns {
+		parts = append(parts, strconv.Itoa(n))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ladderRef links an attempt to its ladder.
+type ladderRef struct {
+	ID, Target, Host string
+	// URL is the ladder's page.
+	URL string
+	// N is the attempt's rung; Rungs the ladder's length.
+	N, Rungs int
+	Note     string
+	Outcome  string
+}
+
+// ladderData is what the ladder pages, and the attempt page's link, need.
+type ladderData struct {
+	// attempt page
+	Ref *ladderRef
+
+	// ladder page
+	L     *ladder.Ladder
+	Chart *chartView
+	// Y is the chart's dimension; YOptions the choices.
+	Y        string
+	YOptions []string
+	// KVPerDtype is L.KVBytesPerToken sorted by dtype.
+	KVPerDtype []dtypeFigure
+
+	// ladders page
+	Form    ladderForm
+	Hosts   []string
+	Targets []string
+	List    []ladder.Ladder
+	Error   string
+}
+
+type dtypeFigure struct {
+	Dtype string
+	Bytes string
+}
+
+type ladderForm struct{ Host, Target, Since, Until string }
+
+// allLadders builds the ladders of every attempt in the database.
+func (s *server) allLadders(ctx context.Context) ([]ladder.Ladder, error) {
+	attempts, err := s.db.ListAttempts(ctx, domain.AttemptFilter{})
+	if err != nil {
+		return nil, err
+	}
+	return ladder.Build(attempts, s.opts.Ladder), nil
+}
+
+// attemptLadder is the ladder link of the attempt page; nil when the
+// ladders cannot be built (the page still renders; the error is logged).
+func (s *server) attemptLadder(ctx context.Context, id string) *ladderData {
+	ls, err := s.allLadders(ctx)
+	if err != nil {
+		s.opts.Logger.Error("web: ladders", "err", err)
+		return nil
+	}
+	if l, r := ladder.ForAttempt(ls, id); l != nil {
+		return &ladderData{Ref: refOf(l, r)}
+	}
+	return nil
+}
+
+func refOf(l *ladder.Ladder, r *ladder.Rung) *ladderRef {
+	return &ladderRef{ID: l.ID, URL: ladderURL(l.ID), Target: l.Target, Host: l.Host, N: r.N, Rungs: len(l.Rungs), Note: r.Note, Outcome: r.Outcome()}
+}
+
+// linkLadders fills the ladder link of each attempts-page row.
+func (s *server) linkLadders(ctx context.Context, rows []listRow) {
+	if len(rows) == 0 {
+		return
+	}
+	ls, err := s.allLadders(ctx)
+	if err != nil {
+		s.opts.Logger.Error("web: ladders", "err", err)
+		return
+	}
+	for i := range rows {
+		if l, r := ladder.ForAttempt(ls, rows[i].A.ID); l != nil {
+			rows[i].Ladder = refOf(l, r)
+		}
+	}
+}
+
+// keepLadders applies the list filters. since/until keep ladders with a
+// rung started in [since, until).
+func keepLadders(ls []ladder.Ladder, host, target string, since, until time.Time) []ladder.Ladder {
+	out := []ladder.Ladder{}
+	for _, l := range ls {
+		if (host != "" && l.Host != host) || (target != "" && l.Target != target) {
+			continue
+		}
+		if !since.IsZero() || !until.IsZero() {
+			in := false
+			for _, r := range l.Rungs {
+				if !r.StartedAt.IsZero() && !r.StartedAt.Before(since) && (until.IsZero() || r.StartedAt.Before(until)) {
+					in = true
+				}
+			}
+			if !in {
+				continue
+			}
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+func (s *server) laddersPage(c *gin.Context) {
+	form := ladderForm{Host: c.Query("host"), Target: c.Query("target"), Since: c.Query("since"), Until: c.Query("until")}
+	ld := &ladderData{Form: form}
+	data := pageData{Title: "Boot ladders", LD: ld}
+	ls, err := s.allLadders(c.Request.Context())
+	if err != nil {
+		s.serverError(c, err, false)
+		return
+	}
+	hosts, targets := map[string]bool{}, map[string]bool{}
+	for _, l := range ls {
+		hosts[l.Host], targets[l.Target] = true, true
+	}
+	ld.Hosts, ld.Targets = withValue(sortedKeys(hosts), form.Host), withValue(sortedKeys(targets), form.Target)
+	since, err1 := parseFormTime(form.Since, s.opts.Location)
+	until, err2 := parseFormTime(form.Until, s.opts.Location)
+	if err1 != nil || err2 != nil {
+		ld.Error = "Invalid time filter. Use the date picker or RFC 3339, e.g. 2026-10-01T21:40:00-07:00."
+		s.render(c, http.StatusBadRequest, "ladders", data)
+		return
+	}
+	ld.List = keepLadders(ls, form.Host, form.Target, since, until)
+	s.render(c, http.StatusOK, "ladders", data)
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// chartDims are the dimensions the chart can plot (?y=).
+var chartDims = []string{
+	domain.ShapeMaxModelLen, domain.ShapeMaxNumSeqs, ladder.DimContract, domain.ShapeKVCacheTokens,
+	domain.ShapeKVCacheMemoryBytes, domain.ShapeMaxConcurrency, domain.ShapeMaxNumBatchedTokens,
+	domain.ShapeGPUMemoryUtilization,
+}
+
+func (s *server) ladderPage(c *gin.Context) {
+	ls, err := s.allLadders(c.Request.Context())
+	if err != nil {
+		s.serverError(c, err, false)
+		return
+	}
+	l := ladder.Find(ls, c.Param("id"))
+	if l == nil {
+		s.render(c, http.StatusNotFound, "notfound", pageData{Title: "Ladder not found",
+			Message: "No boot ladder has the id " + strconv.Quote(c.Param("id")) + "."})
+		return
+	}
+	y := c.Query("y")
+	if !contains(chartDims, y) {
+		y = domain.ShapeMaxModelLen
+	}
+	ld := &ladderData{L: l, Y: y, YOptions: chartDims, Chart: buildChart(l, y)}
+	dts := make([]string, 0, len(l.KVBytesPerToken))
+	for dt := range l.KVBytesPerToken {
+		dts = append(dts, dt)
+	}
+	sort.Strings(dts)
+	for _, dt := range dts {
+		ld.KVPerDtype = append(ld.KVPerDtype, dtypeFigure{Dtype: dt, Bytes: fmt.Sprintf("%.0f", l.KVBytesPerToken[dt])})
+	}
+	s.render(c, http.StatusOK, "ladder", pageData{Title: "Ladder " + l.Target, LD: ld})
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// ladderSummaryJSON is a ladder in GET /api/v1/ladders: everything but the
+// rungs and boundaries (GET /api/v1/ladders/:id has them).
+type ladderSummaryJSON struct {
+	ID              string             `json:"id"`
+	Host            string             `json:"host"`
+	Target          string             `json:"target"`
+	TargetFrom      string             `json:"target_from"`
+	Engine          string             `json:"engine"`
+	Units           []string           `json:"units"`
+	StartedAt       string             `json:"started_at,omitempty"`
+	EndedAt         string             `json:"ended_at,omitempty"`
+	RungCount       int                `json:"rung_count"`
+	Passes          int                `json:"passes"`
+	CapacityFails   int                `json:"capacity_fails"`
+	Others          int                `json:"others"`
+	Granularity     int64              `json:"granularity"`
+	KVBytesPerToken map[string]float64 `json:"kv_bytes_per_token,omitempty"`
+	Next            *ladder.Suggestion `json:"next,omitempty"`
+	Notes           []string           `json:"notes"`
+	URL             string             `json:"url"`
+}
+
+func (s *server) apiLadders(c *gin.Context) {
+	var since, until time.Time
+	for _, p := range []struct {
+		name string
+		dst  *time.Time
+	}{{"since", &since}, {"until", &until}} {
+		v := c.Query(p.name)
+		if v == "" {
+			continue
+		}
+		t, err := time.Parse(time.RFC3339, strings.ReplaceAll(v, " ", "+"))
+		if err != nil {
+			c.JSON(http.StatusBadRequest, gin.H{"error": p.name + " must be RFC 3339 (e.g. 2026-10-01T21:40:00-07:00): " + err.Error()})
+			return
+		}
+		*p.dst = t
+	}
+	ls, err := s.allLadders(c.Request.Context())
+	if err != nil {
+		s.serverError(c, err, true)
+		return
+	}
+	out := []ladderSummaryJSON{}
+	for _, l := range keepLadders(ls, c.Query("host"), c.Query("target"), since, until) {
+		out = append(out, ladderSummaryJSON{
+			ID: l.ID, Host: l.Host, Target: l.Target, TargetFrom: l.TargetFrom, Engine: l.Engine, Units: l.Units,
+			StartedAt: formatTime(l.StartedAt), EndedAt: formatTime(l.EndedAt), RungCount: len(l.Rungs),
+			Passes: l.Passes, CapacityFails: l.CapacityFails, Others: l.Others, Granularity: l.Granularity,
+			KVBytesPerToken: l.KVBytesPerToken, Next: l.Next, Notes: l.Notes, URL: "/api/v1/ladders/" + url.PathEscape(l.ID),
+		})
+	}
+	c.JSON(http.StatusOK, gin.H{"ladders": out})
+}
+
+func (s *server) apiLadder(c *gin.Context) {
+	ls, err := s.allLadders(c.Request.Context())
+	if err != nil {
+		s.serverError(c, err, true)
+		return
+	}
+	l := ladder.Find(ls, c.Param("id"))
+	if l == nil {
+		c.JSON(http.StatusNotFound, gin.H{"error": "ladder " + strconv.Quote(c.Param("id")) + " not found"})
+		return
+	}
+	c.JSON(http.StatusOK, l)
+}
+
+// chartView is the ladder chart, laid out on the server: rungs in time
+// order on x, the chosen dimension on y.
+type chartView struct {
+	Width, Height          int
+	Left, Right, Top, Base float64
+	PlotW, PlotH           float64
+	Dim                    string
+	Points                 []chartPoint
+	Line                   string // polyline points of the rungs that have a value
+	Ticks                  []chartTick
+	Guides                 []chartGuide
+	Missing                []int // rungs without a value
+}
+
+type chartPoint struct {
+	N       int
+	X, Y    float64
+	HasY    bool
+	Class   string
+	Title   string
+	Label   string
+	AttURL  string
+	Outcome string
+}
+
+type chartTick struct {
+	Y     float64
+	Label string
+}
+
+// chartGuide is a boundary of the plotted dimension: a dashed line at the
+// highest passing and the lowest failing value.
+type chartGuide struct {
+	Y     float64
+	DY    int // label offset: above a fail line, below a pass line
+	Class string
+	Label string
+}
+
+// chartValue is a rung's value of dimension dim.
+func chartValue(r ladder.Rung, dim string) (float64, bool) {
+	if dim == ladder.DimContract {
+		n, ok1 := r.Shape.Int(domain.ShapeMaxNumSeqs)
+		m, ok2 := r.Shape.Int(domain.ShapeMaxModelLen)
+		return float64(n * m), ok1 && ok2
+	}
+	return r.Shape.Float(dim)
+}
+
+func formatValue(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return strconv.FormatInt(int64(v), 10)
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+func buildChart(l *ladder.Ladder, dim string) *chartView {
+	ch := &chartView{Width: 960, Height: 320, Left: 90, Right: 940, Top: 24, Base: 272, Dim: dim}
+	ch.PlotW, ch.PlotH = ch.Right-ch.Left, ch.Base-ch.Top
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, r := range l.Rungs {
+		if v, ok := chartValue(r, dim); ok {
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
+		}
+	}
+	var guides []struct {
+		v            float64
+		class, label string
+	}
+	for _, b := range l.Boundaries {
+		if b.Dimension != dim || b.Kind != ladder.KindBoot || (b.Status != ladder.StatusFound && b.Status != ladder.StatusOpen) {
+			continue
+		}
+		guides = append(guides,
+			struct {
+				v            float64
+				class, label string
+			}{float64(*b.Pass), "ok", "passes at " + formatValue(float64(*b.Pass)) + " (" + b.AtText + ")"},
+			struct {
+				v            float64
+				class, label string
+			}{float64(*b.Fail), "fail", "fails at " + formatValue(float64(*b.Fail)) + " (" + b.AtText + ")"})
+	}
+	if math.IsInf(lo, 1) {
+		lo, hi = 0, 1
+	}
+	if hi == lo {
+		lo, hi = lo-1, hi+1
+	}
+	pad := (hi - lo) * 0.08
+	lo, hi = lo-pad, hi+pad
+	yOf := func(v float64) float64 { return ch.Base - (v-lo)/(hi-lo)*(ch.Base-ch.Top) }
+	n := len(l.Rungs)
+	step := (ch.Right - ch.Left) / float64(max(n, 1))
+	var line []string
+	for i, r := range l.Rungs {
+		p := chartPoint{N: r.N, X: round1(ch.Left + step*(float64(i)+0.5)), Class: outcomeClass(r), Outcome: r.Outcome(), AttURL: attemptURL(r.AttemptID)}
+		v, ok := chartValue(r, dim)
+		val := "no value"
+		if ok {
+			p.HasY, p.Y = true, round1(yOf(v))
+			val = formatValue(v)
+			line = append(line, fmt.Sprintf("%g,%g", p.X, p.Y))
+		} else {
+			ch.Missing = append(ch.Missing, r.N)
+		}
+		p.Label = val
+		p.Title = fmt.Sprintf("rung %d: %s = %s; %s; %s (%s)", r.N, dim, val, r.Summary, r.Verdict, r.Outcome())
+		ch.Points = append(ch.Points, p)
+	}
+	ch.Line = strings.Join(line, " ")
+	tstep := niceStep((hi - lo) / 4)
+	for v := math.Ceil(lo/tstep) * tstep; v <= hi; v += tstep {
+		ch.Ticks = append(ch.Ticks, chartTick{Y: round1(yOf(v)), Label: strconv.FormatFloat(v, 'f', decimals(tstep), 64)})
+	}
+	for _, g := range guides {
+		if g.v >= lo && g.v <= hi {
+			dy := 13
+			if g.class == "fail" {
+				dy = -4
+			}
+			ch.Guides = append(ch.Guides, chartGuide{Y: round1(yOf(g.v)), DY: dy, Class: g.class, Label: g.label})
+		}
+	}
+	return ch
+}
+
+func round1(v float64) float64 { return math.Round(v*10) / 10 }
+
+// niceStep rounds a tick step up to 1, 2, 2.5 or 5 times a power of ten.
+func niceStep(raw float64) float64 {
+	if raw <= 0 || math.IsNaN(raw) || math.IsInf(raw, 0) {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		if m*p >= raw {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
+// decimals is how many decimals the labels of a tick step need.
+func decimals(step float64) int {
+	d := 0
+	for step != math.Trunc(step) && d < 6 {
+		step *= 10
+		d++
+	}
+	return d
+}
