@@ -1,15 +1,22 @@
-# Everything a developer or CI runs. Needs Go and a C compiler (cgo, for SQLite).
+# Everything a developer or CI runs. Needs Go and a C compiler (cgo: SQLite,
+# sd-journal); scripts/install-deps.sh installs the Debian packages it lacks.
 GO      ?= go
 BIN     := bin/analyzer
 DB      ?= demo.db
 LISTEN  ?= 127.0.0.1:8080
 EXAMPLE := examples/dankserver-night-ladder.journal.json examples/dankclaw-day.journal.json
 
-.PHONY: all build test demo explain clean
+.PHONY: all build test demo explain clean deps test-deps
 
 all: build
 
-build:
+deps:
+	scripts/install-deps.sh build
+
+test-deps:
+	scripts/install-deps.sh test
+
+build: deps
 	$(GO) build -o $(BIN) ./cmd/analyzer
 
 # The main job on the bundled example: explain it, record it, serve the UI.
@@ -21,7 +28,7 @@ demo: build
 explain: build
 	$(BIN) explain $(EXAMPLE)
 
-test: build
+test: test-deps build
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
 	$(BIN) rules test
