@@ -184,3 +184,34 @@ func (r *Reader) Wait(d time.Duration) {
 func isBadMessage(err error) bool {
 	return errors.Is(err, syscall.EBADMSG) || errors.Is(err, syscall.EIO)
 }
+
+// KnownNotes scans a journal (dir "" = the local one) for the analyzer's
+// own root-cause notes (SYSLOG_IDENTIFIER=analyzer) and returns the set of
+// "attempt\x00finding" keys they carry (notes.Key), so that a note sent just
+// before a crash is not sent again after it.
+func KnownNotes(dir string) (map[string]bool, error) {
+	r, err := Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	if err := r.j.AddMatch("SYSLOG_IDENTIFIER=analyzer"); err != nil {
+		return nil, err
+	}
+	if err := r.SeekHead(); err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for {
+		rec, _, ok, err := r.Next()
+		if err != nil {
+			return out, err
+		}
+		if !ok {
+			return out, nil
+		}
+		if a, f := string(rec["ANALYZER_ATTEMPT"]), string(rec["ANALYZER_FINDING"]); a != "" && f != "" {
+			out[a+"\x00"+f] = true
+		}
+	}
+}
