@@ -19,7 +19,7 @@ import (
 type memLedger map[string]bool
 
 func (m memLedger) NoteWritten(a, f string) (bool, error) { return m[notes.Key(a, f)], nil }
-func (m memLedger) RecordNote(a, f, _ string) error      { m[notes.Key(a, f)] = true; return nil }
+func (m memLedger) RecordNote(a, f, _ string) error       { m[notes.Key(a, f)] = true; return nil }
 
 func send(message string, priority int, fields map[string]string) error {
 	return journal.Send(message, journal.Priority(priority), fields)

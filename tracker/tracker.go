@@ -66,12 +66,12 @@ type Tracker struct {
 	opt   Options
 
 	attempts     []*state
-	byKey        map[string]*state // host|unit|invocation
-	lastByUnit   map[string]*state // host|unit
-	byContainer  map[string]*state // CONTAINER_ID_FULL / PODMAN_ID
-	byName       map[string]*state // host|container name → latest attempt that started it
-	engineUnits  map[string]bool   // host|unit seen running an engine
-	textCurrent  map[string]*state // plain-text source → current attempt
+	byKey        map[string]*state  // host|unit|invocation
+	lastByUnit   map[string]*state  // host|unit
+	byContainer  map[string]*state  // CONTAINER_ID_FULL / PODMAN_ID
+	byName       map[string]*state  // host|container name → latest attempt that started it
+	engineUnits  map[string]bool    // host|unit seen running an engine
+	textCurrent  map[string]*state  // plain-text source → current attempt
 	nextRestarts map[string]restart // host|unit → the restart systemd scheduled
 }
 

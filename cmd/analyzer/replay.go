@@ -14,11 +14,15 @@ func cmdReplay(ctx context.Context, args []string) error {
 	fs := newFlags("replay")
 	dbPath := fs.String("db", defaultDB, "SQLite database file")
 	rulesDir := fs.String("rules", "", "rule directory (default: the built-in rules)")
+	lokiF := addLokiFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return usageError{err.Error()}
 	}
 	if fs.NArg() == 0 {
 		return usageError{"replay needs at least one FILE"}
+	}
+	if _, err := lokiF.pusher(nil); err != nil {
+		return err // a bad --loki-* flag, before replaying anything
 	}
 	set, err := loadRules(*rulesDir)
 	if err != nil {
@@ -56,5 +60,5 @@ func cmdReplay(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(stdout, "replayed %d entries from %d files (%d malformed skipped): %d attempts, %d failed, into %s\n",
 		entries, len(files), malformed, len(attempts), failed, *dbPath)
-	return nil
+	return pushFindings(ctx, attempts, lokiF)
 }

@@ -16,15 +16,28 @@ func cmdServe(ctx context.Context, args []string) error {
 	fs := newFlags("serve")
 	dbPath := fs.String("db", defaultDB, "SQLite database file")
 	listen := fs.String("listen", "127.0.0.1:8080", "HTTP listen address")
+	lf := addLiveFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return usageError{err.Error()}
+	}
+	if err := lf.check(*listen); err != nil {
+		return err
 	}
 	db, err := store.Open(*dbPath)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	srv := &http.Server{Addr: *listen, Handler: web.New(db, web.Options{}), ReadHeaderTimeout: 10 * time.Second}
+	lv, err := startLive(ctx, db, lf)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := lv.close(); err != nil {
+			fmt.Fprintln(os.Stderr, "analyzer: live pipeline:", err)
+		}
+	}()
+	srv := &http.Server{Addr: *listen, Handler: web.New(db, web.Options{Routes: lv.routes}), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	fmt.Fprintf(os.Stderr, "analyzer: serving %s on http://%s\n", *dbPath, *listen)

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/loki"
+	"github.com/llmfleet/analyzer/metrics"
+	"github.com/llmfleet/analyzer/pipeline"
+	"github.com/llmfleet/analyzer/rules"
+	"github.com/llmfleet/analyzer/store"
+	"github.com/llmfleet/analyzer/web"
+)
+
+// lokiFlags are the flags of the findings pusher (serve and replay).
+type lokiFlags struct {
+	url, user, password, token, tenant string
+	structuredMetadata                 bool
+}
+
+func addLokiFlags(fs *flag.FlagSet) *lokiFlags {
+	lf := &lokiFlags{}
+	fs.StringVar(&lf.url, "loki-url", "", "push every finding to this Loki (http://HOST:3100, or the full /loki/api/v1/push URL)")
+	fs.StringVar(&lf.user, "loki-user", "", "basic-auth user for --loki-url")
+	fs.StringVar(&lf.password, "loki-password", os.Getenv("ANALYZER_LOKI_PASSWORD"), "basic-auth password for --loki-url (default $ANALYZER_LOKI_PASSWORD)")
+	fs.StringVar(&lf.token, "loki-token", os.Getenv("ANALYZER_LOKI_TOKEN"), "bearer token for --loki-url (default $ANALYZER_LOKI_TOKEN)")
+	fs.StringVar(&lf.tenant, "loki-tenant", "", "tenant sent as X-Scope-OrgID to --loki-url")
+	fs.BoolVar(&lf.structuredMetadata, "loki-structured-metadata", false,
+		"send attempt id, invocation id, rule and shape as structured metadata instead of in the line (Loki 3, schema v13)")
+	return lf
+}
+
+// pusher returns the findings pusher, nil without --loki-url.
+func (lf *lokiFlags) pusher(m *metrics.Metrics) (*loki.Pusher, error) {
+	if lf.url == "" {
+		if lf.user != "" || lf.token != "" || lf.tenant != "" {
+			return nil, usageError{"--loki-user, --loki-token and --loki-tenant need --loki-url"}
+		}
+		return nil, nil
+	}
+	return loki.NewPusher(loki.PusherConfig{URL: lf.url, Username: lf.user, Password: lf.password,
+		BearerToken: lf.token, TenantID: lf.tenant, StructuredMetadata: lf.structuredMetadata, Metrics: m})
+}
+
+// liveFlags are serve's flags of the live pipeline.
+type liveFlags struct {
+	rules        string
+	loki         *lokiFlags
+	push         bool
+	pushToken    string
+	pushMaxBytes int64
+}
+
+func addLiveFlags(fs *flag.FlagSet) *liveFlags {
+	lf := &liveFlags{loki: addLokiFlags(fs)}
+	fs.StringVar(&lf.rules, "rules", "", "rule directory for pushed journals (default: the built-in rules)")
+	fs.BoolVar(&lf.push, "push", true, "accept Loki pushes (Alloy loki.write, Promtail) on POST "+loki.PushPath)
+	fs.StringVar(&lf.pushToken, "push-token", os.Getenv("ANALYZER_PUSH_TOKEN"),
+		"bearer token pushes must send (default $ANALYZER_PUSH_TOKEN); required when --listen is not loopback")
+	fs.Int64Var(&lf.pushMaxBytes, "push-max-bytes", loki.DefaultMaxBytes, "largest push body, as received and decompressed (413 above)")
+	return lf
+}
+
+// check refuses an open push endpoint on a non-loopback address.
+func (lf *liveFlags) check(listen string) error {
+	if lf.pushMaxBytes <= 0 {
+		return usageError{"--push-max-bytes must be positive"}
+	}
+	if lf.push && lf.pushToken == "" && !loopback(listen) {
+		return fmt.Errorf("--listen %s is not a loopback address: set --push-token (or $ANALYZER_PUSH_TOKEN) so that "+
+			"only your collectors can push journals, or turn the endpoint off with --push=false", listen)
+	}
+	return nil
+}
+
+// loopback reports whether a listen address only accepts local connections.
+func loopback(listen string) bool {
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		host = listen
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+// live is the running live pipeline of serve.
+type live struct {
+	routes   []web.Route
+	pipeline *pipeline.Live
+	pusher   *loki.Pusher
+	cancel   context.CancelFunc
+}
+
+// startLive builds /metrics, the pipeline, the push receiver and the
+// findings pusher, and starts their goroutines.
+func startLive(ctx context.Context, db *store.DB, lf *liveFlags) (*live, error) {
+	set, err := loadRules(lf.rules)
+	if err != nil {
+		return nil, err
+	}
+	m := metrics.New(metrics.Options{Store: db, Findings: findingIDs(set)})
+	pusher, err := lf.loki.pusher(m)
+	if err != nil {
+		return nil, err
+	}
+	popts := pipeline.Options{Metrics: m}
+	if pusher != nil {
+		popts.Findings = pusher
+		pusher.Start()
+		fmt.Fprintf(os.Stderr, "analyzer: pushing findings to %s\n", pusher.URL())
+	}
+	p := pipeline.New(db, set, popts)
+	p.Start()
+	ctx, cancel := context.WithCancel(ctx)
+	l := &live{pipeline: p, pusher: pusher, cancel: cancel,
+		routes: []web.Route{{Method: http.MethodGet, Path: "/metrics", Handler: m.Handler()}}}
+	if lf.push {
+		rv := loki.NewReceiver(loki.ReceiverOptions{Sink: p, Token: lf.pushToken, MaxBytes: lf.pushMaxBytes, Metrics: m})
+		go rv.Run(ctx)
+		l.routes = append(l.routes, web.Route{Method: http.MethodPost, Path: loki.PushPath, Handler: rv})
+	}
+	return l, nil
+}
+
+// close saves what the pipeline holds and sends the queued findings (for
+// at most 10 s).
+func (l *live) close() error {
+	l.cancel()
+	err := l.pipeline.Close()
+	if l.pusher != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if perr := l.pusher.Close(ctx); perr != nil && !errors.Is(perr, context.DeadlineExceeded) {
+			err = errors.Join(err, perr)
+		}
+	}
+	return err
+}
+
+// findingIDs lists the finding ids the rule set can raise.
+func findingIDs(set *rules.Set) []string {
+	var ids []string
+	for _, r := range set.Rules() {
+		ids = append(ids, r.FindingID())
+	}
+	return ids
+}
+
+// pushFindings sends the findings of replayed attempts to Loki and waits
+// (up to a minute) until they are delivered or dropped.
+func pushFindings(ctx context.Context, attempts []*domain.Attempt, lf *lokiFlags) error {
+	m := metrics.New(metrics.Options{NoProcessMetrics: true})
+	p, err := lf.pusher(m)
+	if err != nil || p == nil {
+		return err
+	}
+	p.Start()
+	n := 0
+	for _, a := range attempts {
+		for _, f := range a.Findings {
+			if p.Offer(a, f) {
+				n++
+			}
+		}
+	}
+	wait, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	cerr := p.Close(wait)
+	delivered, failed := m.LokiTotals()
+	fmt.Fprintf(stdout, "pushed %d of %d findings to %s (%d failed)\n", delivered, n, p.URL(), failed)
+	if failed > 0 {
+		return fmt.Errorf("%d findings were not pushed to Loki", failed)
+	}
+	return cerr
+}

@@ -1,0 +1,539 @@
+package deploy_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io/fs"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/llmfleet/analyzer/deploy"
+	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/ingest"
+	"github.com/llmfleet/analyzer/loki"
+	"github.com/llmfleet/analyzer/metrics"
+	"github.com/llmfleet/analyzer/rules"
+	"github.com/llmfleet/analyzer/store"
+	"github.com/llmfleet/analyzer/tracker"
+)
+
+// files lists every file of deploy/ (embedded).
+func files(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	err := fs.WalkDir(deploy.Files, ".", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			out = append(out, p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) < 8 {
+		t.Fatalf("deploy/ has only %d files", len(out))
+	}
+	return out
+}
+
+func read(t *testing.T, p string) string {
+	t.Helper()
+	b, err := deploy.Files.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestEveryFileParses parses each file of deploy/ by its kind.
+func TestEveryFileParses(t *testing.T) {
+	for _, p := range files(t) {
+		src := read(t, p)
+		switch ext := filepath.Ext(p); ext {
+		case ".yaml", ".yml":
+			dec := yaml.NewDecoder(strings.NewReader(src))
+			for {
+				var doc any
+				if err := dec.Decode(&doc); err != nil {
+					if err.Error() == "EOF" {
+						break
+					}
+					t.Errorf("%s: %v", p, err)
+					break
+				}
+			}
+		case ".json":
+			var doc any
+			if err := json.Unmarshal([]byte(src), &doc); err != nil {
+				t.Errorf("%s: %v", p, err)
+			}
+		case ".alloy":
+			if _, err := deploy.ParseAlloy(src); err != nil {
+				t.Errorf("%s: %v", p, err)
+			}
+		case ".service":
+			checkUnit(t, p, src)
+		case ".env":
+			for i, line := range strings.Split(src, "\n") {
+				line = strings.TrimSpace(line)
+				if line == "" || strings.HasPrefix(line, "#") {
+					continue
+				}
+				if !regexp.MustCompile(`^[A-Z_][A-Z0-9_]*=`).MatchString(line) {
+					t.Errorf("%s:%d: not KEY=value: %q", p, i+1, line)
+				}
+			}
+		default:
+			t.Errorf("%s: no check for %q files; add one", p, ext)
+		}
+	}
+}
+
+// checkUnit parses a systemd unit file: sections, Key=Value lines, and the
+// keys a service needs.
+func checkUnit(t *testing.T, p, src string) {
+	sections := map[string]map[string][]string{}
+	cur := ""
+	sc := bufio.NewScanner(strings.NewReader(src))
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		switch {
+		case line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, ";"):
+		case strings.HasPrefix(line, "[") && strings.HasSuffix(line, "]"):
+			cur = line[1 : len(line)-1]
+			sections[cur] = map[string][]string{}
+		default:
+			k, v, ok := strings.Cut(line, "=")
+			if !ok || cur == "" || !regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]*$`).MatchString(k) {
+				t.Errorf("%s:%d: not Key=Value in a section: %q", p, n, line)
+				continue
+			}
+			sections[cur][k] = append(sections[cur][k], v)
+		}
+	}
+	for _, want := range []string{"Unit", "Service", "Install"} {
+		if sections[want] == nil {
+			t.Errorf("%s: no [%s] section", p, want)
+		}
+	}
+	exec := strings.Join(sections["Service"]["ExecStart"], " ")
+	if !strings.Contains(exec, "analyzer serve") || !strings.Contains(exec, "--db") || !strings.Contains(exec, "--listen") {
+		t.Errorf("%s: ExecStart %q does not run analyzer serve with --db and --listen", p, exec)
+	}
+	if len(sections["Install"]["WantedBy"]) == 0 {
+		t.Errorf("%s: no WantedBy", p)
+	}
+}
+
+// alloySchema lists, per component, the attributes and blocks the shipped
+// config may use (from the Alloy reference of each component).
+var alloySchema = map[string][]string{
+	"loki.relabel":                           {"forward_to", "max_cache_size", "rule"},
+	"loki.relabel/rule":                      {"source_labels", "separator", "regex", "modulus", "target_label", "replacement", "action"},
+	"loki.source.journal":                    {"format_as_json", "max_age", "path", "relabel_rules", "matches", "forward_to", "labels"},
+	"loki.process":                           {"forward_to", "stage.structured_metadata", "stage.labels", "stage.label_drop", "stage.static_labels", "stage.drop", "stage.match", "stage.decolorize"},
+	"loki.process/stage.structured_metadata": {"values", "regex"},
+	"loki.write":                             {"endpoint", "external_labels", "max_streams"},
+	"loki.write/endpoint": {"url", "name", "headers", "batch_wait", "batch_size", "remote_timeout", "tenant_id",
+		"bearer_token", "bearer_token_file", "min_backoff_period", "max_backoff_period", "max_backoff_retries",
+		"retry_on_http_429", "basic_auth", "authorization", "tls_config", "proxy_url"},
+}
+
+// TestAlloyConfig checks the Alloy config's components, their attribute
+// and block names, the references between components, and that the
+// journal pipeline carries every journald field the analyzer uses, under a
+// name the push receiver maps back to that field.
+func TestAlloyConfig(t *testing.T) {
+	src := read(t, "alloy/config.alloy")
+	root, err := deploy.ParseAlloy(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same component headers, found with a plain regex, as a cross-check
+	// of the reader.
+	headers := regexp.MustCompile(`(?m)^([a-z]+(?:\.[a-z_]+)+)\s+"([A-Za-z0-9_]+)"\s*\{`).FindAllStringSubmatch(src, -1)
+	if len(headers) != len(root.Blocks) {
+		t.Errorf("regex finds %d components, the reader %d", len(headers), len(root.Blocks))
+	}
+	components := map[string]bool{}
+	for _, b := range root.Blocks {
+		if b.Label == "" {
+			t.Errorf("line %d: top-level block %s has no label", b.Line, b.Name)
+		}
+		components[b.Name+"."+b.Label] = true
+		allowed, ok := alloySchema[b.Name]
+		if !ok {
+			t.Errorf("line %d: component %s is not one the analyzer's deployment expects", b.Line, b.Name)
+			continue
+		}
+		checkNames(t, b, b.Name, allowed)
+	}
+	for _, want := range []string{"loki.source.journal", "loki.relabel", "loki.process", "loki.write"} {
+		if len(root.Find(want)) == 0 {
+			t.Errorf("no %s component", want)
+		}
+	}
+	// Every reference names a component of the file, with its export.
+	ref := regexp.MustCompile(`^(loki\.[a-z_.]+?)\.([A-Za-z0-9_]+)\.(receiver|rules)$`)
+	for _, b := range root.Blocks {
+		var refs []deploy.Value
+		if v, ok := b.Attrs["forward_to"]; ok {
+			refs = append(refs, v.List...)
+		}
+		if v, ok := b.Attrs["relabel_rules"]; ok {
+			refs = append(refs, v)
+		}
+		for _, r := range refs {
+			m := ref.FindStringSubmatch(r.Str)
+			if m == nil || !components[m[1]+"."+m[2]] {
+				t.Errorf("%s %q refers to %q, which is not a component of the file", b.Name, b.Label, r.Str)
+			}
+		}
+	}
+	// The analyzer's endpoint: the push path, with the token.
+	var toAnalyzer bool
+	for _, w := range root.Find("loki.write") {
+		for _, ep := range w.Find("endpoint") {
+			if strings.Contains(ep.Attrs["url"].Str, "ANALYZER_PUSH_URL") {
+				toAnalyzer = true
+				if !strings.Contains(ep.Attrs["bearer_token"].Str, "ANALYZER_PUSH_TOKEN") {
+					t.Error("the analyzer endpoint sends no bearer token")
+				}
+			}
+		}
+	}
+	if !toAnalyzer {
+		t.Error("no loki.write endpoint points at the analyzer")
+	}
+
+	// The journal fields the tracker and ingest read survive the pipeline.
+	aj, err := deploy.JournalPipeline(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	needed := []string{"_HOSTNAME", "_SYSTEMD_UNIT", "_SYSTEMD_INVOCATION_ID", "_PID", "SYSLOG_IDENTIFIER",
+		"_TRANSPORT", "_STREAM_ID", "_LINE_BREAK", "PRIORITY", "UNIT", "INVOCATION_ID", "MESSAGE_ID", "JOB_TYPE",
+		"N_RESTARTS", "EXIT_CODE", "EXIT_STATUS", "UNIT_RESULT", "OBJECT_SYSTEMD_UNIT", "CONTAINER_NAME",
+		"CONTAINER_ID", "CONTAINER_ID_FULL", "CONTAINER_PARTIAL_MESSAGE", "CONTAINER_PARTIAL_ID",
+		"CONTAINER_PARTIAL_ORDINAL", "CONTAINER_PARTIAL_LAST", "PODMAN_EVENT", "PODMAN_NAME", "PODMAN_ID"}
+	fields := map[string]string{}
+	for i, f := range needed {
+		fields[f] = "v" + string(rune('a'+i%26)) + f
+	}
+	fields["MESSAGE"] = "hello"
+	labels, meta, keep := aj.Entry(fields)
+	if !keep {
+		t.Fatal("the pipeline drops a plain entry")
+	}
+	back := map[string]string{}
+	for _, src := range []map[string]string{labels, meta} {
+		for name, v := range src {
+			if f := loki.FieldName(name); f != "" {
+				back[f] = v
+			}
+		}
+	}
+	for _, f := range needed {
+		if back[f] != fields[f] {
+			t.Errorf("journal field %s does not reach the analyzer (got %q)", f, back[f])
+		}
+	}
+	// Stream labels stay low-cardinality.
+	for name := range labels {
+		switch name {
+		case "job", "host", "unit":
+		default:
+			t.Errorf("stream label %s would multiply Loki streams; send it as structured metadata", name)
+		}
+	}
+	if _, ok := labels["__journal_message"]; ok || back["MESSAGE"] != "" {
+		t.Error("MESSAGE must be the line, not a label")
+	}
+}
+
+func checkNames(t *testing.T, b *deploy.Block, path string, allowed []string) {
+	ok := map[string]bool{}
+	for _, a := range allowed {
+		ok[a] = true
+	}
+	for _, a := range b.Order {
+		if !ok[a] {
+			t.Errorf("line %d: %s has no attribute %s", b.Line, path, a)
+		}
+	}
+	for _, c := range b.Blocks {
+		if !ok[c.Name] {
+			t.Errorf("line %d: %s has no block %s", c.Line, path, c.Name)
+			continue
+		}
+		if inner, has := alloySchema[path+"/"+c.Name]; has {
+			checkNames(t, c, path+"/"+c.Name, inner)
+		}
+	}
+}
+
+// exported gathers /metrics after replaying the fixtures (and one event of
+// each live kind) and returns each family's label names.
+func exported(t *testing.T) map[string]map[string]bool {
+	t.Helper()
+	db, err := store.Open(filepath.Join(t.TempDir(), "d.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	set, err := rules.LoadBuiltin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"dankserver-night-ladder", "dankclaw-day"} {
+		tr := tracker.New(set, tracker.Options{})
+		if _, err := ingest.ReadFile(context.Background(), "../../shared/fixtures/"+f+".journal.json", ingest.Options{},
+			func(e domain.Entry) error { tr.Add(e); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.SaveAttempts(context.Background(), tr.Attempts(), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := metrics.New(metrics.Options{Store: db, NoProcessMetrics: true})
+	m.JournalEntry("dankserver", time.Now())
+	m.LokiRequest("204")
+	mfs, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]map[string]bool{}
+	for _, mf := range mfs {
+		labels := map[string]bool{}
+		for _, s := range mf.GetMetric() {
+			for _, lp := range s.GetLabel() {
+				labels[lp.GetName()] = true
+			}
+		}
+		out[mf.GetName()] = labels
+	}
+	return out
+}
+
+// query is one PromQL or LogQL expression of the provisioning files.
+type query struct {
+	where string
+	ds    string // "prometheus" or "loki"
+	expr  string
+}
+
+// queries collects the expressions of the alert rules and the dashboard.
+func queries(t *testing.T) []query {
+	t.Helper()
+	dsKind := map[string]string{}
+	var ds struct {
+		Datasources []struct{ UID, Type string } `yaml:"datasources"`
+	}
+	if err := yaml.Unmarshal([]byte(read(t, "grafana/provisioning/datasources/analyzer.yaml")), &ds); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range ds.Datasources {
+		dsKind[d.UID] = d.Type
+	}
+	var out []query
+	var rules struct {
+		Groups []struct {
+			Name  string `yaml:"name"`
+			Rules []struct {
+				UID  string `yaml:"uid"`
+				Data []struct {
+					RefID         string         `yaml:"refId"`
+					DatasourceUID string         `yaml:"datasourceUid"`
+					Model         map[string]any `yaml:"model"`
+				} `yaml:"data"`
+				Condition string `yaml:"condition"`
+			} `yaml:"rules"`
+		} `yaml:"groups"`
+	}
+	if err := yaml.Unmarshal([]byte(read(t, "grafana/provisioning/alerting/analyzer.yaml")), &rules); err != nil {
+		t.Fatal(err)
+	}
+	uids := map[string]bool{}
+	for _, g := range rules.Groups {
+		for _, r := range g.Rules {
+			uids[r.UID] = true
+			refs := map[string]bool{}
+			for _, d := range r.Data {
+				refs[d.RefID] = true
+				if d.DatasourceUID == "__expr__" {
+					continue
+				}
+				kind := dsKind[d.DatasourceUID]
+				if kind == "" {
+					t.Errorf("rule %s: data source %q is not provisioned", r.UID, d.DatasourceUID)
+				}
+				expr, _ := d.Model["expr"].(string)
+				out = append(out, query{where: "alert " + r.UID, ds: kind, expr: expr})
+			}
+			if !refs[r.Condition] {
+				t.Errorf("rule %s: condition %s is not one of its queries", r.UID, r.Condition)
+			}
+		}
+	}
+	for _, want := range []string{"analyzer-new-failed-attempt", "analyzer-crash-loop", "analyzer-clean-exit-death",
+		"analyzer-journal-lag", "analyzer-critical-finding"} {
+		if !uids[want] {
+			t.Errorf("no alert rule %s", want)
+		}
+	}
+	var dash struct {
+		Panels []struct {
+			Title      string `json:"title"`
+			Datasource struct {
+				UID string `json:"uid"`
+			} `json:"datasource"`
+			Targets []struct {
+				Expr       string `json:"expr"`
+				Datasource struct {
+					UID string `json:"uid"`
+				} `json:"datasource"`
+			} `json:"targets"`
+		} `json:"panels"`
+		Templating struct {
+			List []struct {
+				Name  string `json:"name"`
+				Query struct {
+					Query string `json:"query"`
+				} `json:"query"`
+			} `json:"list"`
+		} `json:"templating"`
+	}
+	if err := json.Unmarshal([]byte(read(t, "grafana/dashboards/analyzer.json")), &dash); err != nil {
+		t.Fatal(err)
+	}
+	titles := map[string]bool{}
+	for _, p := range dash.Panels {
+		titles[p.Title] = true
+		for _, tg := range p.Targets {
+			uid := tg.Datasource.UID
+			if uid == "" {
+				uid = p.Datasource.UID
+			}
+			kind := dsKind[uid]
+			if kind == "" {
+				t.Errorf("panel %q: data source %q is not provisioned", p.Title, uid)
+			}
+			out = append(out, query{where: "panel " + p.Title, ds: kind, expr: tg.Expr})
+		}
+	}
+	for _, want := range []string{"Attempts over time by verdict", "Current unit states"} {
+		if !titles[want] {
+			t.Errorf("the dashboard has no panel %q", want)
+		}
+	}
+	for _, v := range dash.Templating.List {
+		out = append(out, query{where: "variable " + v.Name, ds: "prometheus", expr: v.Query.Query})
+	}
+	return out
+}
+
+var (
+	metricRE  = regexp.MustCompile(`\banalyzer_[a-z0-9_]+\b`)
+	matcherRE = regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_]*)\s*(=~|!~|!=|=)\s*"`)
+	groupRE   = regexp.MustCompile(`\b(?:by|without)\s*\(([^)]*)\)`)
+	lvRE      = regexp.MustCompile(`label_values\((?:[^,]*),\s*([A-Za-z_][A-Za-z0-9_]*)\)`)
+	selRE     = regexp.MustCompile(`\{[^}]*\}`)
+)
+
+// TestQueriesUseExportedNames checks that every metric an alert rule or a
+// dashboard panel queries is exported by /metrics, with the labels the
+// query matches or groups by; that the Loki queries select the findings
+// stream by the labels the pusher sets; and that the failed-attempt rule
+// lists exactly the failure verdicts.
+func TestQueriesUseExportedNames(t *testing.T) {
+	fams := exported(t)
+	lokiLabels := map[string]bool{"job": true, "host": true, "unit": true, "engine": true, "finding": true, "verdict": true, "severity": true}
+	qs := queries(t)
+	if len(qs) < 10 {
+		t.Fatalf("only %d queries found", len(qs))
+	}
+	for _, q := range qs {
+		if strings.TrimSpace(q.expr) == "" {
+			t.Errorf("%s: empty query", q.where)
+			continue
+		}
+		var allowed map[string]bool
+		switch q.ds {
+		case "prometheus":
+			allowed = map[string]bool{}
+			names := metricRE.FindAllString(q.expr, -1)
+			if len(names) == 0 {
+				t.Errorf("%s: %q queries no analyzer metric", q.where, q.expr)
+			}
+			for _, n := range names {
+				ls, ok := fams[n]
+				if !ok {
+					t.Errorf("%s: metric %s is not exported by /metrics", q.where, n)
+					continue
+				}
+				for l := range ls {
+					allowed[l] = true
+				}
+			}
+		case "loki":
+			allowed = lokiLabels
+			if !strings.Contains(q.expr, `job="analyzer"`) {
+				t.Errorf("%s: %q does not select the findings stream job=\"analyzer\"", q.where, q.expr)
+			}
+		default:
+			t.Errorf("%s: unknown data source kind %q", q.where, q.ds)
+			continue
+		}
+		var used []string
+		for _, sel := range selRE.FindAllString(q.expr, -1) {
+			for _, m := range matcherRE.FindAllStringSubmatch(sel, -1) {
+				used = append(used, m[1])
+			}
+		}
+		for _, g := range groupRE.FindAllStringSubmatch(q.expr, -1) {
+			for _, l := range strings.Split(g[1], ",") {
+				if l = strings.TrimSpace(l); l != "" {
+					used = append(used, l)
+				}
+			}
+		}
+		for _, m := range lvRE.FindAllStringSubmatch(q.expr, -1) {
+			used = append(used, m[1])
+		}
+		for _, l := range used {
+			if !allowed[l] {
+				t.Errorf("%s: label %s is not exported with the metrics of %q", q.where, l, q.expr)
+			}
+		}
+	}
+
+	// The failed-attempt rule names exactly the failure verdicts.
+	var failing []string
+	for _, v := range domain.Verdicts {
+		if v.IsFailure() {
+			failing = append(failing, string(v))
+		}
+	}
+	sort.Strings(failing)
+	for _, q := range qs {
+		if q.where != "alert analyzer-new-failed-attempt" {
+			continue
+		}
+		m := regexp.MustCompile(`verdict=~"([^"]+)"`).FindStringSubmatch(q.expr)
+		if m == nil {
+			t.Fatalf("the failed-attempt rule has no verdict regex: %s", q.expr)
+		}
+		got := strings.Split(m[1], "|")
+		sort.Strings(got)
+		if strings.Join(got, "|") != strings.Join(failing, "|") {
+			t.Errorf("failed-attempt verdicts %v, want %v", got, failing)
+		}
+	}
+}

@@ -1,0 +1,302 @@
+package loki_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/grafana/loki/pkg/push"
+
+	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/loki"
+	"github.com/llmfleet/analyzer/metrics"
+)
+
+// fakeLoki is an in-process Loki push endpoint: it decodes real snappy
+// protobuf requests with the push types, answers the scripted statuses
+// first (then 204), and keeps what it accepted.
+type fakeLoki struct {
+	t       *testing.T
+	mu      sync.Mutex
+	script  []int
+	bodies  [][]byte // every request body, accepted or not
+	headers []http.Header
+	got     []push.Stream // streams of accepted requests
+}
+
+func (f *fakeLoki) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	req, rerr := loki.DecodeProtobuf(body, 10<<20)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.bodies = append(f.bodies, body)
+	f.headers = append(f.headers, r.Header.Clone())
+	if rerr != nil || r.URL.Path != loki.PushPath || r.Header.Get("Content-Type") != "application/x-protobuf" {
+		f.t.Errorf("bad push request: path %s, type %q, err %v", r.URL.Path, r.Header.Get("Content-Type"), rerr)
+		w.WriteHeader(400)
+		return
+	}
+	if len(f.script) > 0 {
+		code := f.script[0]
+		f.script = f.script[1:]
+		if code == 429 {
+			w.Header().Set("Retry-After", "0")
+		}
+		w.WriteHeader(code)
+		return
+	}
+	f.got = append(f.got, req.Streams...)
+	w.WriteHeader(204)
+}
+
+func (f *fakeLoki) accepted() []push.Stream {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]push.Stream(nil), f.got...)
+}
+
+func newPusher(t *testing.T, url string, m *metrics.Metrics, sm bool) *loki.Pusher {
+	t.Helper()
+	p, err := loki.NewPusher(loki.PusherConfig{URL: url, TenantID: "fleet", BearerToken: "loki-token",
+		StructuredMetadata: sm, BatchWait: 10 * time.Millisecond, MinBackoff: 5 * time.Millisecond,
+		MaxBackoff: 20 * time.Millisecond, MaxRetries: 3, Metrics: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Start()
+	return p
+}
+
+func closePusher(t *testing.T, p *loki.Pusher) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := p.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFindingsToLoki pushes the night ladder's findings through the live
+// pipeline to an in-process Loki that first answers 429: the retry carries
+// the same body, every (attempt, finding) arrives exactly once, with
+// low-cardinality labels, the note as the line and the finding's own time.
+func TestFindingsToLoki(t *testing.T) {
+	fl := &fakeLoki{t: t, script: []int{429}}
+	lokiSrv := httptest.NewServer(fl)
+	defer lokiSrv.Close()
+	m := metrics.New(metrics.Options{NoProcessMetrics: true})
+	p := newPusher(t, lokiSrv.URL, m, false)
+
+	s := newStack(t, stackOptions{findings: p})
+	for _, req := range alloyBatches(t, alloy(t), readRecords(t, nightLadder), 150) {
+		body, _ := loki.EncodeProtobuf(req)
+		if code, msg := s.post(t, body, map[string]string{"Content-Type": "application/x-protobuf"}); code != 204 {
+			t.Fatalf("%d %s", code, msg)
+		}
+	}
+	s.flush(t)
+	s.flush(t) // a second flush offers the same findings again: no duplicates
+	closePusher(t, p)
+
+	attempts := map[string]*domain.Attempt{}
+	wantFindings := map[string]domain.Finding{}
+	for _, a := range listAttempts(t, s.db) {
+		attempts[a.ID] = a
+		for _, f := range a.Findings {
+			wantFindings[a.ID+"/"+f.ID] = f
+		}
+	}
+	if len(wantFindings) < 10 {
+		t.Fatalf("only %d findings in the fixture", len(wantFindings))
+	}
+
+	fl.mu.Lock()
+	if len(fl.bodies) < 2 || !bytes.Equal(fl.bodies[0], fl.bodies[1]) {
+		t.Errorf("the request retried after 429 must carry the same body (%d requests)", len(fl.bodies))
+	}
+	for _, h := range fl.headers {
+		if h.Get("X-Scope-OrgID") != "fleet" || h.Get("Authorization") != "Bearer loki-token" {
+			t.Errorf("headers: tenant %q auth %q", h.Get("X-Scope-OrgID"), h.Get("Authorization"))
+		}
+	}
+	fl.mu.Unlock()
+
+	seen := map[string]bool{}
+	for _, st := range fl.accepted() {
+		ls, err := loki.ParseLabels(st.Labels)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lab := map[string]string{}
+		for _, l := range ls {
+			lab[l.Name] = l.Value
+		}
+		for name := range lab {
+			switch name {
+			case "job", "host", "unit", "engine", "finding", "verdict", "severity":
+			default:
+				t.Errorf("stream label %s is not a low-cardinality one: %s", name, st.Labels)
+			}
+		}
+		if lab["job"] != "analyzer" || lab["host"] != "dankserver" || lab["finding"] == "" || lab["severity"] == "" {
+			t.Errorf("stream labels %s", st.Labels)
+		}
+		for _, e := range st.Entries {
+			id := logfmtField(e.Line, "attempt_id")
+			key := id + "/" + lab["finding"]
+			if seen[key] {
+				t.Errorf("finding %s pushed twice", key)
+			}
+			seen[key] = true
+			f, ok := wantFindings[key]
+			if !ok {
+				t.Errorf("pushed finding %s is not in the database", key)
+				continue
+			}
+			a := attempts[id]
+			if !e.Timestamp.Equal(f.Time) {
+				t.Errorf("%s: timestamp %s, want the finding's time %s", key, e.Timestamp, f.Time)
+			}
+			if !strings.HasPrefix(e.Line, strings.Join(strings.Fields(f.Note), " ")+" |") {
+				t.Errorf("%s: line %q does not start with the note", key, e.Line)
+			}
+			if logfmtField(e.Line, "invocation_id") != a.InvocationID || lab["unit"] != a.Unit ||
+				lab["engine"] != a.Engine || lab["verdict"] != string(a.Verdict) || lab["severity"] != string(f.Severity) {
+				t.Errorf("%s: labels %s line %q do not match the attempt", key, st.Labels, e.Line)
+			}
+			if sum := a.Shape.Summary(); sum != "" && !strings.Contains(e.Line, `shape="`+sum+`"`) {
+				t.Errorf("%s: line %q lacks the shape %q", key, e.Line, sum)
+			}
+			if len(e.StructuredMetadata) != 0 {
+				t.Errorf("structured metadata sent although off")
+			}
+		}
+	}
+	if len(seen) != len(wantFindings) {
+		t.Errorf("pushed %d findings, the database has %d", len(seen), len(wantFindings))
+	}
+	delivered, failed := m.LokiTotals()
+	if int(delivered) != len(wantFindings) || failed != 0 {
+		t.Errorf("delivered %d failed %d", delivered, failed)
+	}
+	if n := metricValueReg(t, m, "analyzer_loki_push_retries_total"); n != 1 {
+		t.Errorf("retries = %v, want 1", n)
+	}
+	if n := metricValueReg(t, m, "analyzer_loki_push_queue_length"); n != 0 {
+		t.Errorf("queue length = %v after close", n)
+	}
+}
+
+// TestPushRejectedIsDropped: a 400 is not retried; the findings are
+// counted as rejected.
+func TestPushRejectedIsDropped(t *testing.T) {
+	fl := &fakeLoki{t: t, script: []int{400}}
+	srv := httptest.NewServer(fl)
+	defer srv.Close()
+	m := metrics.New(metrics.Options{NoProcessMetrics: true})
+	p := newPusher(t, srv.URL+loki.PushPath, m, true)
+	a, f := sampleFinding()
+	if !p.Offer(a, f) || p.Offer(a, f) {
+		t.Fatal("Offer must take a finding once")
+	}
+	closePusher(t, p)
+	if len(fl.bodies) != 1 {
+		t.Fatalf("%d requests, want 1 (no retry after 400)", len(fl.bodies))
+	}
+	if n := metricValueReg(t, m, "analyzer_loki_push_failures_total", "reason", metrics.PushRejected); n != 1 {
+		t.Errorf("rejected = %v", n)
+	}
+}
+
+// TestPushRetriesExhausted: 5xx until the retry budget ends drops the
+// batch, counted.
+func TestPushRetriesExhausted(t *testing.T) {
+	fl := &fakeLoki{t: t, script: []int{503, 502, 500, 503, 503}}
+	srv := httptest.NewServer(fl)
+	defer srv.Close()
+	m := metrics.New(metrics.Options{NoProcessMetrics: true})
+	p := newPusher(t, srv.URL, m, false)
+	a, f := sampleFinding()
+	p.Offer(a, f)
+	closePusher(t, p)
+	if len(fl.bodies) != 4 { // 1 + MaxRetries 3
+		t.Errorf("%d requests, want 4", len(fl.bodies))
+	}
+	if n := metricValueReg(t, m, "analyzer_loki_push_failures_total", "reason", metrics.PushExhausted); n != 1 {
+		t.Errorf("retries_exhausted = %v", n)
+	}
+}
+
+// TestStructuredMetadataMode: with structured metadata on, the line is the
+// note alone and the details travel as metadata.
+func TestStructuredMetadataMode(t *testing.T) {
+	fl := &fakeLoki{t: t}
+	srv := httptest.NewServer(fl)
+	defer srv.Close()
+	p := newPusher(t, srv.URL, nil, true)
+	a, f := sampleFinding()
+	p.Offer(a, f)
+	closePusher(t, p)
+	got := fl.accepted()
+	if len(got) != 1 || len(got[0].Entries) != 1 {
+		t.Fatalf("streams %+v", got)
+	}
+	e := got[0].Entries[0]
+	if e.Line != "vLLM ran out of memory capturing graphs." {
+		t.Errorf("line %q", e.Line)
+	}
+	md := map[string]string{}
+	for _, l := range e.StructuredMetadata {
+		md[l.Name] = l.Value
+	}
+	if md["attempt_id"] != a.ID || md["invocation_id"] != a.InvocationID || md["shape"] != a.Shape.Summary() || md["rule"] != f.Rule {
+		t.Errorf("metadata %v", md)
+	}
+	if want := `{engine="vllm", finding="oom_graph_capture", host="gpu-01", job="analyzer", severity="critical", unit="vllm.service", verdict="oom_graph_capture"}`; got[0].Labels != want {
+		t.Errorf("labels %s\nwant %s", got[0].Labels, want)
+	}
+}
+
+func sampleFinding() (*domain.Attempt, domain.Finding) {
+	at := time.Date(2026, 10, 1, 21, 45, 1, 123456000, time.UTC)
+	a := &domain.Attempt{ID: "abc123", Host: "gpu-01", Unit: "vllm.service", InvocationID: "0123456789abcdef0123456789abcdef",
+		Engine: "vllm", Verdict: domain.VerdictOOMGraphCapture, EndedBy: domain.EndedByExit,
+		Shape: domain.Shape{domain.ShapeMaxModelLen: int64(262144), domain.ShapeMaxNumSeqs: int64(3)}}
+	f := domain.Finding{ID: "oom_graph_capture", Rule: "vllm.oom_graph_capture", Severity: domain.SeverityCritical,
+		Phase: domain.PhaseGraphCapture, Time: at, Note: "vLLM ran out of memory\n capturing graphs."}
+	a.Findings = []domain.Finding{f}
+	return a, f
+}
+
+// logfmtField reads key=value (or key="quoted") from the part of a line
+// after " | ".
+func logfmtField(line, key string) string {
+	_, rest, ok := strings.Cut(line, " | ")
+	if !ok {
+		return ""
+	}
+	i := strings.Index(" "+rest, " "+key+"=")
+	if i < 0 {
+		return ""
+	}
+	v := rest[i+len(key)+1:]
+	if strings.HasPrefix(v, `"`) {
+		end := strings.Index(v[1:], `"`)
+		return v[1 : end+1]
+	}
+	if j := strings.IndexByte(v, ' '); j >= 0 {
+		v = v[:j]
+	}
+	return v
+}
+
+func metricValueReg(t *testing.T, m *metrics.Metrics, name string, kv ...string) float64 {
+	t.Helper()
+	return metricValue(t, &stack{metrics: m}, name, kv...)
+}

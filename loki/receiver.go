@@ -1,0 +1,299 @@
+package loki
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/ingest"
+	"github.com/llmfleet/analyzer/metrics"
+)
+
+// PushPath is where Loki, and so the analyzer, accepts pushes.
+const PushPath = "/loki/api/v1/push"
+
+// Sink takes the entries of a push (pipeline.Live has it).
+type Sink interface {
+	// Add queues entries, in order; it fails (without queuing any) when
+	// the sink is saturated.
+	Add(entries []domain.Entry) error
+	// Saturated reports whether Add would refuse entries now.
+	Saturated() bool
+	// RequestFlush asks for the queued entries to be judged and saved soon.
+	RequestFlush()
+}
+
+// ReceiverOptions configures NewReceiver.
+type ReceiverOptions struct {
+	// Sink receives the entries (required).
+	Sink Sink
+	// Token, when set, must be sent as "Authorization: Bearer TOKEN".
+	Token string
+	// MaxBytes limits a body as received and after decompression
+	// (default DefaultMaxBytes, 10 MiB).
+	MaxBytes int64
+	// Ingest tunes line reassembly (MaxLineBytes, OrphanTimeout).
+	Ingest ingest.Options
+	// DedupeRecords is how many recent records are remembered to drop a
+	// record pushed twice (a client retrying a batch the analyzer had
+	// taken); default 100000, negative disables.
+	DedupeRecords int
+	// IdleFlush: a host that sent nothing for this long has its unfinished
+	// split lines emitted as log loss by Run (default 2 × OrphanTimeout).
+	IdleFlush time.Duration
+	Metrics   *metrics.Metrics
+	Logger    *slog.Logger
+	// Now is the wall clock (tests); default time.Now.
+	Now func() time.Time
+}
+
+// Receiver serves POST /loki/api/v1/push. It is safe for concurrent use;
+// requests are converted one at a time so that their entries reach the sink
+// in order.
+type Receiver struct {
+	opts ReceiverOptions
+
+	mu    sync.Mutex
+	hosts map[string]*hostState
+	seen  *recentSet
+}
+
+type hostState struct {
+	asm  *ingest.Assembler
+	last time.Time // wall clock of the last record
+}
+
+// NewReceiver returns the push handler.
+func NewReceiver(opts ReceiverOptions) *Receiver {
+	if opts.MaxBytes <= 0 {
+		opts.MaxBytes = DefaultMaxBytes
+	}
+	if opts.DedupeRecords == 0 {
+		opts.DedupeRecords = 100000
+	}
+	if opts.Ingest.OrphanTimeout <= 0 {
+		opts.Ingest.OrphanTimeout = ingest.DefaultOrphanTimeout
+	}
+	if opts.IdleFlush <= 0 {
+		opts.IdleFlush = 2 * opts.Ingest.OrphanTimeout
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	rv := &Receiver{opts: opts, hosts: map[string]*hostState{}}
+	if opts.DedupeRecords > 0 {
+		rv.seen = newRecentSet(opts.DedupeRecords)
+	}
+	return rv
+}
+
+// ServeHTTP answers 204 when the entries were queued, 400 for malformed
+// data, 401 without the token, 405 for another method, 413 over the size
+// limit, 415 for a content type that is neither JSON nor protobuf, and 429
+// (with Retry-After) when the pipeline is saturated. Every refusal is
+// counted in analyzer_ingest_errors_total.
+func (rv *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	m := rv.opts.Metrics
+	fail := func(status int, reason, msg string) {
+		m.IngestError(metrics.SourcePush, reason)
+		m.PushRequest(status)
+		if status == http.StatusUnauthorized {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="analyzer"`)
+		}
+		if status == http.StatusTooManyRequests {
+			w.Header().Set("Retry-After", "1")
+		}
+		http.Error(w, msg, status)
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		fail(http.StatusMethodNotAllowed, metrics.ErrMethod, "use POST")
+		return
+	}
+	if rv.opts.Token != "" && !rv.authorized(r) {
+		fail(http.StatusUnauthorized, metrics.ErrUnauthorized, "missing or wrong bearer token")
+		return
+	}
+	if rv.opts.Sink.Saturated() {
+		fail(http.StatusTooManyRequests, metrics.ErrSaturated, "the analyzer's pipeline is saturated, retry later")
+		return
+	}
+	req, n, rerr := DecodeRequest(r, rv.opts.MaxBytes)
+	m.IngestBytes(metrics.SourcePush, n)
+	if rerr != nil {
+		rv.opts.Logger.Debug("loki push refused", "remote", r.RemoteAddr, "status", rerr.Status, "err", rerr.Err)
+		fail(rerr.Status, rerr.Reason, rerr.Error())
+		return
+	}
+	recs := make([]ingest.Record, 0, 64)
+	for si := range req.Streams {
+		s := &req.Streams[si]
+		labels, err := ParseLabels(s.Labels)
+		if err != nil {
+			fail(http.StatusBadRequest, metrics.ErrLabels, err.Error())
+			return
+		}
+		fields := StreamFields(labels)
+		for ei := range s.Entries {
+			recs = append(recs, Record(fields, &s.Entries[ei]))
+		}
+	}
+	status, reason, err := rv.feed(recs)
+	if err != nil {
+		fail(status, reason, err.Error())
+		return
+	}
+	m.PushRequest(http.StatusNoContent)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// authorized compares the bearer token in constant time.
+func (rv *Receiver) authorized(r *http.Request) bool {
+	h := r.Header.Get("Authorization")
+	const prefix = "bearer "
+	if len(h) < len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
+		return false
+	}
+	got := sha256.Sum256([]byte(strings.TrimSpace(h[len(prefix):])))
+	want := sha256.Sum256([]byte(rv.opts.Token))
+	return subtle.ConstantTimeCompare(got[:], want[:]) == 1
+}
+
+var errSaturated = errors.New("the analyzer's pipeline is saturated, retry later")
+
+// feed orders the records of one request by time (a batch groups entries
+// by stream, the journal interleaves them), drops records seen before,
+// reassembles split lines per host and queues the entries.
+func (rv *Receiver) feed(recs []ingest.Record) (int, string, error) {
+	m := rv.opts.Metrics
+	sort.SliceStable(recs, func(i, j int) bool { return recordTime(recs[i]).Before(recordTime(recs[j])) })
+	rv.mu.Lock()
+	defer rv.mu.Unlock()
+	// Check again under the lock: another request may have filled the
+	// queue, and the assemblers must not take records that are refused.
+	if rv.opts.Sink.Saturated() {
+		m.LinesSkipped(metrics.SourcePush, metrics.SkipSaturated, len(recs))
+		return http.StatusTooManyRequests, metrics.ErrSaturated, errSaturated
+	}
+	now := rv.opts.Now()
+	var entries []domain.Entry
+	var keys []string
+	local := map[string]bool{}
+	dups, empty := 0, 0
+	for _, rec := range recs {
+		if len(bytes.TrimSpace(rec["MESSAGE"])) == 0 && len(rec["MESSAGE_ID"]) == 0 {
+			empty++ // nothing for the tracker to go by
+			continue
+		}
+		host := string(rec["_HOSTNAME"])
+		if rv.seen != nil {
+			key := host + "\x00" + string(rec["__CURSOR"])
+			if rv.seen.has(key) || local[key] {
+				dups++
+				continue
+			}
+			local[key] = true
+			keys = append(keys, key)
+		}
+		hs := rv.hosts[host]
+		if hs == nil {
+			hs = &hostState{asm: ingest.NewAssembler("loki:"+host, rv.opts.Ingest)}
+			rv.hosts[host] = hs
+		}
+		hs.last = now
+		entries = append(entries, hs.asm.Push(rec)...)
+	}
+	m.LinesSkipped(metrics.SourcePush, metrics.SkipDuplicate, dups)
+	m.LinesSkipped(metrics.SourcePush, metrics.SkipEmpty, empty)
+	if len(entries) > 0 {
+		if err := rv.opts.Sink.Add(entries); err != nil {
+			// The records went into the assemblers already; forget them so
+			// that the client's retry is taken again.
+			m.LinesSkipped(metrics.SourcePush, metrics.SkipSaturated, len(entries))
+			return http.StatusTooManyRequests, metrics.ErrPipeline, err
+		}
+		m.IngestEntries(metrics.SourcePush, len(entries))
+	}
+	for _, k := range keys {
+		rv.seen.add(k)
+	}
+	rv.opts.Sink.RequestFlush()
+	return 0, "", nil
+}
+
+// FlushIdle emits, as log loss, the unfinished split lines of hosts that
+// sent nothing since before now - idle, and queues them.
+func (rv *Receiver) FlushIdle(idle time.Duration) {
+	rv.mu.Lock()
+	defer rv.mu.Unlock()
+	now := rv.opts.Now()
+	var entries []domain.Entry
+	for _, hs := range rv.hosts {
+		if hs.asm.Pending() > 0 && now.Sub(hs.last) >= idle {
+			entries = append(entries, hs.asm.Flush()...)
+		}
+	}
+	if len(entries) == 0 {
+		return
+	}
+	if err := rv.opts.Sink.Add(entries); err != nil {
+		rv.opts.Metrics.LinesSkipped(metrics.SourcePush, metrics.SkipSaturated, len(entries))
+		return
+	}
+	rv.opts.Metrics.IngestEntries(metrics.SourcePush, len(entries))
+	rv.opts.Sink.RequestFlush()
+}
+
+// Run flushes the split lines of idle hosts every few seconds until ctx ends.
+func (rv *Receiver) Run(ctx context.Context) {
+	t := time.NewTicker(min(rv.opts.IdleFlush/4+time.Millisecond, 5*time.Second))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			rv.FlushIdle(rv.opts.IdleFlush)
+		}
+	}
+}
+
+// recentSet remembers the last n keys (FIFO).
+type recentSet struct {
+	keys map[string]struct{}
+	ring []string
+	next int
+}
+
+func newRecentSet(n int) *recentSet {
+	return &recentSet{keys: make(map[string]struct{}, n), ring: make([]string, n)}
+}
+
+func (s *recentSet) has(k string) bool {
+	_, ok := s.keys[k]
+	return ok
+}
+
+func (s *recentSet) add(k string) {
+	if _, ok := s.keys[k]; ok {
+		return
+	}
+	if old := s.ring[s.next]; old != "" {
+		delete(s.keys, old)
+	}
+	s.ring[s.next] = k
+	s.keys[k] = struct{}{}
+	s.next = (s.next + 1) % len(s.ring)
+}

@@ -1,0 +1,283 @@
+package metrics_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/ingest"
+	"github.com/llmfleet/analyzer/metrics"
+	"github.com/llmfleet/analyzer/rules"
+	"github.com/llmfleet/analyzer/store"
+	"github.com/llmfleet/analyzer/tracker"
+)
+
+const fixtures = "../../shared/fixtures"
+
+// replay records a journal file into db as `analyzer replay` does.
+func replay(t *testing.T, db *store.DB, path string) {
+	t.Helper()
+	set, err := rules.LoadBuiltin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tracker.New(set, tracker.Options{})
+	if _, err := ingest.ReadFile(context.Background(), path, ingest.Options{}, func(e domain.Entry) error {
+		tr.Add(e)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	tr.Finish()
+	if err := db.SaveAttempts(context.Background(), tr.Attempts(), nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type expected struct {
+	Attempts []struct {
+		Unit     string   `json:"unit"`
+		Verdict  string   `json:"verdict"`
+		EndedBy  *string  `json:"ended_by"`
+		Findings []string `json:"findings"`
+	} `json:"attempts"`
+}
+
+// fixtureDB replays both fixture hosts into a fresh database and returns it
+// with the expected files by host.
+func fixtureDB(t *testing.T) (*store.DB, map[string]expected) {
+	t.Helper()
+	db, err := store.Open(filepath.Join(t.TempDir(), "m.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	exp := map[string]expected{}
+	for host, name := range map[string]string{"dankserver": "dankserver-night-ladder", "dankclaw": "dankclaw-day"} {
+		replay(t, db, filepath.Join(fixtures, name+".journal.json"))
+		data, err := os.ReadFile(filepath.Join(fixtures, name+".expected.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e expected
+		if err := json.Unmarshal(data, &e); err != nil {
+			t.Fatal(err)
+		}
+		exp[host] = e
+	}
+	return db, exp
+}
+
+// sums adds the values of a metric family's series by the given label.
+func sums(t *testing.T, m *metrics.Metrics, name string, by ...string) map[string]float64 {
+	t.Helper()
+	mfs, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, s := range mf.GetMetric() {
+			lab := map[string]string{}
+			for _, lp := range s.GetLabel() {
+				lab[lp.GetName()] = lp.GetValue()
+			}
+			var key []string
+			for _, b := range by {
+				key = append(key, lab[b])
+			}
+			v := s.GetCounter().GetValue() + s.GetGauge().GetValue()
+			out[strings.Join(key, "|")] += v
+		}
+	}
+	return out
+}
+
+// TestMetricsAfterReplayMatchExpected replays both fixture hosts and checks
+// /metrics: attempts per host and verdict, and findings per host and
+// finding, equal the expected files; every verdict and finding series of a
+// known unit exists at 0; the unit states are those of the latest attempts.
+func TestMetricsAfterReplayMatchExpected(t *testing.T) {
+	db, exp := fixtureDB(t)
+	now := time.Unix(1790990000, 0)
+	m := metrics.New(metrics.Options{Store: db, Now: func() time.Time { return now }, NoProcessMetrics: true})
+
+	attempts := sums(t, m, "analyzer_attempts_total", "host", "verdict")
+	endedAttempts := sums(t, m, "analyzer_attempts_ended_total", "host", "verdict")
+	findings := sums(t, m, "analyzer_findings_total", "host", "finding")
+	for host, e := range exp {
+		wantV := map[string]float64{}
+		wantEnded := map[string]float64{}
+		wantF := map[string]float64{}
+		for _, a := range e.Attempts {
+			wantV[a.Verdict]++
+			if a.EndedBy != nil && *a.EndedBy != "" {
+				wantEnded[a.Verdict]++
+			}
+			for _, f := range a.Findings {
+				wantF[f]++
+			}
+		}
+		for _, v := range domain.Verdicts {
+			if got := attempts[host+"|"+string(v)]; got != wantV[string(v)] {
+				t.Errorf("%s: analyzer_attempts_total{verdict=%q} = %v, want %v", host, v, got, wantV[string(v)])
+			}
+			if got := endedAttempts[host+"|"+string(v)]; got != wantEnded[string(v)] {
+				t.Errorf("%s: analyzer_attempts_ended_total{verdict=%q} = %v, want %v", host, v, got, wantEnded[string(v)])
+			}
+		}
+		for f, n := range wantF {
+			if got := findings[host+"|"+f]; got != n {
+				t.Errorf("%s: analyzer_findings_total{finding=%q} = %v, want %v", host, f, got, n)
+			}
+		}
+	}
+
+	// Served over real HTTP and compared with the text format: dankclaw's
+	// two units are both ready (their latest attempts never ended).
+	srv := httptest.NewServer(m.Handler())
+	defer srv.Close()
+	const want = `
+# HELP analyzer_unit_state 1 for the state the unit's latest attempt is in (booting, ready, failed, stopped), 0 for the others.
+# TYPE analyzer_unit_state gauge
+analyzer_unit_state{host="dankclaw",state="booting",unit="frank-large.service"} 0
+analyzer_unit_state{host="dankclaw",state="failed",unit="frank-large.service"} 0
+analyzer_unit_state{host="dankclaw",state="ready",unit="frank-large.service"} 1
+analyzer_unit_state{host="dankclaw",state="stopped",unit="frank-large.service"} 0
+analyzer_unit_state{host="dankclaw",state="booting",unit="frank-small.service"} 0
+analyzer_unit_state{host="dankclaw",state="failed",unit="frank-small.service"} 0
+analyzer_unit_state{host="dankclaw",state="ready",unit="frank-small.service"} 1
+analyzer_unit_state{host="dankclaw",state="stopped",unit="frank-small.service"} 0
+analyzer_unit_state{host="dankserver",state="booting",unit="frank-primary-probe.service"} 0
+analyzer_unit_state{host="dankserver",state="failed",unit="frank-primary-probe.service"} 0
+analyzer_unit_state{host="dankserver",state="ready",unit="frank-primary-probe.service"} 0
+analyzer_unit_state{host="dankserver",state="stopped",unit="frank-primary-probe.service"} 1
+analyzer_unit_state{host="dankserver",state="booting",unit="frank-primary.service"} 0
+analyzer_unit_state{host="dankserver",state="failed",unit="frank-primary.service"} 0
+analyzer_unit_state{host="dankserver",state="ready",unit="frank-primary.service"} 0
+analyzer_unit_state{host="dankserver",state="stopped",unit="frank-primary.service"} 1
+# HELP analyzer_unit_restarts_total Restarts systemd scheduled after an attempt of the unit (N_RESTARTS records seen).
+# TYPE analyzer_unit_restarts_total counter
+analyzer_unit_restarts_total{host="dankclaw",unit="frank-large.service"} 0
+analyzer_unit_restarts_total{host="dankclaw",unit="frank-small.service"} 0
+analyzer_unit_restarts_total{host="dankserver",unit="frank-primary-probe.service"} 0
+analyzer_unit_restarts_total{host="dankserver",unit="frank-primary.service"} 6
+`
+	if err := testutil.ScrapeAndCompare(srv.URL, strings.NewReader(want), "analyzer_unit_state", "analyzer_unit_restarts_total"); err != nil {
+		t.Error(err)
+	}
+
+	// Zero series: a unit that never hit crash_loop still exports it at 0,
+	// so that increase() sees its first crash loop.
+	n, err := testutil.GatherAndCount(m.Registry(), "analyzer_findings_total")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 4*(len(domain.NonRootFindings)+13) {
+		t.Errorf("analyzer_findings_total has %d series; want every finding for each of the 4 units", n)
+	}
+	if got := sums(t, m, "analyzer_findings_total", "unit", "finding")["frank-small.service|crash_loop"]; got != 0 {
+		t.Errorf("frank-small crash_loop = %v", got)
+	}
+	lastVerdict := sums(t, m, "analyzer_unit_last_verdict", "unit", "verdict")
+	if lastVerdict["frank-small.service|ready"] != 1 || lastVerdict["frank-small.service|oom_graph_capture"] != 0 {
+		t.Errorf("frank-small last verdict series: %v", lastVerdict)
+	}
+	since := sums(t, m, "analyzer_unit_seconds_since_last_ready", "unit")
+	if since["frank-primary.service"] <= 0 {
+		t.Errorf("seconds since last ready of frank-primary = %v", since["frank-primary.service"])
+	}
+
+	// The metric names pass Prometheus' own lint.
+	problems, err := testutil.GatherAndLint(m.Registry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("lint: %s: %s", p.Metric, p.Text)
+	}
+}
+
+// TestLiveCounters checks the pipeline counters with testutil and the
+// journal lag computed at scrape time.
+func TestLiveCounters(t *testing.T) {
+	now := time.Unix(1790990000, 0)
+	m := metrics.New(metrics.Options{Now: func() time.Time { return now }, NoProcessMetrics: true})
+	m.IngestEntries(metrics.SourcePush, 5)
+	m.IngestError(metrics.SourcePush, metrics.ErrSnappy)
+	m.LinesSkipped(metrics.SourcePush, metrics.SkipDuplicate, 3)
+	m.JournalEntry("gpu-01", now.Add(-90*time.Second))
+	m.JournalEntry("gpu-01", now.Add(-120*time.Second)) // older: ignored
+	m.NoteWritten()
+	m.LokiDelivered(2)
+	m.LokiFailed(metrics.PushRejected, 1)
+	m.LokiQueue(7)
+
+	const want = `
+# HELP analyzer_ingest_entries_total Journal entries fed to the tracker, after line reassembly.
+# TYPE analyzer_ingest_entries_total counter
+analyzer_ingest_entries_total{source="journal"} 0
+analyzer_ingest_entries_total{source="loki_push"} 5
+# HELP analyzer_journal_lag_seconds Seconds between the newest journal entry received from the host and now.
+# TYPE analyzer_journal_lag_seconds gauge
+analyzer_journal_lag_seconds{host="gpu-01"} 90
+# HELP analyzer_notes_written_total Root-cause notes written to the journal.
+# TYPE analyzer_notes_written_total counter
+analyzer_notes_written_total 1
+# HELP analyzer_loki_push_success_total Findings delivered to Loki (acknowledged with 2xx).
+# TYPE analyzer_loki_push_success_total counter
+analyzer_loki_push_success_total 2
+# HELP analyzer_loki_push_queue_length Findings waiting to be pushed to Loki.
+# TYPE analyzer_loki_push_queue_length gauge
+analyzer_loki_push_queue_length 7
+`
+	if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want), "analyzer_ingest_entries_total",
+		"analyzer_journal_lag_seconds", "analyzer_notes_written_total", "analyzer_loki_push_success_total",
+		"analyzer_loki_push_queue_length"); err != nil {
+		t.Error(err)
+	}
+	errs := sums(t, m, "analyzer_ingest_errors_total", "reason")
+	if errs[metrics.ErrSnappy] != 1 || errs[metrics.ErrProtobuf] != 0 {
+		t.Errorf("ingest errors %v", errs)
+	}
+	if _, ok := errs[metrics.ErrUnauthorized]; !ok {
+		t.Error("error reasons are not exported at 0")
+	}
+	if f := sums(t, m, "analyzer_loki_push_failures_total", "reason"); f[metrics.PushRejected] != 1 || len(f) != len(metrics.PushFailureReasons) {
+		t.Errorf("push failures %v", f)
+	}
+	// A nil *Metrics ignores everything (components run without metrics).
+	var none *metrics.Metrics
+	none.IngestEntries(metrics.SourcePush, 1)
+	none.JournalEntry("h", now)
+}
+
+func TestUnitState(t *testing.T) {
+	for _, tc := range []struct {
+		verdict domain.Verdict
+		ended   string
+		want    string
+	}{
+		{domain.VerdictRunning, "", metrics.StateBooting},
+		{domain.VerdictReady, "", metrics.StateReady},
+		{domain.VerdictReady, domain.EndedByStop, metrics.StateStopped},
+		{domain.VerdictStopped, domain.EndedByStop, metrics.StateStopped},
+		{domain.VerdictOOMGraphCapture, domain.EndedByExit, metrics.StateFailed},
+		{domain.VerdictOOMRuntime, "", metrics.StateFailed},
+	} {
+		if got := metrics.UnitState(tc.verdict, tc.ended); got != tc.want {
+			t.Errorf("%s/%q → %s, want %s", tc.verdict, tc.ended, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,234 @@
+package metrics
+
+import (
+	"context"
+	"sort"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/store"
+)
+
+// Descriptions of the metrics computed from the database at scrape time.
+var (
+	attemptsDesc = prometheus.NewDesc(Namespace+"_attempts_total",
+		"Boot attempts recorded, by the verdict they have now: an attempt counts under running (or ready) "+
+			"until a failure verdict replaces it, so only the failure verdicts' counts never go down. "+
+			"For attempts by final verdict use analyzer_attempts_ended_total.",
+		[]string{"host", "unit", "engine", "verdict"}, nil)
+	attemptsEndedDesc = prometheus.NewDesc(Namespace+"_attempts_ended_total",
+		"Boot attempts that ended (exit, stop or replaced), by their final verdict.",
+		[]string{"host", "unit", "engine", "verdict"}, nil)
+	findingsDesc = prometheus.NewDesc(Namespace+"_findings_total",
+		"Boot attempts with the finding (a verdict or a non-root finding).",
+		[]string{"host", "unit", "finding"}, nil)
+	unitStateDesc = prometheus.NewDesc(Namespace+"_unit_state",
+		"1 for the state the unit's latest attempt is in (booting, ready, failed, stopped), 0 for the others.",
+		[]string{"host", "unit", "state"}, nil)
+	unitVerdictDesc = prometheus.NewDesc(Namespace+"_unit_last_verdict",
+		"1 for the verdict of the unit's latest attempt, 0 for the other verdicts.",
+		[]string{"host", "unit", "verdict"}, nil)
+	unitInfoDesc = prometheus.NewDesc(Namespace+"_unit_info",
+		"Always 1: the engine, verdict and phase of the unit's latest attempt.",
+		[]string{"host", "unit", "engine", "verdict", "phase"}, nil)
+	unitRestartsDesc = prometheus.NewDesc(Namespace+"_unit_restarts_total",
+		"Restarts systemd scheduled after an attempt of the unit (N_RESTARTS records seen).",
+		[]string{"host", "unit"}, nil)
+	unitRestartCounterDesc = prometheus.NewDesc(Namespace+"_unit_restart_counter",
+		"systemd's N_RESTARTS as of the unit's latest attempt (0 when it was not restarted by systemd).",
+		[]string{"host", "unit"}, nil)
+	unitLastReadyDesc = prometheus.NewDesc(Namespace+"_unit_last_ready_timestamp_seconds",
+		"When an attempt of the unit last reached ready (Unix seconds); absent if never.",
+		[]string{"host", "unit"}, nil)
+	unitSinceReadyDesc = prometheus.NewDesc(Namespace+"_unit_seconds_since_last_ready",
+		"Seconds since an attempt of the unit last reached ready; absent if never.",
+		[]string{"host", "unit"}, nil)
+	storeUpDesc = prometheus.NewDesc(Namespace+"_store_up",
+		"1 when the database answered the last scrape, 0 when it failed.", nil, nil)
+)
+
+// storeCollector reads the database at every scrape. The database only grows
+// (attempts are upserted, never deleted), so its counts are valid counters.
+type storeCollector struct {
+	opts     Options
+	findings []string
+}
+
+func newStoreCollector(opts Options) *storeCollector {
+	seen := map[string]bool{}
+	var ids []string
+	add := func(id string) {
+		if id != "" && !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	for _, v := range domain.Verdicts {
+		if v.IsFailure() {
+			add(string(v))
+		}
+	}
+	for _, f := range domain.NonRootFindings {
+		add(f)
+	}
+	for _, f := range opts.Findings {
+		add(f)
+	}
+	return &storeCollector{opts: opts, findings: ids}
+}
+
+func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{attemptsDesc, attemptsEndedDesc, findingsDesc, unitStateDesc, unitVerdictDesc, unitInfoDesc,
+		unitRestartsDesc, unitRestartCounterDesc, unitLastReadyDesc, unitSinceReadyDesc, storeUpDesc} {
+		ch <- d
+	}
+}
+
+type unitKey struct{ host, unit string }
+
+func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), c.opts.ScrapeTimeout)
+	defer cancel()
+	snap, err := c.opts.Store.MetricsSnapshot(ctx)
+	if err != nil {
+		c.opts.Logger.Error("metrics: database read failed", "err", err)
+		ch <- prometheus.MustNewConstMetric(storeUpDesc, prometheus.GaugeValue, 0)
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(storeUpDesc, prometheus.GaugeValue, 1)
+	now := c.opts.Now()
+
+	// Attempts: every verdict at 0 for each (host, unit, engine) known.
+	type engKey struct{ host, unit, engine string }
+	attempts := map[engKey]map[string]int64{}
+	ended := map[engKey]map[string]int64{}
+	var engKeys []engKey
+	for _, a := range snap.Attempts {
+		k := engKey{a.Host, a.Unit, a.Engine}
+		if attempts[k] == nil {
+			attempts[k], ended[k] = map[string]int64{}, map[string]int64{}
+			engKeys = append(engKeys, k)
+		}
+		attempts[k][a.Verdict] += a.N
+		ended[k][a.Verdict] += a.Ended
+	}
+	for _, k := range engKeys {
+		for _, m := range []struct {
+			desc   *prometheus.Desc
+			counts map[string]int64
+		}{{attemptsDesc, attempts[k]}, {attemptsEndedDesc, ended[k]}} {
+			for _, v := range domain.Verdicts {
+				ch <- prometheus.MustNewConstMetric(m.desc, prometheus.CounterValue, float64(m.counts[string(v)]),
+					k.host, k.unit, k.engine, string(v))
+			}
+			for v, n := range m.counts { // verdicts outside the spec's list (extensions)
+				if !knownVerdict(v) {
+					ch <- prometheus.MustNewConstMetric(m.desc, prometheus.CounterValue, float64(n), k.host, k.unit, k.engine, v)
+				}
+			}
+		}
+	}
+
+	// Units: those of the database plus the configured ones.
+	units := map[unitKey]bool{}
+	var unitKeys []unitKey
+	addUnit := func(k unitKey) {
+		if !units[k] {
+			units[k] = true
+			unitKeys = append(unitKeys, k)
+		}
+	}
+	for _, k := range engKeys {
+		addUnit(unitKey{k.host, k.unit})
+	}
+	for _, u := range c.opts.Units {
+		addUnit(unitKey{u.Host, u.Unit})
+	}
+	sort.Slice(unitKeys, func(i, j int) bool {
+		if unitKeys[i].host != unitKeys[j].host {
+			return unitKeys[i].host < unitKeys[j].host
+		}
+		return unitKeys[i].unit < unitKeys[j].unit
+	})
+
+	// Findings: every known finding id at 0 for each unit.
+	findings := map[unitKey]map[string]int64{}
+	for _, f := range snap.Findings {
+		k := unitKey{f.Host, f.Unit}
+		addUnit(k)
+		if findings[k] == nil {
+			findings[k] = map[string]int64{}
+		}
+		findings[k][f.Finding] += f.N
+	}
+	known := map[string]bool{}
+	for _, id := range c.findings {
+		known[id] = true
+	}
+	for _, k := range unitKeys {
+		for _, id := range c.findings {
+			ch <- prometheus.MustNewConstMetric(findingsDesc, prometheus.CounterValue, float64(findings[k][id]), k.host, k.unit, id)
+		}
+		for id, n := range findings[k] {
+			if !known[id] {
+				ch <- prometheus.MustNewConstMetric(findingsDesc, prometheus.CounterValue, float64(n), k.host, k.unit, id)
+			}
+		}
+	}
+
+	// Unit state from the latest attempt.
+	status := map[unitKey]store.UnitStatus{}
+	for _, u := range snap.Units {
+		status[unitKey{u.Host, u.Unit}] = u
+	}
+	for _, k := range unitKeys {
+		if k.unit == "" {
+			continue // plain-text attempts have no unit to be in a state
+		}
+		u, ok := status[k]
+		state := ""
+		if ok {
+			state = UnitState(domain.Verdict(u.Verdict), u.EndedBy)
+		}
+		for _, s := range UnitStates {
+			ch <- prometheus.MustNewConstMetric(unitStateDesc, prometheus.GaugeValue, b2f(s == state), k.host, k.unit, s)
+		}
+		for _, v := range domain.Verdicts {
+			ch <- prometheus.MustNewConstMetric(unitVerdictDesc, prometheus.GaugeValue, b2f(ok && u.Verdict == string(v)), k.host, k.unit, string(v))
+		}
+		if ok && !knownVerdict(u.Verdict) && u.Verdict != "" {
+			ch <- prometheus.MustNewConstMetric(unitVerdictDesc, prometheus.GaugeValue, 1, k.host, k.unit, u.Verdict)
+		}
+		var restarts, counter float64
+		if ok {
+			restarts = float64(u.Restarts)
+			if u.RestartCounter != nil {
+				counter = float64(*u.RestartCounter)
+			}
+			ch <- prometheus.MustNewConstMetric(unitInfoDesc, prometheus.GaugeValue, 1, k.host, k.unit, u.Engine, u.Verdict, u.Phase)
+		}
+		ch <- prometheus.MustNewConstMetric(unitRestartsDesc, prometheus.CounterValue, restarts, k.host, k.unit)
+		ch <- prometheus.MustNewConstMetric(unitRestartCounterDesc, prometheus.GaugeValue, counter, k.host, k.unit)
+		if ok && !u.LastReady.IsZero() {
+			ch <- prometheus.MustNewConstMetric(unitLastReadyDesc, prometheus.GaugeValue, float64(u.LastReady.UnixNano())/1e9, k.host, k.unit)
+			ch <- prometheus.MustNewConstMetric(unitSinceReadyDesc, prometheus.GaugeValue, now.Sub(u.LastReady).Seconds(), k.host, k.unit)
+		}
+	}
+}
+
+func knownVerdict(v string) bool {
+	for _, x := range domain.Verdicts {
+		if string(x) == v {
+			return true
+		}
+	}
+	return false
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

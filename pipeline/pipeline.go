@@ -1,0 +1,477 @@
+// Package pipeline is the analyzer's live pipeline: entries arriving while
+// it runs (pushed by Alloy or Promtail to /loki/api/v1/push, later the local
+// journal) go through one tracker, and the attempts they change are saved
+// to the database in one transaction per flush, then their findings are
+// offered to the Loki pusher.
+//
+//	Add ─► bounded queue ─► worker goroutine: tracker.Add ─► flush:
+//	      (ErrSaturated         (after a push request, and on a timer)
+//	       when full → 429)      tracker.Attempts → changed ones → store.SaveAttempts
+//	                             → findings of ended attempts → FindingSink
+//
+// The tracker is owned by the worker goroutine alone (it is not safe for
+// concurrent use); Add, Flush and Close may be called from any goroutine.
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"hash/fnv"
+	"log/slog"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/metrics"
+	"github.com/llmfleet/analyzer/rules"
+	"github.com/llmfleet/analyzer/store"
+	"github.com/llmfleet/analyzer/tracker"
+)
+
+// ErrSaturated is returned by Add when the input queue is full; the push
+// endpoint answers 429 so that the client retries later.
+var ErrSaturated = errors.New("pipeline: input queue is full")
+
+// ErrClosed is returned after Close.
+var ErrClosed = errors.New("pipeline: closed")
+
+// Store is what the pipeline needs of the database (*store.DB has it).
+type Store interface {
+	SaveAttempts(ctx context.Context, attempts []*domain.Attempt, pos *store.Position) error
+	GetAttempt(ctx context.Context, id string) (*domain.Attempt, error)
+}
+
+// FindingSink takes findings to publish (*loki.Pusher has it). Offer is
+// called again for findings offered before; the sink drops repeats.
+type FindingSink interface {
+	Offer(a *domain.Attempt, f domain.Finding) bool
+}
+
+// Options configures New. Zero values take the defaults.
+type Options struct {
+	// QueueEntries bounds the entries waiting for the worker (default
+	// 200000). A batch is taken while the queue holds fewer, so one batch
+	// may take it past the bound.
+	QueueEntries int
+	// FlushInterval is the timer flush (default 2 s); MinFlushGap spaces
+	// the flushes that pushes request (default 200 ms).
+	FlushInterval, MinFlushGap time.Duration
+	// FindingGrace: the findings of an attempt that has not ended are
+	// offered once they have stood unchanged this long (default 1 min; a
+	// verdict can still be overtaken by a more specific one while the
+	// traceback is being logged). Findings of an ended attempt are offered
+	// at the first flush. Negative: only ended attempts.
+	FindingGrace time.Duration
+	// Findings, when set, receives the findings of saved attempts (use
+	// Fanout for several sinks: the Loki pusher, the journal notes writer).
+	Findings FindingSink
+	// PruneAfter: attempts that ended this long (in journal time) before
+	// the newest entry are dropped from the tracker once saved, to bound
+	// its memory (default 6 h; negative keeps everything).
+	PruneAfter time.Duration
+	Metrics    *metrics.Metrics
+	Tracker    tracker.Options
+	Logger     *slog.Logger
+	// Now is the wall clock (tests); default time.Now.
+	Now func() time.Time
+}
+
+// Live is the live pipeline. Create it with New, then Start it.
+type Live struct {
+	db   Store
+	opts Options
+
+	mu      sync.Mutex
+	queue   [][]domain.Entry
+	queued  int
+	closed  bool
+	started bool
+
+	wake     chan struct{}
+	flushReq chan chan error
+	stop     chan struct{}
+	done     chan struct{}
+	flushNow chan struct{} // a push asked for a flush
+
+	// Owned by the worker goroutine.
+	tr        *tracker.Tracker
+	dirty     bool
+	saved     map[string]uint64    // attempt id → hash of the version saved
+	foreign   map[string]bool      // attempts the database had before this process saw their start
+	firstSeen map[string]time.Time // finding key → when it was first seen on a running attempt
+	attempts  []*domain.Attempt    // the last judged attempts
+	newest    time.Time            // newest entry time seen
+	lastFlush time.Time
+	lastErr   error // of the final flush
+}
+
+// New returns a pipeline that judges entries with set and saves attempts to db.
+func New(db Store, set *rules.Set, opts Options) *Live {
+	if opts.QueueEntries <= 0 {
+		opts.QueueEntries = 200000
+	}
+	if opts.FlushInterval <= 0 {
+		opts.FlushInterval = 2 * time.Second
+	}
+	if opts.MinFlushGap <= 0 {
+		opts.MinFlushGap = 200 * time.Millisecond
+	}
+	if opts.FindingGrace == 0 {
+		opts.FindingGrace = time.Minute
+	}
+	if opts.PruneAfter == 0 {
+		opts.PruneAfter = 6 * time.Hour
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Live{db: db, opts: opts, tr: tracker.New(set, opts.Tracker),
+		wake: make(chan struct{}, 1), flushReq: make(chan chan error), stop: make(chan struct{}),
+		done: make(chan struct{}), flushNow: make(chan struct{}, 1),
+		saved: map[string]uint64{}, foreign: map[string]bool{}, firstSeen: map[string]time.Time{}}
+}
+
+// Start runs the worker goroutine.
+func (l *Live) Start() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.started || l.closed {
+		return
+	}
+	l.started = true
+	go l.run()
+}
+
+// Add queues entries (in order) for the tracker. It does not block: when the
+// queue is full it returns ErrSaturated and queues nothing.
+func (l *Live) Add(entries []domain.Entry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return ErrClosed
+	}
+	if l.queued >= l.opts.QueueEntries {
+		l.mu.Unlock()
+		return ErrSaturated
+	}
+	l.queue = append(l.queue, entries)
+	l.queued += len(entries)
+	n := l.queued
+	l.mu.Unlock()
+	l.opts.Metrics.PipelineQueue(n)
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// Saturated reports whether Add would refuse entries now.
+func (l *Live) Saturated() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.closed || l.queued >= l.opts.QueueEntries
+}
+
+// Queued is the number of entries waiting for the worker.
+func (l *Live) Queued() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.queued
+}
+
+// RequestFlush asks for a flush soon (after the queued entries), without
+// waiting for it. Requests coalesce and are spaced by MinFlushGap.
+func (l *Live) RequestFlush() {
+	select {
+	case l.flushNow <- struct{}{}:
+	default:
+	}
+}
+
+// Flush waits until every entry queued before the call went through the
+// tracker and the attempts are saved (and their findings offered).
+func (l *Live) Flush(ctx context.Context) error {
+	reply := make(chan error, 1)
+	select {
+	case l.flushReq <- reply:
+	case <-l.done:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-reply:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close stops taking entries, processes and saves what is queued, and stops
+// the worker. It returns the error of that last flush.
+func (l *Live) Close() error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		<-l.done
+		return nil
+	}
+	l.closed = true
+	started := l.started
+	l.mu.Unlock()
+	if !started {
+		close(l.done)
+		return nil
+	}
+	close(l.stop)
+	<-l.done
+	return l.lastErr
+}
+
+func (l *Live) run() {
+	defer close(l.done)
+	ctx := context.Background()
+	tick := time.NewTicker(l.opts.FlushInterval)
+	defer tick.Stop()
+	var gap <-chan time.Time // pending spaced flush
+	for {
+		select {
+		case <-l.stop:
+			l.drain()
+			l.lastErr = l.flush(ctx, true)
+			return
+		case <-l.wake:
+			l.drain()
+		case <-l.flushNow:
+			l.drain()
+			if wait := l.opts.MinFlushGap - l.opts.Now().Sub(l.lastFlush); wait > 0 {
+				if gap == nil {
+					gap = time.After(wait)
+				}
+				continue
+			}
+			l.reportFlush(l.flush(ctx, false))
+		case <-gap:
+			gap = nil
+			l.drain()
+			l.reportFlush(l.flush(ctx, false))
+		case reply := <-l.flushReq:
+			l.drain()
+			reply <- l.flush(ctx, true)
+		case <-tick.C:
+			l.drain()
+			l.reportFlush(l.flush(ctx, false))
+		}
+	}
+}
+
+func (l *Live) reportFlush(err error) {
+	if err != nil {
+		l.opts.Logger.Error("pipeline: saving attempts failed (will retry)", "err", err)
+	}
+}
+
+// drain feeds every queued entry to the tracker.
+func (l *Live) drain() {
+	l.mu.Lock()
+	batches := l.queue
+	l.queue = nil
+	l.queued = 0
+	l.mu.Unlock()
+	if len(batches) == 0 {
+		return
+	}
+	l.opts.Metrics.PipelineQueue(0)
+	for _, b := range batches {
+		for _, e := range b {
+			l.tr.Add(e)
+			l.opts.Metrics.JournalEntry(e.Host, e.Time)
+			if e.Time.After(l.newest) {
+				l.newest = e.Time
+			}
+		}
+	}
+	l.dirty = true
+}
+
+// flush saves the attempts that changed since the last flush and offers
+// findings. Without force it does nothing when no entry came in and no
+// finding is waiting out its grace period.
+func (l *Live) flush(ctx context.Context, force bool) error {
+	if !l.dirty && !force && len(l.firstSeen) == 0 {
+		return nil
+	}
+	l.lastFlush = l.opts.Now()
+	if l.dirty || l.attempts == nil {
+		l.attempts = l.tr.Attempts()
+	}
+	var changed []*domain.Attempt
+	var hashes []uint64
+	for _, a := range l.attempts {
+		if l.foreign[a.ID] {
+			continue
+		}
+		h := hashAttempt(a)
+		if old, ok := l.saved[a.ID]; ok && old == h {
+			continue
+		}
+		if _, ok := l.saved[a.ID]; !ok && l.olderInStore(ctx, a) {
+			l.foreign[a.ID] = true
+			l.opts.Logger.Warn("pipeline: the database holds an earlier part of this attempt; not overwriting it",
+				"attempt", a.ID, "unit", a.Unit, "host", a.Host)
+			continue
+		}
+		changed = append(changed, a)
+		hashes = append(hashes, h)
+	}
+	if len(changed) > 0 {
+		err := l.db.SaveAttempts(ctx, changed, nil)
+		l.opts.Metrics.PipelineFlush(len(changed), err)
+		if err != nil {
+			return err
+		}
+		for i, a := range changed {
+			l.saved[a.ID] = hashes[i]
+		}
+	} else if l.dirty {
+		l.opts.Metrics.PipelineFlush(0, nil)
+	}
+	l.dirty = false
+	l.offerFindings()
+	l.prune()
+	return nil
+}
+
+// prune drops long-ended attempts from the tracker (they are saved and
+// their findings offered). An attempt that comes back later (a late line)
+// is checked against the database again before it is saved.
+func (l *Live) prune() {
+	if l.opts.PruneAfter < 0 || l.newest.IsZero() {
+		return
+	}
+	if l.tr.Prune(l.newest.Add(-l.opts.PruneAfter)) == 0 {
+		return
+	}
+	l.attempts = l.tr.Attempts()
+	kept := make(map[string]bool, len(l.attempts))
+	for _, a := range l.attempts {
+		kept[a.ID] = true
+	}
+	for id := range l.saved {
+		if !kept[id] {
+			delete(l.saved, id)
+		}
+	}
+	for id := range l.foreign {
+		if !kept[id] {
+			delete(l.foreign, id)
+		}
+	}
+}
+
+// Fanout offers every finding to each sink; it reports whether any took it.
+func Fanout(sinks ...FindingSink) FindingSink {
+	var out fanout
+	for _, s := range sinks {
+		if s != nil && !isNilSink(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+type fanout []FindingSink
+
+func (f fanout) Offer(a *domain.Attempt, fd domain.Finding) bool {
+	took := false
+	for _, s := range f {
+		if s.Offer(a, fd) {
+			took = true
+		}
+	}
+	return took
+}
+
+// isNilSink catches a typed nil pointer passed as a sink.
+func isNilSink(s FindingSink) bool {
+	v := reflect.ValueOf(s)
+	return v.Kind() == reflect.Pointer && v.IsNil()
+}
+
+// olderInStore reports whether the database already has attempt a from an
+// earlier start than this process saw (the analyzer restarted in the middle
+// of the attempt, and its tracker only knows the rest): saving would replace
+// the stored attempt with a poorer one.
+func (l *Live) olderInStore(ctx context.Context, a *domain.Attempt) bool {
+	old, err := l.db.GetAttempt(ctx, a.ID)
+	if err != nil || old == nil {
+		return false
+	}
+	return !old.StartedAt.IsZero() && old.StartedAt.Before(a.StartedAt)
+}
+
+// offerFindings hands the findings of ended attempts, and those of running
+// attempts that have stood for FindingGrace, to the sink.
+func (l *Live) offerFindings() {
+	sink := l.opts.Findings
+	if sink == nil {
+		return
+	}
+	now := l.opts.Now()
+	live := map[string]bool{}
+	for _, a := range l.attempts {
+		if l.foreign[a.ID] {
+			continue
+		}
+		for _, f := range a.Findings {
+			if a.EndedBy != "" {
+				sink.Offer(a, f)
+				continue
+			}
+			if l.opts.FindingGrace < 0 {
+				continue
+			}
+			key := a.ID + "\x00" + f.ID + "\x00" + f.Rule
+			live[key] = true
+			first, ok := l.firstSeen[key]
+			if !ok {
+				l.firstSeen[key] = now
+				first = now
+			}
+			if now.Sub(first) >= l.opts.FindingGrace {
+				sink.Offer(a, f)
+			}
+		}
+	}
+	for k := range l.firstSeen {
+		if !live[k] {
+			delete(l.firstSeen, k) // superseded, or the attempt ended
+		}
+	}
+}
+
+// hashAttempt fingerprints everything SaveAttempts stores of an attempt.
+func hashAttempt(a *domain.Attempt) uint64 {
+	h := fnv.New64a()
+	enc := json.NewEncoder(h)
+	_ = enc.Encode(a.JSON())
+	_ = enc.Encode(struct {
+		Findings    []domain.Finding
+		Timeline    []domain.PhaseMark
+		Context     []domain.Evidence
+		Lines       int
+		ExitCode    string
+		ContainerID string
+		Restart     *int
+	}{a.Findings, a.Timeline, a.Context, a.Lines, a.ExitCode, a.ContainerID, a.RestartCounter})
+	return h.Sum64()
+}
