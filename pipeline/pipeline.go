@@ -84,7 +84,7 @@ type Live struct {
 	opts Options
 
 	mu      sync.Mutex
-	queue   [][]domain.Entry
+	queue   []item
 	queued  int
 	closed  bool
 	started bool
@@ -105,6 +105,21 @@ type Live struct {
 	newest    time.Time            // newest entry time seen
 	lastFlush time.Time
 	lastErr   error // of the final flush
+	// pos is the source position of the newest entries drained (journal
+	// follower); posDirty says it has not been saved yet.
+	pos      *store.Position
+	posDirty bool
+	// catchingUp: the entries drained last are a restarted follower's
+	// re-read of what is stored already; nothing is saved or offered.
+	catchingUp bool
+}
+
+// item is one batch of entries in the queue, with the position a journal
+// follower reached after it.
+type item struct {
+	entries []domain.Entry
+	pos     *store.Position
+	catchUp bool
 }
 
 // New returns a pipeline that judges entries with set and saves attempts to db.
@@ -149,8 +164,16 @@ func (l *Live) Start() {
 
 // Add queues entries (in order) for the tracker. It does not block: when the
 // queue is full it returns ErrSaturated and queues nothing.
-func (l *Live) Add(entries []domain.Entry) error {
-	if len(entries) == 0 {
+func (l *Live) Add(entries []domain.Entry) error { return l.AddAt(entries, nil, false) }
+
+// AddAt queues entries read from a positioned source (the live journal).
+// pos is saved in the same transaction as the attempt changes those entries
+// cause, with ReplayCursor filled from the tracker, so a restart resumes
+// exactly after them. catchUp marks entries a restarted follower re-reads
+// to rebuild open attempts: they go through the tracker, but nothing is
+// saved or offered until entries without catchUp arrive.
+func (l *Live) AddAt(entries []domain.Entry, pos *store.Position, catchUp bool) error {
+	if len(entries) == 0 && pos == nil {
 		return nil
 	}
 	l.mu.Lock()
@@ -162,7 +185,7 @@ func (l *Live) Add(entries []domain.Entry) error {
 		l.mu.Unlock()
 		return ErrSaturated
 	}
-	l.queue = append(l.queue, entries)
+	l.queue = append(l.queue, item{entries, pos, catchUp})
 	l.queued += len(entries)
 	n := l.queued
 	l.mu.Unlock()
@@ -292,12 +315,17 @@ func (l *Live) drain() {
 	}
 	l.opts.Metrics.PipelineQueue(0)
 	for _, b := range batches {
-		for _, e := range b {
+		for _, e := range b.entries {
 			l.tr.Add(e)
 			l.opts.Metrics.JournalEntry(e.Host, e.Time)
 			if e.Time.After(l.newest) {
 				l.newest = e.Time
 			}
+		}
+		l.catchingUp = b.catchUp
+		if b.pos != nil && !b.catchUp {
+			p := *b.pos
+			l.pos, l.posDirty = &p, true
 		}
 	}
 	l.dirty = true
@@ -307,7 +335,7 @@ func (l *Live) drain() {
 // findings. Without force it does nothing when no entry came in and no
 // finding is waiting out its grace period.
 func (l *Live) flush(ctx context.Context, force bool) error {
-	if !l.dirty && !force && len(l.firstSeen) == 0 {
+	if (!l.dirty && !force && len(l.firstSeen) == 0) || l.catchingUp {
 		return nil
 	}
 	l.lastFlush = l.opts.Now()
@@ -333,8 +361,16 @@ func (l *Live) flush(ctx context.Context, force bool) error {
 		changed = append(changed, a)
 		hashes = append(hashes, h)
 	}
-	if len(changed) > 0 {
-		err := l.db.SaveAttempts(ctx, changed, nil)
+	var pos *store.Position
+	if l.posDirty {
+		// Saved with the changes, even when there are none: the cursor
+		// advances over entries no attempt cared about too.
+		p := *l.pos
+		p.ReplayCursor = l.tr.ReplayCursor()
+		pos = &p
+	}
+	if len(changed) > 0 || pos != nil {
+		err := l.db.SaveAttempts(ctx, changed, pos)
 		l.opts.Metrics.PipelineFlush(len(changed), err)
 		if err != nil {
 			return err
@@ -342,6 +378,7 @@ func (l *Live) flush(ctx context.Context, force bool) error {
 		for i, a := range changed {
 			l.saved[a.ID] = hashes[i]
 		}
+		l.posDirty = false
 	} else if l.dirty {
 		l.opts.Metrics.PipelineFlush(0, nil)
 	}

@@ -50,6 +50,12 @@ const (
 // says why (ingest.FieldLogLoss; the tracker does not import ingest).
 const LogLossField = "ANALYZER_LOG_LOSS"
 
+// GapField marks a synthetic entry a journal follower sends when part of
+// the journal is gone (a vacuumed cursor); its value says what was lost.
+// Every attempt open at that point, and the next one to start, get a
+// log_loss finding.
+const GapField = "ANALYZER_JOURNAL_GAP"
+
 // Options tune the tracker. Zero values take the defaults.
 type Options struct {
 	// SurvivableWindow is how long after ready a death still counts as
@@ -73,6 +79,7 @@ type Tracker struct {
 	engineUnits  map[string]bool    // host|unit seen running an engine
 	textCurrent  map[string]*state  // plain-text source → current attempt
 	nextRestarts map[string]restart // host|unit → the restart systemd scheduled
+	pendingGap   *domain.Entry      // a journal gap the next attempt inherits
 }
 
 // restart is a "Scheduled restart job" record: its N_RESTARTS and cursor.
@@ -174,6 +181,10 @@ func (t *Tracker) journalAttempt(host, unit, inv string, at time.Time) *state {
 	}
 	t.byKey[key] = st
 	t.lastByUnit[uk] = st
+	if g := t.pendingGap; g != nil {
+		t.pendingGap = nil
+		t.sideFinding(st, domain.FindingLogLoss, *g, g.Field(GapField))
+	}
 	return st
 }
 
@@ -183,6 +194,10 @@ func intp(n int) *int { return &n }
 func (t *Tracker) Add(e domain.Entry) {
 	if e.Identifier == "analyzer" {
 		return // our own root-cause notes are not engine output
+	}
+	if gap := e.Field(GapField); gap != "" {
+		t.gap(e, gap)
+		return
 	}
 	if e.Unit == "" && e.InvocationID == "" && e.Field("UNIT") == "" && e.Field("CONTAINER_ID_FULL") == "" &&
 		e.Field("CONTAINER_NAME") == "" && e.Field("_TRANSPORT") == "" {
@@ -246,6 +261,17 @@ func (t *Tracker) Add(e domain.Entry) {
 	}
 	st.touch(e)
 	t.engineOutput(st, e)
+}
+
+// gap records a hole in the journal on every open journal attempt and on
+// the next one to start (which may have begun inside the hole).
+func (t *Tracker) gap(e domain.Entry, what string) {
+	for _, st := range t.attempts {
+		if !st.ended && !st.text {
+			t.sideFinding(st, domain.FindingLogLoss, e, what)
+		}
+	}
+	t.pendingGap = &e
 }
 
 // touch notes the first entry of an attempt (where a restarted follower

@@ -100,6 +100,16 @@ type live struct {
 	pipeline *pipeline.Live
 	pusher   *loki.Pusher
 	cancel   context.CancelFunc
+	set      *rules.Set
+	metrics  *metrics.Metrics
+}
+
+// findings is where findings of other pipelines go (the pusher, or none).
+func (l *live) findings() pipeline.FindingSink {
+	if l.pusher == nil {
+		return nil
+	}
+	return l.pusher
 }
 
 // startLive builds /metrics, the pipeline, the push receiver and the
@@ -123,7 +133,7 @@ func startLive(ctx context.Context, db *store.DB, lf *liveFlags) (*live, error) 
 	p := pipeline.New(db, set, popts)
 	p.Start()
 	ctx, cancel := context.WithCancel(ctx)
-	l := &live{pipeline: p, pusher: pusher, cancel: cancel,
+	l := &live{pipeline: p, pusher: pusher, cancel: cancel, set: set, metrics: m,
 		routes: []web.Route{{Method: http.MethodGet, Path: "/metrics", Handler: m.Handler()}}}
 	if lf.push {
 		rv := loki.NewReceiver(loki.ReceiverOptions{Sink: p, Token: lf.pushToken, MaxBytes: lf.pushMaxBytes, Metrics: m})

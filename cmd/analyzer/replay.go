@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/llmfleet/analyzer/metrics"
 	"github.com/llmfleet/analyzer/store"
 )
 
@@ -15,6 +16,7 @@ func cmdReplay(ctx context.Context, args []string) error {
 	dbPath := fs.String("db", defaultDB, "SQLite database file")
 	rulesDir := fs.String("rules", "", "rule directory (default: the built-in rules)")
 	lokiF := addLokiFlags(fs)
+	writeNotes := fs.Bool("notes", false, "write the root-cause notes of the replayed attempts into the local journal (once each)")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err.Error()}
 	}
@@ -60,5 +62,20 @@ func cmdReplay(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(stdout, "replayed %d entries from %d files (%d malformed skipped): %d attempts, %d failed, into %s\n",
 		entries, len(files), malformed, len(attempts), failed, *dbPath)
+	if *writeNotes {
+		w, err := notesWriter(db, metrics.New(metrics.Options{NoProcessMetrics: true}))
+		if err != nil {
+			return err
+		}
+		n := 0
+		for _, a := range attempts {
+			for _, f := range a.Findings {
+				if w.Offer(a, f) {
+					n++
+				}
+			}
+		}
+		fmt.Fprintf(stdout, "wrote %d root-cause notes into the journal\n", n)
+	}
 	return pushFindings(ctx, attempts, lokiF)
 }

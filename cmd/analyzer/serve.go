@@ -17,6 +17,7 @@ func cmdServe(ctx context.Context, args []string) error {
 	dbPath := fs.String("db", defaultDB, "SQLite database file")
 	listen := fs.String("listen", "127.0.0.1:8080", "HTTP listen address")
 	lf := addLiveFlags(fs)
+	jf := addJournalFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return usageError{err.Error()}
 	}
@@ -37,6 +38,18 @@ func cmdServe(ctx context.Context, args []string) error {
 			fmt.Fprintln(os.Stderr, "analyzer: live pipeline:", err)
 		}
 	}()
+	if jf.wanted() {
+		fol, err := startJournal(ctx, db, lv.set, jf, lv.metrics, lv.findings())
+		if err != nil {
+			return err
+		}
+		// Runs before lv.close: the follower's last findings still reach the pusher.
+		defer func() {
+			if err := fol.stop(); err != nil {
+				fmt.Fprintln(os.Stderr, "analyzer: journal follower:", err)
+			}
+		}()
+	}
 	srv := &http.Server{Addr: *listen, Handler: web.New(db, web.Options{Routes: lv.routes}), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/coreos/go-systemd/v22/journal"
+
+	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/ingest/journald"
+	"github.com/llmfleet/analyzer/metrics"
+	"github.com/llmfleet/analyzer/notes"
+	"github.com/llmfleet/analyzer/pipeline"
+	"github.com/llmfleet/analyzer/rules"
+	"github.com/llmfleet/analyzer/store"
+	"github.com/llmfleet/analyzer/tracker"
+)
+
+// journalFlags are serve's flags of the live journal follower.
+type journalFlags struct {
+	dir     string
+	off     bool
+	since   string
+	units   string
+	noNotes bool
+}
+
+func addJournalFlags(fs *flag.FlagSet) *journalFlags {
+	jf := &journalFlags{}
+	fs.StringVar(&jf.dir, "journal-dir", "", "follow the journal files of this directory instead of the local journal")
+	fs.BoolVar(&jf.off, "no-journal", false, "do not follow a journal")
+	fs.StringVar(&jf.since, "since", "", "first run only: start at this time (RFC 3339) instead of the journal's tail")
+	fs.StringVar(&jf.units, "units", "", "comma-separated unit globs to follow (default: every unit; engines are detected from their lines)")
+	fs.BoolVar(&jf.noNotes, "no-notes", false, "do not write root-cause notes into the journal")
+	return jf
+}
+
+// localJournalDirs are where journald keeps the local journal.
+var localJournalDirs = []string{"/var/log/journal", "/run/log/journal"}
+
+// wanted reports whether serve should follow a journal: a directory was
+// given, or a local journal is readable.
+func (jf *journalFlags) wanted() bool {
+	if jf.off {
+		return false
+	}
+	if jf.dir != "" {
+		return true
+	}
+	for _, d := range localJournalDirs {
+		if f, err := os.Open(d); err == nil {
+			f.Close()
+			return true
+		}
+	}
+	return false
+}
+
+// follower is the running journal follower of serve.
+type follower struct {
+	pipeline *pipeline.Live
+	cancel   context.CancelFunc
+	done     chan error
+}
+
+// startJournal follows the journal into its own pipeline, resuming exactly
+// after the position saved with the last attempts, and writes root-cause
+// notes back into the local journal.
+func startJournal(ctx context.Context, db *store.DB, set *rules.Set, jf *journalFlags, m *metrics.Metrics,
+	pusher pipeline.FindingSink) (*follower, error) {
+	opt := journald.FollowOptions{Dir: jf.dir}
+	if jf.units != "" {
+		opt.Units = strings.Split(jf.units, ",")
+	}
+	if jf.since != "" {
+		t, err := time.Parse(time.RFC3339, jf.since)
+		if err != nil {
+			return nil, usageError{fmt.Sprintf("--since %q: want RFC 3339 time: %v", jf.since, err)}
+		}
+		opt.Since = t
+	}
+	source := journald.SourceName(jf.dir)
+	pos, ok, err := db.Position(ctx, source)
+	if err != nil {
+		return nil, err
+	}
+	resume := journald.Resume{}
+	if ok {
+		resume = journald.Resume{Cursor: pos.Cursor, ReplayCursor: pos.ReplayCursor}
+	}
+	sink := pusher
+	if !jf.noNotes {
+		w, err := notesWriter(db, m)
+		if err != nil {
+			return nil, err
+		}
+		sink = pipeline.Fanout(pusher, w)
+	}
+	p := pipeline.New(db, set, pipeline.Options{Metrics: m, Findings: sink})
+	p.Start()
+	var last journald.FollowStats
+	opt.Stats = func(s journald.FollowStats) {
+		if n := s.Skipped - last.Skipped; n > 0 {
+			m.LinesSkipped(source, "unit_filter", int(n))
+		}
+		for i := last.BadEntries; i < s.BadEntries; i++ {
+			m.IngestError(source, "bad_entry")
+		}
+		last = s
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	f := &follower{pipeline: p, cancel: cancel, done: make(chan error, 1)}
+	go func() {
+		err := journald.Follow(ctx, opt, resume, func(b journald.Batch) error {
+			entries := b.Entries
+			if b.Gap != "" {
+				fmt.Fprintln(os.Stderr, "analyzer: journal gap:", b.Gap)
+				m.IngestError(source, "journal_gap")
+				gap := domain.Entry{Cursor: b.Cursor, Time: time.Now(), Fields: map[string]string{tracker.GapField: b.Gap}}
+				entries = append([]domain.Entry{gap}, entries...)
+			}
+			m.IngestEntries(source, len(b.Entries))
+			for {
+				err := p.AddAt(entries, &store.Position{Source: source, Cursor: b.Cursor}, b.CatchUp)
+				if err == nil && !b.CatchUp {
+					p.RequestFlush() // save and write notes soon, not at the next timer
+				}
+				if !errors.Is(err, pipeline.ErrSaturated) {
+					return err
+				}
+				select { // the pipeline is behind: wait, the journal keeps the entries
+				case <-ctx.Done():
+					return nil
+				case <-time.After(100 * time.Millisecond):
+				}
+			}
+		})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "analyzer: journal follower stopped:", err)
+		}
+		f.done <- err
+	}()
+	where := "the local journal"
+	if jf.dir != "" {
+		where = jf.dir
+	}
+	fmt.Fprintf(os.Stderr, "analyzer: following %s\n", where)
+	return f, nil
+}
+
+// stop ends the follower within about a second, then saves what its
+// pipeline holds.
+func (f *follower) stop() error {
+	f.cancel()
+	err := <-f.done
+	return errors.Join(err, f.pipeline.Close())
+}
+
+// notesWriter returns the writer of root-cause notes: the database is its
+// ledger, and notes already in the local journal (sent just before a crash)
+// are not sent again.
+func notesWriter(db *store.DB, m *metrics.Metrics) (pipeline.FindingSink, error) {
+	// Ask journald to write what it has received, so that a note sent just
+	// before a crash is found by the scan (best effort).
+	_ = exec.Command("journalctl", "--sync").Run()
+	known, err := journald.KnownNotes("")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "analyzer: cannot scan the journal for notes already written:", err)
+	}
+	send := func(message string, priority int, fields map[string]string) error {
+		return journal.Send(message, journal.Priority(priority), fields)
+	}
+	return countingSink{notes.NewWriter(send, db, known), m}, nil
+}
+
+// countingSink counts the notes a writer sends.
+type countingSink struct {
+	w *notes.Writer
+	m *metrics.Metrics
+}
+
+func (s countingSink) Offer(a *domain.Attempt, f domain.Finding) bool {
+	if s.w.Offer(a, f) {
+		s.m.NoteWritten()
+		return true
+	}
+	return false
+}

@@ -1,0 +1,322 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/ingest"
+	"github.com/llmfleet/analyzer/internal/journaldtest"
+	"github.com/llmfleet/analyzer/store"
+)
+
+const journalRemote = "/lib/systemd/systemd-journal-remote"
+
+// exportRecords converts a journalctl JSON capture to export-format records
+// (systemd-journal-remote's input), with _HOSTNAME replaced by host so each
+// test run has attempts of its own.
+func exportRecords(t *testing.T, path, host string) [][]byte {
+	t.Helper()
+	if _, err := os.Stat(journalRemote); err != nil {
+		t.Skip("needs systemd-journal-remote (Debian package; .ci/run installs it as root)")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out [][]byte
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 4<<20), 4<<20)
+	for sc.Scan() {
+		rec, err := ingest.ParseJSONRecord(sc.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec["_HOSTNAME"] = []byte(host)
+		var b bytes.Buffer
+		w := bufio.NewWriter(&b)
+		if err := ingest.WriteExport(w, rec); err != nil {
+			t.Fatal(err)
+		}
+		w.Flush()
+		out = append(out, b.Bytes())
+	}
+	return out
+}
+
+func appendJournal(t *testing.T, file string, recs [][]byte) {
+	t.Helper()
+	cmd := exec.Command(journalRemote, "-o", file, "-")
+	cmd.Stdin = bytes.NewReader(bytes.Join(recs, nil))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("systemd-journal-remote: %v: %s", err, out)
+	}
+}
+
+// want returns the attempts explain finds in a fixture whose hostname is
+// replaced by host, keyed by unit and invocation.
+func wantAttempts(t *testing.T, path, host string) map[string]*domain.Attempt {
+	t.Helper()
+	tmp := filepath.Join(t.TempDir(), "in.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatal(err)
+		}
+		m["_HOSTNAME"] = host
+		b, _ := json.Marshal(m)
+		lines = append(lines, string(b))
+	}
+	if err := os.WriteFile(tmp, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	set, err := loadRules("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	as, err := analyze(context.Background(), []string{tmp}, set, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]*domain.Attempt{}
+	for _, a := range as {
+		out[a.Unit+" "+a.InvocationID] = a
+	}
+	return out
+}
+
+// compareStored checks the database against the attempts explain finds:
+// same attempts, verdicts, phases, findings, shape, end, and evidence lines
+// (by text: the journal files assign their own cursors).
+func compareStored(t *testing.T, dbPath string, want map[string]*domain.Attempt) {
+	t.Helper()
+	db, err := store.Open(dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	got, err := db.ListAttempts(context.Background(), domain.AttemptFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Errorf("database holds %d attempts, want %d", len(got), len(want))
+	}
+	for _, g := range got {
+		w := want[g.Unit+" "+g.InvocationID]
+		if w == nil {
+			t.Errorf("unexpected attempt %s %s", g.Unit, g.InvocationID)
+			continue
+		}
+		gs, ws := fingerprintAttempt(g), fingerprintAttempt(w)
+		if gs != ws {
+			t.Errorf("attempt %s %s:\n got %s\nwant %s", g.Unit, g.InvocationID, gs, ws)
+		}
+	}
+}
+
+func fingerprintAttempt(a *domain.Attempt) string {
+	f := a.FindingIDs()
+	sort.Strings(f)
+	var ev []string
+	for _, e := range a.Evidence {
+		ev = append(ev, e.Message)
+	}
+	sort.Strings(ev)
+	sh, _ := json.Marshal(a.Shape)
+	exit := "-"
+	if a.ExitStatus != nil {
+		exit = fmt.Sprint(*a.ExitStatus)
+	}
+	return fmt.Sprintf("%s %s %s exit=%s findings=%v shape=%s evidence=%d:%x", a.Verdict, a.Phase, a.EndedBy, exit, f, sh,
+		len(ev), strings.Join(ev, "\x00"))
+}
+
+// serveInProcess runs `analyzer serve` on a journal directory until stop is called.
+func serveInProcess(t *testing.T, args ...string) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)) }()
+	return func() {
+		start := time.Now()
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+		if d := time.Since(start); d > 3*time.Second {
+			t.Errorf("serve took %v to shut down", d)
+		}
+	}
+}
+
+func countAttempts(dbPath string) (attempts, ended int) {
+	db, err := sql.Open("sqlite3", dbPath+"?mode=ro")
+	if err != nil {
+		return 0, 0
+	}
+	defer db.Close()
+	_ = db.QueryRow(`SELECT COUNT(*), COUNT(NULLIF(ended_by, '')) FROM attempts`).Scan(&attempts, &ended)
+	return
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestServeFollowsJournalFiles turns both fixtures into journal files with
+// systemd-journal-remote, appending them in chunks while serve follows the
+// directory, and checks the attempts in SQLite against explain's.
+func TestServeFollowsJournalFiles(t *testing.T) {
+	host := fmt.Sprintf("follow-%d", time.Now().UnixNano())
+	night := exportRecords(t, "../../examples/dankserver-night-ladder.journal.json", host)
+	day := exportRecords(t, "../../examples/dankclaw-day.journal.json", host+"-day")
+	dir, dbPath := t.TempDir(), filepath.Join(t.TempDir(), "a.db")
+	// The day host's entries are older than the night's: a journal reader
+	// merges files by time, so they are appended first, as they happened.
+	appendJournal(t, filepath.Join(dir, "day.journal"), day[:10])
+	stop := serveInProcess(t, "--db", dbPath, "--journal-dir", dir, "--since", "2000-01-01T00:00:00Z", "--no-notes")
+	chunks := func(recs [][]byte, n int) [][][]byte {
+		var out [][][]byte
+		for i := 0; i < n; i++ {
+			out = append(out, recs[i*len(recs)/n:(i+1)*len(recs)/n])
+		}
+		return out
+	}
+	for _, c := range chunks(day[10:], 3) {
+		appendJournal(t, filepath.Join(dir, "day.journal"), c)
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, c := range chunks(night, 5) {
+		appendJournal(t, filepath.Join(dir, "night.journal"), c)
+		time.Sleep(50 * time.Millisecond)
+	}
+	waitFor(t, "20 attempts, 18 ended", func() bool { n, e := countAttempts(dbPath); return n == 20 && e == 18 })
+	stop()
+	want := wantAttempts(t, "../../examples/dankserver-night-ladder.journal.json", host)
+	for k, v := range wantAttempts(t, "../../examples/dankclaw-day.journal.json", host+"-day") {
+		want[k] = v
+	}
+	compareStored(t, dbPath, want)
+}
+
+// TestServeSurvivesSIGKILL appends the night fixture in 20 chunks and kills
+// the analyzer with SIGKILL at a random point after each, restarting it
+// every time; the database and the notes in the journal must end exactly as
+// an uninterrupted run leaves them: no attempt, finding, evidence line or
+// note lost or repeated.
+func TestServeSurvivesSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short mode: the SIGKILL test builds the binary and restarts it 20 times")
+	}
+	journaldtest.Ensure(t)
+	host := fmt.Sprintf("kill-%d", time.Now().UnixNano())
+	recs := exportRecords(t, "../../examples/dankserver-night-ladder.journal.json", host)
+	bin := filepath.Join(t.TempDir(), "analyzer")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v: %s", err, out)
+	}
+	dir, dbPath := t.TempDir(), filepath.Join(t.TempDir(), "a.db")
+	args := []string{"serve", "--db", dbPath, "--journal-dir", dir, "--since", "2000-01-01T00:00:00Z", "--listen", "127.0.0.1:0"}
+	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+	t.Logf("seed host %s", host)
+	const kills = 20
+	for i := 0; i < kills; i++ {
+		appendJournal(t, filepath.Join(dir, "night.journal"), recs[i*len(recs)/kills:(i+1)*len(recs)/kills])
+		cmd := exec.Command(bin, args...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(20+rng.Intn(400)) * time.Millisecond)
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		_ = cmd.Wait()
+	}
+	// The last run is left to finish, then stopped with SIGTERM.
+	cmd := exec.Command(bin, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	want := wantAttempts(t, "../../examples/dankserver-night-ladder.journal.json", host)
+	findings := 0
+	for _, a := range want {
+		findings += len(a.Findings)
+	}
+	waitFor(t, "16 attempts ended", func() bool { n, e := countAttempts(dbPath); return n == 16 && e == 16 })
+	waitFor(t, "every note recorded", func() bool {
+		db, err := store.Open(dbPath)
+		if err != nil {
+			return false
+		}
+		defer db.Close()
+		n, _ := db.CountNotes(context.Background())
+		return n == findings
+	})
+	start := time.Now()
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("analyzer exited with %v: %s", err, stderr.String())
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("shutdown took %v", d)
+	}
+	compareStored(t, dbPath, want)
+
+	// Every finding has exactly one note in the journal.
+	_ = exec.Command("journalctl", "--sync").Run()
+	out, err := exec.Command("journalctl", "SYSLOG_IDENTIFIER=analyzer", "-o", "json", "--no-pager").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	for _, a := range want {
+		ids[a.ID] = true
+	}
+	notes := map[string]int{}
+	for _, l := range strings.Split(string(out), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(l), &m) != nil {
+			continue
+		}
+		if a, _ := m["ANALYZER_ATTEMPT"].(string); ids[a] {
+			notes[a+" "+fmt.Sprint(m["ANALYZER_FINDING"])]++
+		}
+	}
+	for _, a := range want {
+		for _, f := range a.Findings {
+			if n := notes[a.ID+" "+f.ID]; n != 1 {
+				t.Errorf("%s %s: %d notes in the journal, want 1", a.Unit, f.ID, n)
+			}
+		}
+	}
+	if len(notes) != findings {
+		t.Errorf("%d distinct notes, want %d", len(notes), findings)
+	}
+}
