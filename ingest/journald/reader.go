@@ -215,3 +215,7 @@ func KnownNotes(dir string) (map[string]bool, error) {
 		}
 	}
 }
+
+// Match restricts the reader to entries with FIELD=value (sd_journal_add_match);
+// several matches of different fields must all hold.
+func (r *Reader) Match(fieldValue string) error { return r.j.AddMatch(fieldValue) }
