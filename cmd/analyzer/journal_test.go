@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"database/sql"
@@ -18,54 +17,15 @@ import (
 	"time"
 
 	"github.com/llmfleet/analyzer/domain"
-	"github.com/llmfleet/analyzer/ingest"
 	"github.com/llmfleet/analyzer/internal/journaldtest"
 	"github.com/llmfleet/analyzer/store"
 )
 
-const journalRemote = "/lib/systemd/systemd-journal-remote"
-
-// exportRecords converts a journalctl JSON capture to export-format records
-// (systemd-journal-remote's input), with _HOSTNAME replaced by host so each
-// test run has attempts of its own.
 func exportRecords(t *testing.T, path, host string) [][]byte {
-	t.Helper()
-	if _, err := os.Stat(journalRemote); err != nil {
-		t.Skip("needs systemd-journal-remote (Debian package; .ci/run installs it as root)")
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out [][]byte
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 4<<20), 4<<20)
-	for sc.Scan() {
-		rec, err := ingest.ParseJSONRecord(sc.Bytes())
-		if err != nil {
-			t.Fatal(err)
-		}
-		rec["_HOSTNAME"] = []byte(host)
-		var b bytes.Buffer
-		w := bufio.NewWriter(&b)
-		if err := ingest.WriteExport(w, rec); err != nil {
-			t.Fatal(err)
-		}
-		w.Flush()
-		out = append(out, b.Bytes())
-	}
-	return out
+	return journaldtest.ExportRecords(t, path, host)
 }
 
-func appendJournal(t *testing.T, file string, recs [][]byte) {
-	t.Helper()
-	cmd := exec.Command(journalRemote, "-o", file, "-")
-	cmd.Stdin = bytes.NewReader(bytes.Join(recs, nil))
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("systemd-journal-remote: %v: %s", err, out)
-	}
-}
+func appendJournal(t *testing.T, file string, recs [][]byte) { journaldtest.AppendJournal(t, file, recs) }
 
 // want returns the attempts explain finds in a fixture whose hostname is
 // replaced by host, keyed by unit and invocation.

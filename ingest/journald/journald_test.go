@@ -3,12 +3,8 @@
 package journald_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -19,54 +15,19 @@ import (
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/ingest"
 	"github.com/llmfleet/analyzer/ingest/journald"
+	"github.com/llmfleet/analyzer/internal/journaldtest"
 	"github.com/llmfleet/analyzer/rules"
 	"github.com/llmfleet/analyzer/tracker"
 )
 
 const fixture = "../../../shared/fixtures/dankserver-night-ladder.journal.json"
 
-const journalRemote = "/lib/systemd/systemd-journal-remote"
+// exportRecords converts the fixture to export-format records.
+func exportRecords(t *testing.T) [][]byte { return journaldtest.ExportRecords(t, fixture, "") }
 
-// exportRecords converts the fixture to one export-format record each, as
-// systemd-journal-remote reads them (trusted fields such as _SYSTEMD_UNIT
-// can be set this way, unlike through the native socket).
-func exportRecords(t *testing.T) [][]byte {
-	t.Helper()
-	if _, err := os.Stat(journalRemote); err != nil {
-		t.Skip("needs systemd-journal-remote (Debian package; .ci/run installs it as root)")
-	}
-	f, err := os.Open(fixture)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out [][]byte
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 4<<20), 4<<20)
-	for sc.Scan() {
-		rec, err := ingest.ParseJSONRecord(sc.Bytes())
-		if err != nil {
-			t.Fatal(err)
-		}
-		var b bytes.Buffer
-		w := bufio.NewWriter(&b)
-		if err := ingest.WriteExport(w, rec); err != nil {
-			t.Fatal(err)
-		}
-		w.Flush()
-		out = append(out, b.Bytes())
-	}
-	return out
-}
-
-// appendJournal appends records to dir/remote.journal with systemd-journal-remote.
+// appendJournal appends records to dir/remote.journal.
 func appendJournal(t *testing.T, dir string, recs [][]byte) {
-	t.Helper()
-	cmd := exec.Command(journalRemote, "-o", filepath.Join(dir, "remote.journal"), "-")
-	cmd.Stdin = bytes.NewReader(bytes.Join(recs, nil))
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("systemd-journal-remote: %v: %s", err, out)
-	}
+	journaldtest.AppendJournal(t, filepath.Join(dir, "remote.journal"), recs)
 }
 
 // summary is what must match between two runs: cursors differ (the journal

@@ -1,13 +1,18 @@
-// Package journaldtest gives tests a real systemd-journald: the one the
-// machine runs, or one started standalone (as root) when none listens.
+// Package journaldtest gives tests a real systemd-journald (the one the
+// machine runs, or one started standalone as root when none listens) and
+// real journal files written by systemd-journal-remote.
 package journaldtest
 
 import (
+	"bufio"
+	"bytes"
 	"os"
 	"os/exec"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/llmfleet/analyzer/ingest"
 )
 
 // Socket is journald's native protocol socket.
@@ -50,5 +55,57 @@ func Ensure(t testing.TB) {
 	})
 	if started != nil {
 		t.Skipf("needs a running systemd-journald (start it as root: mkdir -p /run/systemd/journal && /lib/systemd/systemd-journald &): %v", started)
+	}
+}
+
+// JournalRemote is systemd-journal-remote, which writes journal files from
+// export-format input (Debian package systemd-journal-remote).
+const JournalRemote = "/lib/systemd/systemd-journal-remote"
+
+// ExportRecords converts a journalctl -o json capture to one export-format
+// record each (systemd-journal-remote's input; unlike the native socket it
+// sets trusted fields such as _SYSTEMD_UNIT). A non-empty host replaces
+// _HOSTNAME, so that each test run has attempts of its own. Without
+// systemd-journal-remote the test is skipped.
+func ExportRecords(t testing.TB, path, host string) [][]byte {
+	t.Helper()
+	if _, err := os.Stat(JournalRemote); err != nil {
+		t.Skip("needs systemd-journal-remote (Debian package; make test installs it as root)")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out [][]byte
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 4<<20), 4<<20)
+	for sc.Scan() {
+		rec, err := ingest.ParseJSONRecord(sc.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if host != "" {
+			rec["_HOSTNAME"] = []byte(host)
+		}
+		var b bytes.Buffer
+		w := bufio.NewWriter(&b)
+		if err := ingest.WriteExport(w, rec); err != nil {
+			t.Fatal(err)
+		}
+		w.Flush()
+		out = append(out, b.Bytes())
+	}
+	return out
+}
+
+// AppendJournal appends export records to a journal file (created when
+// missing) with systemd-journal-remote.
+func AppendJournal(t testing.TB, file string, recs [][]byte) {
+	t.Helper()
+	cmd := exec.Command(JournalRemote, "-o", file, "-")
+	cmd.Stdin = bytes.NewReader(bytes.Join(recs, nil))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("systemd-journal-remote: %v: %s", err, out)
 	}
 }
