@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bytes"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -9,13 +10,19 @@ import (
 // string, null, number, boolean or array values) about 4x faster than
 // encoding/json. ok is false for anything else or invalid input; the caller
 // then uses encoding/json, which also words the error.
+//
+// The values share one copy of s (capped slices, so an append cannot spill
+// into the next value) instead of one allocation each.
 func fastJSONRecord(s []byte) (rec Record, ok bool) {
-	p := jscan{s: s}
+	p := jscan{s: append([]byte(nil), s...)}
+	s = p.s
 	p.ws()
 	if !p.eat('{') {
 		return nil, false
 	}
-	rec = make(Record, 32)
+	// Size the map for the fields there are (about one `":` each; a few
+	// more inside values): a fixed large hint doubles its memory.
+	rec = make(Record, min(bytes.Count(s, []byte(`":`)), 64))
 	p.ws()
 	if p.eat('}') {
 		p.ws()
@@ -36,7 +43,7 @@ func fastJSONRecord(s []byte) (rec Record, ok bool) {
 		if !ok {
 			return nil, false
 		}
-		rec[string(key)] = val
+		rec[fieldName(key)] = val
 		p.ws()
 		if p.eat(',') {
 			continue
@@ -48,6 +55,36 @@ func fastJSONRecord(s []byte) (rec Record, ok bool) {
 	}
 	p.ws()
 	return rec, p.i == len(s)
+}
+
+// fieldNames are the journal fields journalctl prints most: their names
+// are shared instead of allocated per record (read-only, so safe for
+// concurrent parsers).
+var fieldNames = func() map[string]string {
+	m := map[string]string{}
+	for _, k := range []string{"MESSAGE", "PRIORITY", "SYSLOG_FACILITY", "SYSLOG_IDENTIFIER", "SYSLOG_PID",
+		"SYSLOG_TIMESTAMP", "_PID", "_UID", "_GID", "_COMM", "_EXE", "_CMDLINE", "_CAP_EFFECTIVE", "_TRANSPORT",
+		"_STREAM_ID", "_LINE_BREAK", "_SYSTEMD_CGROUP", "_SYSTEMD_UNIT", "_SYSTEMD_USER_UNIT", "_SYSTEMD_SLICE",
+		"_SYSTEMD_USER_SLICE", "_SYSTEMD_OWNER_UID", "_SYSTEMD_SESSION", "_SYSTEMD_INVOCATION_ID", "_AUDIT_SESSION",
+		"_AUDIT_LOGINUID", "_SELINUX_CONTEXT", "_SOURCE_REALTIME_TIMESTAMP", "_SOURCE_MONOTONIC_TIMESTAMP",
+		"_BOOT_ID", "_MACHINE_ID", "_HOSTNAME", "_RUNTIME_SCOPE", "_NAMESPACE", "__CURSOR", "__REALTIME_TIMESTAMP",
+		"__MONOTONIC_TIMESTAMP", "__SEQNUM", "__SEQNUM_ID", "UNIT", "USER_UNIT", "INVOCATION_ID",
+		"USER_INVOCATION_ID", "MESSAGE_ID", "CODE_FILE", "CODE_LINE", "CODE_FUNC", "TID", "JOB_ID", "JOB_TYPE",
+		"JOB_RESULT", "UNIT_RESULT", "EXIT_CODE", "EXIT_STATUS", "N_RESTARTS", "ERRNO", "OBJECT_PID",
+		"OBJECT_SYSTEMD_UNIT", "CONTAINER_ID", "CONTAINER_ID_FULL", "CONTAINER_NAME", "CONTAINER_TAG",
+		"CONTAINER_PARTIAL_MESSAGE", "CONTAINER_PARTIAL_ID", "CONTAINER_PARTIAL_ORDINAL", "CONTAINER_PARTIAL_LAST",
+		"IMAGE_NAME", "PODMAN_EVENT", "PODMAN_TYPE", "PODMAN_NAME", "PODMAN_ID", "PODMAN_TIME"} {
+		m[k] = k
+	}
+	return m
+}()
+
+// fieldName returns key as a string, shared when it is a common field.
+func fieldName(key []byte) string {
+	if k, ok := fieldNames[string(key)]; ok {
+		return k
+	}
+	return string(key)
 }
 
 type jscan struct {
@@ -84,26 +121,30 @@ func (p *jscan) lit(word string) bool {
 
 // value parses one field value; inArray is set for elements of a repeated
 // field (no nested value arrays there, only byte arrays).
-func (p *jscan) value(inArray bool) ([]byte, bool) {
+func (p *jscan) value(inArray bool) (v []byte, ok bool) {
 	if p.i >= len(p.s) {
 		return nil, false
 	}
 	switch c := p.s[p.i]; {
 	case c == '"':
 		v, ok := p.str()
-		return append([]byte{}, v...), ok
+		return v[:len(v):len(v)], ok
 	case c == 'n':
 		return nil, p.lit("null")
-	case c == 't' && !inArray:
-		return []byte("true"), p.lit("true")
-	case c == 'f' && !inArray:
-		return []byte("false"), p.lit("false")
-	case (c == '-' || (c >= '0' && c <= '9')) && !inArray:
+	case (c == 't' || c == 'f' || c == '-' || (c >= '0' && c <= '9')) && !inArray:
 		start := p.i
-		if !p.number() {
+		switch c {
+		case 't':
+			ok = p.lit("true")
+		case 'f':
+			ok = p.lit("false")
+		default:
+			ok = p.number()
+		}
+		if !ok {
 			return nil, false
 		}
-		return append([]byte{}, p.s[start:p.i]...), true
+		return p.s[start:p.i:p.i], true
 	case c == '[':
 		return p.array(inArray)
 	}
@@ -203,20 +244,23 @@ func (p *jscan) str() ([]byte, bool) {
 		return nil, false
 	}
 	start := p.i
-	for p.i < len(p.s) {
-		switch c := p.s[p.i]; {
-		case c == '"':
-			v := p.s[start:p.i]
-			p.i++
-			return v, true
-		case c == '\\':
-			return p.strEscaped(start)
-		case c < 0x20:
+	// Find the closing quote and check the body with IndexByte (SIMD)
+	// rather than a byte-by-byte switch: most values have no escapes.
+	j := bytes.IndexByte(p.s[start:], '"')
+	if j < 0 {
+		return nil, false
+	}
+	body := p.s[start : start+j]
+	if bytes.IndexByte(body, '\\') >= 0 {
+		return p.strEscaped(start)
+	}
+	for _, c := range body {
+		if c < 0x20 {
 			return nil, false
 		}
-		p.i++
 	}
-	return nil, false
+	p.i = start + j + 1
+	return body, true
 }
 
 // strEscaped continues str when the string holds escapes.

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/llmfleet/analyzer/domain"
 )
@@ -75,21 +76,68 @@ func normalize(rec Record, msg []byte, truncated bool, source string) domain.Ent
 			e.PID = n
 		}
 	}
+	if n := len(rec) - mappedIn(rec); n > 0 {
+		e.Fields = fields(rec, n)
+	}
+	return e
+}
+
+// fields converts the n unmapped fields of rec to text. The values share
+// one string (one allocation instead of one per field).
+func fields(rec Record, n int) map[string]string {
+	type span struct {
+		k          string
+		start, end int
+	}
+	var small [40]span
+	spans := small[:0]
+	size := 0
+	for k, v := range rec {
+		if !isMapped(k) {
+			size += len(v)
+		}
+	}
+	buf := make([]byte, 0, size)
+	for k, v := range rec {
+		if isMapped(k) {
+			continue
+		}
+		start := len(buf)
+		if utf8.Valid(v) {
+			buf = append(buf, v...)
+		} else {
+			buf = append(buf, bytes.ToValidUTF8(v, []byte("\uFFFD"))...)
+		}
+		spans = append(spans, span{k, start, len(buf)})
+	}
+	// buf is not written again: share it as the string, as strings.Builder does.
+	all := unsafe.String(unsafe.SliceData(buf), len(buf))
+	m := make(map[string]string, n)
+	for _, sp := range spans {
+		m[sp.k] = all[sp.start:sp.end]
+	}
+	return m
+}
+
+// isMapped is mapped[k] without a map lookup (this runs for every field).
+func isMapped(k string) bool {
+	switch k {
+	case "__CURSOR", "__REALTIME_TIMESTAMP", "_HOSTNAME", "_SYSTEMD_UNIT", "_SYSTEMD_INVOCATION_ID", "_PID",
+		"SYSLOG_IDENTIFIER", "MESSAGE":
+		return true
+	}
+	return false
+}
+
+// mappedIn counts the fields of rec that become Entry members.
+func mappedIn(rec Record) int {
 	n := 0
-	for k := range rec {
-		if !mapped[k] {
+	for k := range mapped {
+		if _, ok := rec[k]; ok {
 			n++
 		}
 	}
-	if n > 0 {
-		e.Fields = make(map[string]string, n)
-		for k, v := range rec {
-			if !mapped[k] {
-				e.Fields[k] = text(v)
-			}
-		}
-	}
-	return e
+	return n
 }
 
 // recordTime returns __REALTIME_TIMESTAMP, or _SOURCE_REALTIME_TIMESTAMP.

@@ -33,6 +33,7 @@ type Set struct {
 	generic   []*Rule
 	endRules  []*Rule
 	all       []*Rule
+	pre       *prefilter
 }
 
 // Engine is a compiled engine profile.
@@ -44,13 +45,18 @@ type Engine struct {
 	BlockTokens int
 	detect      []*regexp.Regexp
 	detectLits  [][]string
+	detectIDs   []int // prefilter matcher ids, per detect pattern
 	banner      []*regexp.Regexp
+	bannerLits  [][]string
+	bannerIDs   []int
 	strip       []*regexp.Regexp
 	readyEv     []*regexp.Regexp
 	readyLits   [][]string
+	readyIDs    []int
 	children    []string // engines that extend this one
 	phases      []phaseMarker
 	shape       []shapeLine
+	pre         *prefilter
 }
 
 type phaseMarker struct {
@@ -59,6 +65,7 @@ type phaseMarker struct {
 	lits        []string
 	afterReady  bool
 	forwardOnly bool
+	id          int // prefilter matcher id
 }
 
 type shapeLine struct {
@@ -67,6 +74,7 @@ type shapeLine struct {
 	parse string
 	from  string
 	keys  map[string]string
+	id    int // prefilter matcher id
 }
 
 // Rule is a compiled verdict or finding rule.
@@ -91,9 +99,12 @@ type Rule struct {
 	literals []string
 	after    *regexp.Regexp
 	until    *regexp.Regexp
-	unless   []*regexp.Regexp
-	when     *vm.Program
-	note     *template.Template
+	// prefilter matcher ids of match, after and until
+	matchID, afterID, untilID int
+	afterLits, untilLits      []string
+	unless                    []*regexp.Regexp
+	when                      *vm.Program
+	note                      *template.Template
 }
 
 // FindingID is the verdict or finding the rule sets.
@@ -122,7 +133,7 @@ func LoadDir(dir string) (*Set, error) {
 // problem (file:line) when any file is invalid; nothing is half-loaded.
 func Load(fsys fs.FS) (*Set, error) {
 	files, names, errs := readDir(fsys)
-	s := &Set{Files: names, byName: map[string]*Engine{}, lineRules: map[string][]*Rule{}}
+	s := &Set{Files: names, byName: map[string]*Engine{}, lineRules: map[string][]*Rule{}, pre: &prefilter{}}
 	ids := map[string]string{}
 	for _, f := range files {
 		for _, es := range f.Engines {
@@ -165,6 +176,19 @@ func Load(fsys fs.FS) (*Set, error) {
 			}
 		}
 	}
+	// Rules with the same pattern share one regexp, so a line runs it once.
+	shared := map[string]*regexp.Regexp{}
+	for _, r := range s.all {
+		if r.match == nil {
+			continue
+		}
+		if re, ok := shared[r.match.String()]; ok {
+			r.match = re
+		} else {
+			shared[r.match.String()] = r.match
+		}
+	}
+	s.register()
 	for _, e := range s.engines {
 		if e.Extends == "" {
 			continue
@@ -178,8 +202,12 @@ func Load(fsys fs.FS) (*Set, error) {
 		e.strip = append(e.strip, parent.strip...)
 		e.readyEv = append(e.readyEv, parent.readyEv...)
 		e.readyLits = append(e.readyLits, parent.readyLits...)
+		e.readyIDs = append(e.readyIDs, parent.readyIDs...)
 		e.phases = append(e.phases, parent.phases...)
 		e.shape = append(e.shape, parent.shape...)
+	}
+	if err := s.pre.build(); err != nil {
+		errs = append(errs, LoadError{File: "rules", Msg: fmt.Sprintf("literal prefilter: %v", err)})
 	}
 	if len(errs) > 0 {
 		return nil, errs
@@ -198,6 +226,42 @@ func Load(fsys fs.FS) (*Set, error) {
 	}
 	s.lineRules[""] = s.generic
 	return s, nil
+}
+
+// register gives every regex that runs per line a prefilter matcher id
+// (before engines copy their parent's markers, ids included).
+func (s *Set) register() {
+	p := s.pre
+	for _, e := range s.engines {
+		e.pre = p
+		for _, l := range e.detectLits {
+			e.detectIDs = append(e.detectIDs, p.add(l))
+		}
+		for _, l := range e.bannerLits {
+			e.bannerIDs = append(e.bannerIDs, p.add(l))
+		}
+		for _, l := range e.readyLits {
+			e.readyIDs = append(e.readyIDs, p.add(l))
+		}
+		for i := range e.phases {
+			e.phases[i].id = p.add(e.phases[i].lits)
+		}
+		for i := range e.shape {
+			e.shape[i].id = p.add(e.shape[i].lits)
+		}
+	}
+	for _, r := range s.all {
+		if r.End {
+			continue
+		}
+		r.matchID = p.add(r.literals)
+		if r.after != nil {
+			r.afterID = p.add(r.afterLits)
+		}
+		if r.until != nil {
+			r.untilID = p.add(r.untilLits)
+		}
+	}
 }
 
 func contains(list []string, s string) bool {
@@ -241,6 +305,9 @@ func compileEngine(es EngineSpec) (*Engine, Errors) {
 		e.detectLits = append(e.detectLits, requiredLiterals(src))
 	}
 	add(&e.banner, "banner", es.Banner)
+	for _, src := range es.Banner {
+		e.bannerLits = append(e.bannerLits, requiredLiterals(src))
+	}
 	add(&e.strip, "strip", es.Strip)
 	add(&e.readyEv, "ready_evidence", es.ReadyEvidence)
 	for _, src := range es.ReadyEvidence {
@@ -256,7 +323,7 @@ func compileEngine(es EngineSpec) (*Engine, Errors) {
 			errs = append(errs, *err)
 			continue
 		}
-		e.phases = append(e.phases, phaseMarker{domain.Phase(p.Phase), re, requiredLiterals(p.Match), p.AfterReady, p.ForwardOnly})
+		e.phases = append(e.phases, phaseMarker{domain.Phase(p.Phase), re, requiredLiterals(p.Match), p.AfterReady, p.ForwardOnly, 0})
 	}
 	for _, sh := range es.Shape {
 		re, err := compileRE(es.file, sh.line, "shape", sh.Match)
@@ -274,7 +341,7 @@ func compileEngine(es EngineSpec) (*Engine, Errors) {
 			errs = append(errs, LoadError{es.file, sh.line, fmt.Sprintf("shape: from %q is not a named capture of match", sh.From)})
 			continue
 		}
-		e.shape = append(e.shape, shapeLine{re, requiredLiterals(sh.Match), sh.Parse, sh.From, sh.Keys})
+		e.shape = append(e.shape, shapeLine{re, requiredLiterals(sh.Match), sh.Parse, sh.From, sh.Keys, 0})
 	}
 	return e, errs
 }
@@ -367,6 +434,7 @@ func compileRule(rs RuleSpec) (*Rule, Errors) {
 			r.unless = append(r.unless, re)
 		}
 	}
+	r.afterLits, r.untilLits = requiredLiterals(rs.After), requiredLiterals(rs.Until)
 	r.literals = rs.Literals
 	if len(r.literals) == 0 && rs.Match != "" {
 		r.literals = requiredLiterals(rs.Match)

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"regexp"
+	"strings"
 
 	"github.com/expr-lang/expr"
 
@@ -31,9 +32,16 @@ func (s *Set) Rules() []*Rule { return s.all }
 
 // Detect returns the engine a line identifies and the version it states.
 func (s *Set) Detect(line string) (engine, version string, ok bool) {
+	return s.DetectLine(s.NewLine(line))
+}
+
+// DetectLine is Detect on a prepared line.
+func (s *Set) DetectLine(l *Line) (engine, version string, ok bool) {
+	l = s.pre.line(l)
+	line := l.Text
 	for _, e := range s.engines {
 		for i, re := range e.detect {
-			if i < len(e.detectLits) && !hasAny(line, e.detectLits[i]) {
+			if !l.may(e.detectIDs[i]) {
 				continue
 			}
 			m := re.FindStringSubmatchIndex(line)
@@ -52,9 +60,15 @@ func (s *Set) Detect(line string) (engine, version string, ok bool) {
 // Banner reports whether the line starts a new boot of any engine (plain
 // text segmentation) and which.
 func (s *Set) Banner(line string) (string, bool) {
+	return s.BannerLine(s.NewLine(line))
+}
+
+// BannerLine is Banner on a prepared line.
+func (s *Set) BannerLine(l *Line) (string, bool) {
+	l = s.pre.line(l)
 	for _, e := range s.engines {
-		for _, re := range e.banner {
-			if re.MatchString(line) {
+		for i, re := range e.banner {
+			if l.may(e.bannerIDs[i]) && re.MatchString(l.Text) {
 				return e.Name, true
 			}
 		}
@@ -67,12 +81,25 @@ func (e *Engine) Strip(line string) string {
 	if e == nil {
 		return line
 	}
+	return line[e.stripLen(line):]
+}
+
+// StripLine is Strip on a prepared line, in place.
+func (e *Engine) StripLine(l *Line) {
+	if e != nil {
+		l.narrow(e.stripLen(l.Text))
+	}
+}
+
+// stripLen is the length of the prefixes Strip removes.
+func (e *Engine) stripLen(line string) int {
+	n := 0
 	for _, re := range e.strip {
-		if loc := re.FindStringIndex(line); loc != nil && loc[0] == 0 {
-			line = line[loc[1]:]
+		if loc := re.FindStringIndex(line[n:]); loc != nil && loc[0] == 0 {
+			n += loc[1]
 		}
 	}
-	return line
+	return n
 }
 
 // Phase returns the phase a line moves the attempt into. forwardOnly
@@ -81,11 +108,20 @@ func (e *Engine) Phase(line string, reachedReady bool) (p domain.Phase, forwardO
 	if e == nil {
 		return "", false, false
 	}
+	return e.PhaseLine(e.pre.newLine(line), reachedReady)
+}
+
+// PhaseLine is Phase on a prepared line.
+func (e *Engine) PhaseLine(l *Line, reachedReady bool) (p domain.Phase, forwardOnly, ok bool) {
+	if e == nil {
+		return "", false, false
+	}
+	l = e.pre.line(l)
 	for _, m := range e.phases {
 		if m.afterReady && !reachedReady {
 			continue
 		}
-		if hasAny(line, m.lits) && m.re.MatchString(line) {
+		if l.may(m.id) && m.re.MatchString(l.Text) {
 			return m.phase, m.forwardOnly, true
 		}
 	}
@@ -98,8 +134,17 @@ func (e *Engine) IsReadyEvidence(line string) bool {
 	if e == nil {
 		return false
 	}
+	return e.IsReadyEvidenceLine(e.pre.newLine(line))
+}
+
+// IsReadyEvidenceLine is IsReadyEvidence on a prepared line.
+func (e *Engine) IsReadyEvidenceLine(l *Line) bool {
+	if e == nil {
+		return false
+	}
+	l = e.pre.line(l)
 	for i, re := range e.readyEv {
-		if hasAny(line, e.readyLits[i]) && re.MatchString(line) {
+		if l.may(e.readyIDs[i]) && re.MatchString(l.Text) {
 			return true
 		}
 	}
@@ -112,9 +157,19 @@ func (e *Engine) UpdateShape(line string, shape domain.Shape) bool {
 	if e == nil {
 		return false
 	}
+	return e.UpdateShapeLine(e.pre.newLine(line), shape)
+}
+
+// UpdateShapeLine is UpdateShape on a prepared line.
+func (e *Engine) UpdateShapeLine(l *Line, shape domain.Shape) bool {
+	if e == nil {
+		return false
+	}
+	l = e.pre.line(l)
+	line := l.Text
 	changed := false
 	for _, sl := range e.shape {
-		if !hasAny(line, sl.lits) {
+		if !l.may(sl.id) {
 			continue
 		}
 		m := sl.re.FindStringSubmatch(line)
@@ -183,17 +238,75 @@ type Hit struct {
 // being one, so no rule may fire on it.
 var sourceLine = regexp.MustCompile(`(?:^|\] )\s*(?:raise|return|assert|except|if|elif)\s|\{[A-Za-z_][A-Za-z_0-9.]*\}`)
 
+// isSourceLine is sourceLine.MatchString without the regex, which is slow on
+// long traceback lines (TestIsSourceLine keeps them equal).
+func isSourceLine(line string) bool {
+	if startsStatement(line) {
+		return true
+	}
+	for i := 0; ; {
+		j := strings.Index(line[i:], "] ")
+		if j < 0 {
+			break
+		}
+		i += j + 2
+		if startsStatement(line[i:]) {
+			return true
+		}
+	}
+	for i := 0; ; {
+		j := strings.IndexByte(line[i:], '{')
+		if j < 0 {
+			return false
+		}
+		i += j + 1
+		k := i
+		for k < len(line) && (isIdentByte(line[k]) || (k > i && (line[k] == '.' || (line[k] >= '0' && line[k] <= '9')))) {
+			k++
+		}
+		if k > i && k < len(line) && line[k] == '}' {
+			return true
+		}
+	}
+}
+
+// startsStatement: \s*(?:raise|return|assert|except|if|elif)\s at the start.
+func startsStatement(s string) bool {
+	for len(s) > 0 && isRESpace(s[0]) {
+		s = s[1:]
+	}
+	for _, kw := range [...]string{"raise", "return", "assert", "except", "if", "elif"} {
+		if len(s) > len(kw) && s[:len(kw)] == kw && isRESpace(s[len(kw)]) {
+			return true
+		}
+	}
+	return false
+}
+
+// isRESpace is RE2's \s.
+func isRESpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' }
+
+func isIdentByte(c byte) bool { return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') }
+
 // MatchLine evaluates the line rules of env.Engine (and the unscoped ones)
 // on one line. Every rule is evaluated (all-matches semantics). An expr
 // runtime error counts as no match. Quoted source lines never match.
 func (s *Set) MatchLine(env *LineEnv, seq SeqState) []Hit {
+	return s.MatchPrepared(s.NewLine(env.Line), env, seq)
+}
+
+// MatchPrepared is MatchLine with env.Line prepared as l (l.Text must be
+// env.Line).
+func (s *Set) MatchPrepared(l *Line, env *LineEnv, seq SeqState) []Hit {
+	l = s.pre.line(l)
 	var hits []Hit
+	var c matchCache
 	for _, r := range s.lineRules[env.Engine] {
 		if r.after != nil {
-			if r.until != nil && seq[r.ID] && r.until.MatchString(env.Line) {
+			if r.until != nil && seq[r.ID] && l.may(r.untilID) && r.until.MatchString(env.Line) {
 				seq[r.ID] = false
 			}
-			if r.after.MatchString(env.Line) {
+			if l.may(r.afterID) && r.after.MatchString(env.Line) {
 				seq[r.ID] = true
 				continue
 			}
@@ -201,20 +314,44 @@ func (s *Set) MatchLine(env *LineEnv, seq SeqState) []Hit {
 				continue
 			}
 		}
-		if h, ok := r.matchLine(env); ok {
+		if !l.may(r.matchID) {
+			continue
+		}
+		if h, ok := r.matchLine(env, &c); ok {
 			hits = append(hits, h)
 		}
 	}
 	return hits
 }
 
-func (r *Rule) matchLine(env *LineEnv) (Hit, bool) {
-	if !hasAny(env.Line, r.literals) {
+// matchCache holds what the rules judging one line share: the last match
+// (rules with the same pattern share its regexp) and whether the line is
+// quoted source.
+type matchCache struct {
+	re     *regexp.Regexp
+	m      []int
+	source int8 // 0 unknown, 1 no, 2 yes
+}
+
+// matchLine runs r on a line its prefilter let through.
+func (r *Rule) matchLine(env *LineEnv, c *matchCache) (Hit, bool) {
+	if c.source == 2 {
 		return Hit{}, false
 	}
-	m := r.match.FindStringSubmatchIndex(env.Line)
-	if m == nil || sourceLine.MatchString(env.Line) {
+	m := c.m
+	if c.re != r.match {
+		m = r.match.FindStringSubmatchIndex(env.Line)
+		c.re, c.m = r.match, m
+	}
+	if m == nil {
 		return Hit{}, false
+	}
+	if c.source == 0 {
+		c.source = 1
+		if isSourceLine(env.Line) {
+			c.source = 2
+			return Hit{}, false
+		}
 	}
 	for _, u := range r.unless {
 		if u.MatchString(env.Line) {

@@ -83,7 +83,10 @@ func (s *Set) runLineTest(r *Rule, t TestSpec) []string {
 				continue
 			}
 		}
-		if h, ok := r.matchLine(env); ok && first == nil {
+		if !hasAny(line, r.literals) {
+			continue
+		}
+		if h, ok := r.matchLine(env, &matchCache{}); ok && first == nil {
 			h := h
 			first = &h
 			if r.Phase != "" {

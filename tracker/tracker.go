@@ -80,6 +80,8 @@ type Tracker struct {
 	textCurrent  map[string]*state  // plain-text source → current attempt
 	nextRestarts map[string]restart // host|unit → the restart systemd scheduled
 	pendingGap   *domain.Entry      // a journal gap the next attempt inherits
+	scan         rules.Line         // the line being judged (reused)
+	env          rules.LineEnv      // its rule environment (reused)
 }
 
 // restart is a "Scheduled restart job" record: its N_RESTARTS and cursor.
@@ -286,7 +288,7 @@ func (st *state) touch(e domain.Entry) {
 func (t *Tracker) addText(e domain.Entry) {
 	for _, line := range splitLines(e.Message) {
 		st := t.textCurrent[e.Source]
-		clean := stripCompose(colourRemnant.ReplaceAllString(line, ""))
+		clean := stripCompose(stripColour(line))
 		if _, ok := t.rules.Banner(clean); ok {
 			// A banner opens a new attempt once the current one has failed
 			// or moved past its start (one start may print several).
@@ -443,6 +445,9 @@ func (t *Tracker) engineOutput(st *state, e domain.Entry) {
 var composePrefix = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*\s+\| ?`)
 
 func stripCompose(line string) string {
+	if strings.IndexByte(line, '|') < 0 {
+		return line // no regex for the lines that cannot have the prefix
+	}
 	if loc := composePrefix.FindStringIndex(line); loc != nil {
 		return line[loc[1]:]
 	}
@@ -467,6 +472,21 @@ func looksLikeError(s string) bool {
 // ("[1;36m"); at least one digit, so "[multiproc_executor.py:523]" stays.
 var colourRemnant = regexp.MustCompile(`\[[0-9]{1,3}(?:;[0-9]{1,3})*m`)
 
+// stripColour removes colour remnants; the regex runs only on lines with
+// a '[' followed by a digit.
+func stripColour(line string) string {
+	for i := 0; ; {
+		j := strings.IndexByte(line[i:], '[')
+		if j < 0 {
+			return line
+		}
+		i += j + 1
+		if i < len(line) && line[i] >= '0' && line[i] <= '9' {
+			return colourRemnant.ReplaceAllString(line, "")
+		}
+	}
+}
+
 // earlyLines caps the lines kept to be judged again once the engine is
 // known (lines before the first identifying one).
 const earlyLines = 300
@@ -475,7 +495,7 @@ const earlyLines = 300
 func (t *Tracker) line(st *state, e domain.Entry, raw string) {
 	a := st.a
 	a.Lines++
-	line := stripCompose(colourRemnant.ReplaceAllString(raw, ""))
+	line := stripCompose(stripColour(raw))
 	ev := domain.Evidence{Time: e.Time, Cursor: e.Cursor, Message: strings.TrimSpace(line)}
 	if st.ctxAfter > 0 {
 		a.Context = append(a.Context, ev)
@@ -488,7 +508,9 @@ func (t *Tracker) line(st *state, e domain.Entry, raw string) {
 	// Detect until the engine and its version are known (and, for an engine
 	// a wrapper may embed, for as long as the wrapper may still show).
 	detect := a.Engine == "" || a.EngineVersion == "" || st.eng.HasChildren()
-	if name, version, ok := t.detect(line, detect); ok {
+	l := &t.scan
+	t.rules.Prepare(l, line)
+	if name, version, ok := t.detect(l, detect); ok {
 		switch {
 		case a.Engine == "":
 			t.setEngine(st, name, version)
@@ -497,8 +519,8 @@ func (t *Tracker) line(st *state, e domain.Entry, raw string) {
 			early := st.early
 			st.early = nil
 			st.best, st.also = nil, nil
-			for _, l := range early {
-				t.judgeLine(st, l.ev, l.line)
+			for _, el := range early {
+				t.judgeLine(st, el.ev, t.rules.NewLine(el.line))
 			}
 		case name != a.Engine && st.eng.Parent() == "" && t.rules.Engine(name).Parent() == a.Engine:
 			// A wrapper shows itself after the engine it embeds (Ollama
@@ -511,14 +533,14 @@ func (t *Tracker) line(st *state, e domain.Entry, raw string) {
 	if a.Engine == "" && len(st.early) < earlyLines {
 		st.early = append(st.early, earlyLine{ev, line})
 	}
-	t.judgeLine(st, ev, line)
+	t.judgeLine(st, ev, l)
 }
 
-func (t *Tracker) detect(line string, wanted bool) (name, version string, ok bool) {
+func (t *Tracker) detect(l *rules.Line, wanted bool) (name, version string, ok bool) {
 	if !wanted {
 		return "", "", false
 	}
-	return t.rules.Detect(line)
+	return t.rules.DetectLine(l)
 }
 
 type earlyLine struct {
@@ -540,17 +562,18 @@ func (t *Tracker) setEngine(st *state, name, version string) {
 
 // judgeLine moves the phase, updates the shape and runs the rules on one
 // line (phase markers first: a line can be both the phase's marker and the
-// decisive line).
-func (t *Tracker) judgeLine(st *state, ev domain.Evidence, line string) {
+// decisive line). It strips l in place.
+func (t *Tracker) judgeLine(st *state, ev domain.Evidence, l *rules.Line) {
 	a := st.a
-	text := st.eng.Strip(line)
+	st.eng.StripLine(l)
+	text := l.Text
 	if looksLikeError(text) {
 		st.lastErrors = append(st.lastErrors, ev)
 		if len(st.lastErrors) > 5 {
 			st.lastErrors = st.lastErrors[1:]
 		}
 	}
-	if p, fwd, ok := st.eng.Phase(text, !a.ReadyAt.IsZero()); ok {
+	if p, fwd, ok := st.eng.PhaseLine(l, !a.ReadyAt.IsZero()); ok {
 		if p == domain.PhaseReady {
 			st.addReadyEvidence(ev)
 		}
@@ -558,13 +581,14 @@ func (t *Tracker) judgeLine(st *state, ev domain.Evidence, line string) {
 			t.reconsider(st)
 		}
 	}
-	if st.eng.IsReadyEvidence(text) {
+	if st.eng.IsReadyEvidenceLine(l) {
 		st.addReadyEvidence(ev)
 	}
-	st.eng.UpdateShape(text, a.Shape)
-	env := &rules.LineEnv{Line: text, Phase: string(a.Phase), Engine: a.Engine, Unit: a.Unit,
+	st.eng.UpdateShapeLine(l, a.Shape)
+	env := &t.env
+	*env = rules.LineEnv{Line: text, Phase: string(a.Phase), Engine: a.Engine, Unit: a.Unit,
 		ReachedReady: !a.ReadyAt.IsZero(), Shape: a.Shape}
-	for _, h := range t.rules.MatchLine(env, st.seq) {
+	for _, h := range t.rules.MatchPrepared(l, env, st.seq) {
 		t.hit(st, h, ev, text)
 	}
 }

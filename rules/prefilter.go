@@ -1,0 +1,150 @@
+package rules
+
+import (
+	"unsafe"
+
+	"github.com/coregx/ahocorasick"
+)
+
+// prefilter finds in one Aho-Corasick pass which of the set's literals
+// occur in a line, hence which matchers (detect, banner, phase, shape and
+// ready-evidence patterns, rule match/after/until) may match it: only those
+// run their regex. A matcher needs one of its literals (case-sensitive);
+// one without literals runs on every line.
+type prefilter struct {
+	ac     *ahocorasick.Automaton // nil when the set has no literals
+	users  [][]int32              // literal id → matchers that need it
+	always []uint64               // bitset of the matchers without literals
+	litID  map[string]int32       // built at Load, then unused
+	n      int                    // matchers
+}
+
+// add registers a matcher needing one of lits and returns its id.
+func (p *prefilter) add(lits []string) int {
+	id := p.n
+	p.n++
+	for len(p.always)*64 < p.n {
+		p.always = append(p.always, 0)
+	}
+	if len(lits) == 0 {
+		p.always[id/64] |= 1 << (id % 64)
+		return id
+	}
+	for _, l := range lits {
+		if l == "" { // matches every line
+			p.always[id/64] |= 1 << (id % 64)
+			continue
+		}
+		li, ok := p.litID[l]
+		if !ok {
+			if p.litID == nil {
+				p.litID = map[string]int32{}
+			}
+			li = int32(len(p.users))
+			p.litID[l] = li
+			p.users = append(p.users, nil)
+		}
+		p.users[li] = append(p.users[li], int32(id))
+	}
+	return id
+}
+
+// build compiles the automaton over the registered literals.
+func (p *prefilter) build() error {
+	pats := make([]string, len(p.users))
+	for l, i := range p.litID {
+		pats[i] = l
+	}
+	p.litID = nil
+	if len(pats) == 0 {
+		return nil
+	}
+	ac, err := ahocorasick.NewBuilder().AddStrings(pats).Build()
+	if err != nil {
+		return err
+	}
+	p.ac = ac
+	return nil
+}
+
+// Line is one line prepared for the matchers: the set's literals that occur
+// in it, found in one pass, so each matcher runs its regex only when one of
+// its literals is there. Text is what the matchers see; Engine.StripLine
+// narrows it to a suffix without scanning again. A Line may be reused with
+// Set.Prepare; it is not safe for concurrent use.
+type Line struct {
+	Text string
+	pre  *prefilter
+	off  int // Text is the scanned line from byte off on
+	hits []ahocorasick.Match
+	cand []uint64 // matchers that may match Text
+}
+
+// NewLine scans text for the set's literals.
+func (s *Set) NewLine(text string) *Line { return s.pre.newLine(text) }
+
+func (p *prefilter) newLine(text string) *Line {
+	l := &Line{}
+	p.scan(l, text)
+	return l
+}
+
+// Prepare scans text into l, reusing l's memory.
+func (s *Set) Prepare(l *Line, text string) { s.pre.scan(l, text) }
+
+func (p *prefilter) scan(l *Line, text string) {
+	l.Text, l.pre, l.off, l.hits = text, p, 0, nil
+	if p.ac != nil && len(text) > 0 {
+		// The automaton only reads the bytes: no copy of the string.
+		l.hits = p.ac.FindAllOverlapping(unsafe.Slice(unsafe.StringData(text), len(text)))
+	}
+	l.cand = append(l.cand[:0], p.always...)
+	p.mark(l)
+}
+
+// mark sets the candidates of the literals found at or after l.off.
+func (p *prefilter) mark(l *Line) {
+	for _, h := range l.hits {
+		if h.Start < l.off {
+			continue
+		}
+		for _, m := range p.users[h.PatternID] {
+			l.cand[m/64] |= 1 << (m % 64)
+		}
+	}
+}
+
+// line returns l as scanned by p: l itself, or a new scan when l comes
+// from another rule set (the tracker's rules were swapped).
+func (p *prefilter) line(l *Line) *Line {
+	if l.pre == p {
+		return l
+	}
+	n := &Line{}
+	p.scan(n, l.Text)
+	return n
+}
+
+// narrow drops the first k bytes of l.Text (a stripped prefix): literals
+// found only there no longer count.
+func (l *Line) narrow(k int) {
+	if k == 0 {
+		return
+	}
+	l.Text = l.Text[k:]
+	l.off += k
+	stale := false
+	for _, h := range l.hits {
+		if h.Start < l.off {
+			stale = true
+			break
+		}
+	}
+	if stale {
+		l.cand = append(l.cand[:0], l.pre.always...)
+		l.pre.mark(l)
+	}
+}
+
+// may reports whether matcher id may match l.
+func (l *Line) may(id int) bool { return l.cand[id/64]&(1<<(id%64)) != 0 }

@@ -1,0 +1,139 @@
+package rules
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// prefilterLines are lines to check the prefilter on: the rule tests', the
+// example journals' and the shared corpus's, plus overlapping literals.
+func prefilterLines(t *testing.T, set *Set) []string {
+	lines := []string{"", "ab", "out of memoryout of memory", "CUDA out of memory OutOfMemoryError",
+		"(EngineCore_DP0 pid=1) INFO: Application startup complete.", "(APIServer pid=2) (Worker pid=3) NCCL error: x"}
+	for _, r := range set.all {
+		for _, tc := range r.Tests {
+			lines = append(lines, tc.Lines...)
+		}
+	}
+	files, _ := filepath.Glob("../examples/*.journal.json")
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(fh)
+		sc.Buffer(nil, 1<<24)
+		for sc.Scan() {
+			var rec map[string]any
+			if json.Unmarshal(sc.Bytes(), &rec) != nil {
+				continue
+			}
+			switch m := rec["MESSAGE"].(type) {
+			case string:
+				lines = append(lines, strings.Split(m, "\n")...)
+			case []any:
+				b := make([]byte, len(m))
+				for i, x := range m {
+					f, _ := x.(float64)
+					b[i] = byte(f)
+				}
+				lines = append(lines, strings.Split(string(b), "\n")...)
+			}
+		}
+		fh.Close()
+	}
+	logs, _ := filepath.Glob("../../shared/corpus/*/log.txt")
+	for _, f := range logs {
+		b, err := os.ReadFile(f)
+		if err == nil {
+			lines = append(lines, strings.Split(string(b), "\n")...)
+		}
+	}
+	return lines
+}
+
+// TestPrefilterAgreesWithContains: the Aho-Corasick pass lets a matcher
+// through exactly when one of its literals occurs in the (stripped) line.
+func TestPrefilterAgreesWithContains(t *testing.T) {
+	set, err := LoadBuiltin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	type matcher struct {
+		what string
+		id   int
+		lits []string
+	}
+	var ms []matcher
+	for _, e := range set.engines {
+		for i := range e.detect {
+			ms = append(ms, matcher{e.Name + " detect", e.detectIDs[i], e.detectLits[i]})
+		}
+		for i := range e.banner {
+			ms = append(ms, matcher{e.Name + " banner", e.bannerIDs[i], e.bannerLits[i]})
+		}
+		for i := range e.readyEv {
+			ms = append(ms, matcher{e.Name + " ready", e.readyIDs[i], e.readyLits[i]})
+		}
+		for _, m := range e.phases {
+			ms = append(ms, matcher{e.Name + " phase " + m.re.String(), m.id, m.lits})
+		}
+		for _, m := range e.shape {
+			ms = append(ms, matcher{e.Name + " shape " + m.re.String(), m.id, m.lits})
+		}
+	}
+	for _, r := range set.all {
+		if r.End {
+			continue
+		}
+		ms = append(ms, matcher{r.ID, r.matchID, r.literals})
+		if r.after != nil {
+			ms = append(ms, matcher{r.ID + " after", r.afterID, r.afterLits})
+		}
+		if r.until != nil {
+			ms = append(ms, matcher{r.ID + " until", r.untilID, r.untilLits})
+		}
+	}
+	lines := prefilterLines(t, set)
+	if len(lines) < 1000 {
+		t.Fatalf("only %d lines to check", len(lines))
+	}
+	vllm := set.Engine("vllm")
+	l := &Line{}
+	for _, line := range lines {
+		for _, cut := range []int{-1, 1, 7} {
+			set.Prepare(l, line)
+			switch {
+			case cut < 0:
+				vllm.StripLine(l)
+			case cut <= len(line):
+				l.narrow(cut)
+			}
+			for _, m := range ms {
+				if got, want := l.may(m.id), hasAny(l.Text, m.lits); got != want {
+					t.Fatalf("%s on %q: prefilter says %v, literals %q say %v", m.what, l.Text, got, m.lits, want)
+				}
+			}
+		}
+	}
+}
+
+// TestIsSourceLine: the hand-written test equals the sourceLine regex.
+func TestIsSourceLine(t *testing.T) {
+	set, err := LoadBuiltin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := append(prefilterLines(t, set), "raise X", "  if\tx", "x] elif y", "] return\n", "{a}", "{_a.b9}", "{9a}",
+		"{a", "a{b.c}d", "{.a}", "if", "ifx y", "[x] raise", "(EngineCore pid=1) ERROR [core.py:1] raise RuntimeError(f\"{e}\")",
+		"\f\rassert x", "x]  except y", "{a-b}", "{{a}}", "{}")
+	for _, l := range lines {
+		if got, want := isSourceLine(l), sourceLine.MatchString(l); got != want {
+			t.Errorf("isSourceLine(%q) = %v, regex says %v", l, got, want)
+		}
+	}
+}
