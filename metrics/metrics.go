@@ -165,6 +165,10 @@ type Metrics struct {
 	pipelineFlushErrors prometheus.Counter
 	pipelineSaved       prometheus.Counter
 
+	rulesReloadSuccess prometheus.Gauge
+	rulesReloadTime    prometheus.Gauge
+	rulesLoaded        prometheus.Gauge
+
 	mu        sync.Mutex
 	lastEntry map[string]time.Time // host → newest journal entry time
 
@@ -213,6 +217,9 @@ func New(opts Options) *Metrics {
 	m.pipelineFlushes = counter("pipeline_flushes_total", "Flushes of the live pipeline (tracker state saved to the database).")
 	m.pipelineFlushErrors = counter("pipeline_flush_errors_total", "Flushes of the live pipeline that failed to save.")
 	m.pipelineSaved = counter("pipeline_attempts_saved_total", "Attempt versions saved by the live pipeline (an attempt counts again when it changes).")
+	m.rulesReloadSuccess = gauge("rules_last_reload_success", "1 if the last load of the rule files succeeded, 0 if it failed (the previous rules stay in use).")
+	m.rulesReloadTime = gauge("rules_last_reload_timestamp_seconds", "Time of the last load of the rule files, successful or not (Unix seconds).")
+	m.rulesLoaded = gauge("rules_loaded", "Rules in the rule set in use.")
 
 	for _, src := range []string{SourcePush, SourceJournal} {
 		m.ingestEntries.WithLabelValues(src)
@@ -372,6 +379,22 @@ func (m *Metrics) PipelineFlush(saved int, err error) {
 		return
 	}
 	m.pipelineSaved.Add(float64(saved))
+}
+
+// RulesReloaded records a load of the rule files at time at: whether it
+// succeeded, and the number of rules in use afterwards (the previous set's
+// count when it failed).
+func (m *Metrics) RulesReloaded(ok bool, at time.Time, loaded int) {
+	if m == nil {
+		return
+	}
+	if ok {
+		m.rulesReloadSuccess.Set(1)
+	} else {
+		m.rulesReloadSuccess.Set(0)
+	}
+	m.rulesReloadTime.Set(float64(at.UnixNano()) / 1e9)
+	m.rulesLoaded.Set(float64(loaded))
 }
 
 func itoa(n int) string {

@@ -120,6 +120,9 @@ type item struct {
 	entries []domain.Entry
 	pos     *store.Position
 	catchUp bool
+	// set, when not nil, is a new rule set for the tracker (SetRules);
+	// such an item carries no entries.
+	set *rules.Set
 }
 
 // New returns a pipeline that judges entries with set and saves attempts to db.
@@ -185,11 +188,34 @@ func (l *Live) AddAt(entries []domain.Entry, pos *store.Position, catchUp bool) 
 		l.mu.Unlock()
 		return ErrSaturated
 	}
-	l.queue = append(l.queue, item{entries, pos, catchUp})
+	l.queue = append(l.queue, item{entries: entries, pos: pos, catchUp: catchUp})
 	l.queued += len(entries)
 	n := l.queued
 	l.mu.Unlock()
 	l.opts.Metrics.PipelineQueue(n)
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// SetRules hands a new rule set to the tracker. The worker goroutine
+// applies it in queue order: entries queued before the call are judged with
+// the old set, entries queued after it with the new one. Attempts in
+// progress keep the findings they have. It never blocks and ignores the
+// queue bound; it returns ErrClosed after Close.
+func (l *Live) SetRules(set *rules.Set) error {
+	if set == nil {
+		return nil
+	}
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return ErrClosed
+	}
+	l.queue = append(l.queue, item{set: set})
+	l.mu.Unlock()
 	select {
 	case l.wake <- struct{}{}:
 	default:
@@ -315,6 +341,12 @@ func (l *Live) drain() {
 	}
 	l.opts.Metrics.PipelineQueue(0)
 	for _, b := range batches {
+		if b.set != nil {
+			// The tracker is not safe for concurrent use: only this
+			// goroutine swaps its rules.
+			l.tr.SetRules(b.set)
+			continue
+		}
 		for _, e := range b.entries {
 			l.tr.Add(e)
 			l.opts.Metrics.JournalEntry(e.Host, e.Time)

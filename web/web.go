@@ -120,6 +120,7 @@ func New(db AttemptReader, opts Options) *gin.Engine {
 	r.GET("/api/v1/attempts/:id", s.apiGet)
 	r.GET("/healthz", s.healthz)
 	s.registerLadders(r)
+	s.registerUnknown(r)
 	mountRoutes(r, opts.Routes)
 	r.NoRoute(s.notFound)
 	return r

@@ -25,7 +25,9 @@ func exportRecords(t *testing.T, path, host string) [][]byte {
 	return journaldtest.ExportRecords(t, path, host)
 }
 
-func appendJournal(t *testing.T, file string, recs [][]byte) { journaldtest.AppendJournal(t, file, recs) }
+func appendJournal(t *testing.T, file string, recs [][]byte) {
+	journaldtest.AppendJournal(t, file, recs)
+}
 
 // want returns the attempts explain finds in a fixture whose hostname is
 // replaced by host, keyed by unit and invocation.

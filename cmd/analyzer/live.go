@@ -102,6 +102,8 @@ type live struct {
 	cancel   context.CancelFunc
 	set      *rules.Set
 	metrics  *metrics.Metrics
+	// rules reloads the rule set into every pipeline (SIGHUP, POST /-/reload).
+	rules *ruleReloader
 }
 
 // findings is where findings of other pipelines go (the pusher, or none).
@@ -115,11 +117,13 @@ func (l *live) findings() pipeline.FindingSink {
 // startLive builds /metrics, the pipeline, the push receiver and the
 // findings pusher, and starts their goroutines.
 func startLive(ctx context.Context, db *store.DB, lf *liveFlags) (*live, error) {
-	set, err := loadRules(lf.rules)
+	rl, err := newRuleReloader(lf.rules, lf.pushToken)
 	if err != nil {
 		return nil, err
 	}
+	set := rl.current()
 	m := metrics.New(metrics.Options{Store: db, Findings: findingIDs(set)})
+	rl.setMetrics(m)
 	pusher, err := lf.loki.pusher(m)
 	if err != nil {
 		return nil, err
@@ -132,9 +136,12 @@ func startLive(ctx context.Context, db *store.DB, lf *liveFlags) (*live, error) 
 	}
 	p := pipeline.New(db, set, popts)
 	p.Start()
+	rl.add(p)
 	ctx, cancel := context.WithCancel(ctx)
-	l := &live{pipeline: p, pusher: pusher, cancel: cancel, set: set, metrics: m,
-		routes: []web.Route{{Method: http.MethodGet, Path: "/metrics", Handler: m.Handler()}}}
+	l := &live{pipeline: p, pusher: pusher, cancel: cancel, set: set, metrics: m, rules: rl,
+		routes: []web.Route{{Method: http.MethodGet, Path: "/metrics", Handler: m.Handler()},
+			{Method: http.MethodGet, Path: rulesPath, Handler: rl.statusHandler()},
+			{Method: http.MethodPost, Path: reloadPath, Handler: rl.reloadHandler()}}}
 	if lf.push {
 		rv := loki.NewReceiver(loki.ReceiverOptions{Sink: p, Token: lf.pushToken, MaxBytes: lf.pushMaxBytes, Metrics: m})
 		go rv.Run(ctx)

@@ -39,10 +39,11 @@ func cmdServe(ctx context.Context, args []string) error {
 		}
 	}()
 	if jf.wanted() {
-		fol, err := startJournal(ctx, db, lv.set, jf, lv.metrics, lv.findings())
+		fol, err := startJournal(ctx, db, lv.rules.current(), jf, lv.metrics, lv.findings())
 		if err != nil {
 			return err
 		}
+		lv.rules.add(fol.pipeline)
 		// Runs before lv.close: the follower's last findings still reach the pusher.
 		defer func() {
 			if err := fol.stop(); err != nil {
@@ -50,6 +51,7 @@ func cmdServe(ctx context.Context, args []string) error {
 			}
 		}()
 	}
+	lv.rules.watchSIGHUP(ctx)
 	srv := &http.Server{Addr: *listen, Handler: web.New(db, web.Options{Routes: lv.routes}), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()

@@ -1,0 +1,350 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/grafana/loki/pkg/push"
+
+	"github.com/llmfleet/analyzer/loki"
+	"github.com/llmfleet/analyzer/rules"
+)
+
+// siteRule is a rule file a site adds: a vLLM line no built-in rule knows.
+const siteRule = `rules:
+  - id: site.frobnicator
+    title: the site's frobnicator exploded
+    engines: [vllm]
+    match: 'frobnicator exploded: (?P<what>\S+)'
+    verdict: config_error
+    priority: 70
+    message_id: 226bbe0d73a58111c6eea57fb60430af
+    note: 'The frobnicator exploded ({{.Captures.what}}).'
+    tests:
+      - lines: ["ERROR frobnicator exploded: flux"]
+        expect: {captures: {what: flux}}
+`
+
+const (
+	noMemLine = "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine."
+	frobLine  = "ERROR 10-01 21:40:01 [api_server.py:99] frobnicator exploded: flux"
+	goodMatch = `match: 'No available memory for the cache blocks'`
+	badMatch  = `match: '(No available memory for the cache blocks'`
+)
+
+// copyBuiltinRules writes the built-in rule files into dir.
+func copyBuiltinRules(t *testing.T, dir string) {
+	t.Helper()
+	names, err := fs.Glob(rules.Builtin, "*.yaml")
+	if err != nil || len(names) == 0 {
+		t.Fatalf("built-in rule files: %v %v", names, err)
+	}
+	for _, n := range names {
+		b, err := fs.ReadFile(rules.Builtin, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, n), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// editFile replaces old by new in path; it fails when old is absent.
+func editFile(t *testing.T, path, old, new string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte(old)) {
+		t.Fatalf("%s does not contain %q", path, old)
+	}
+	if err := os.WriteFile(path, bytes.Replace(b, []byte(old), []byte(new), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// lineOf is the 1-based line of the first line of path containing s.
+func lineOf(t *testing.T, path, s string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, s) {
+			return i + 1
+		}
+	}
+	t.Fatalf("%s: no line contains %q", path, s)
+	return 0
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func httpDo(t *testing.T, method, url string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func rulesStatus(t *testing.T, base string) rulesJSON {
+	t.Helper()
+	code, body := httpDo(t, http.MethodGet, base+rulesPath)
+	var st rulesJSON
+	if code != 200 || json.Unmarshal([]byte(body), &st) != nil {
+		t.Fatalf("GET %s: %d %s", rulesPath, code, body)
+	}
+	return st
+}
+
+// pushAttempt pushes a vLLM attempt of its own invocation: the version
+// line, then line.
+func pushAttempt(t *testing.T, base, inv string, at time.Time, line string) {
+	t.Helper()
+	md := push.LabelsAdapter{{Name: "invocation_id", Value: inv}, {Name: "_TRANSPORT", Value: "stdout"}}
+	body, err := loki.EncodeProtobuf(&push.PushRequest{Streams: []push.Stream{{
+		Labels: `{host="reload-host", unit="vllm-` + inv[len(inv)-2:] + `.service"}`,
+		Entries: []push.Entry{
+			{Timestamp: at, Line: "INFO 10-01 21:40:00 [api_server.py:1805] vLLM API server version 0.19.2", StructuredMetadata: md},
+			{Timestamp: at.Add(time.Second), Line: line, StructuredMetadata: md},
+		},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, base+loki.PushPath, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/x-protobuf")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 204 {
+		t.Fatalf("push: %d", resp.StatusCode)
+	}
+}
+
+// verdictOf polls the API until the attempt of invocation inv is saved and
+// returns its verdict.
+func verdictOf(t *testing.T, base, inv string) string {
+	t.Helper()
+	var v string
+	waitFor(t, "attempt "+inv, func() bool {
+		code, body := httpDo(t, http.MethodGet, base+"/api/v1/attempts?host=reload-host")
+		var out struct {
+			Attempts []struct {
+				InvocationID string `json:"invocation_id"`
+				Verdict      string `json:"verdict"`
+			} `json:"attempts"`
+		}
+		if code != 200 || json.Unmarshal([]byte(body), &out) != nil {
+			return false
+		}
+		for _, a := range out.Attempts {
+			if a.InvocationID == inv {
+				v = a.Verdict
+				return true
+			}
+		}
+		return false
+	})
+	return v
+}
+
+func metricValue(t *testing.T, base, name string) string {
+	t.Helper()
+	_, body := httpDo(t, http.MethodGet, base+"/metrics")
+	for _, l := range strings.Split(body, "\n") {
+		if f := strings.Fields(l); len(f) == 2 && f[0] == name {
+			return f[1]
+		}
+	}
+	t.Fatalf("/metrics lacks %s", name)
+	return ""
+}
+
+// TestServeReloadsRules runs serve on a copy of the built-in rules, breaks
+// one file and reloads (POST /-/reload, then SIGHUP): the reload is refused
+// with file:line, the old rules keep judging pushed entries the same way;
+// once fixed, the reload succeeds and a new rule file takes effect.
+func TestServeReloadsRules(t *testing.T) {
+	dir := t.TempDir()
+	copyBuiltinRules(t, dir)
+	vllmFile := filepath.Join(dir, "vllm.yaml")
+	badLine := lineOf(t, vllmFile, "- id: vllm.no_kv_memory")
+	addr := freeAddr(t)
+	base := "http://" + addr
+	stop := serveInProcess(t, "--db", filepath.Join(t.TempDir(), "r.db"), "--rules", dir, "--no-journal", "--listen", addr)
+	defer stop()
+	waitFor(t, "serve to answer", func() bool {
+		resp, err := http.Get(base + "/healthz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	})
+
+	st := rulesStatus(t, base)
+	if !st.LastReload.OK || st.Source != dir || st.Rules == 0 || len(st.Engines) == 0 {
+		t.Fatalf("initial status: %+v", st)
+	}
+	builtinRules := st.Rules
+	if got := metricValue(t, base, "analyzer_rules_last_reload_success"); got != "1" {
+		t.Errorf("analyzer_rules_last_reload_success = %s at start, want 1", got)
+	}
+
+	// A new site file plus a broken built-in file: nothing of the new set is used.
+	if err := os.WriteFile(filepath.Join(dir, "site.yaml"), []byte(siteRule), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	editFile(t, vllmFile, goodMatch, badMatch)
+	code, body := httpDo(t, http.MethodPost, base+reloadPath)
+	wantErr := fmt.Sprintf("vllm.yaml:%d: rule \\\"vllm.no_kv_memory\\\": match", badLine) // JSON-escaped quotes
+	if code != http.StatusBadRequest || !strings.Contains(body, wantErr) {
+		t.Fatalf("reload of a broken file: %d %s\nwant 400 mentioning %s", code, body, wantErr)
+	}
+	st = rulesStatus(t, base)
+	if st.LastReload.OK || st.Rules != builtinRules || !strings.Contains(st.LastReload.Error, fmt.Sprintf("vllm.yaml:%d:", badLine)) {
+		t.Errorf("status after a failed reload: %+v", st)
+	}
+	if got := metricValue(t, base, "analyzer_rules_last_reload_success"); got != "0" {
+		t.Errorf("analyzer_rules_last_reload_success = %s after a failed reload, want 0", got)
+	}
+	if got := metricValue(t, base, "analyzer_rules_loaded"); got != fmt.Sprint(builtinRules) {
+		t.Errorf("analyzer_rules_loaded = %s after a failed reload, want %d", got, builtinRules)
+	}
+	t0 := time.Date(2026, 10, 1, 21, 40, 0, 0, time.UTC)
+	pushAttempt(t, base, "0123456789abcdef0123456789abcd01", t0, noMemLine)
+	pushAttempt(t, base, "0123456789abcdef0123456789abcd02", t0.Add(time.Minute), frobLine)
+	if v := verdictOf(t, base, "0123456789abcdef0123456789abcd01"); v != "oom_kv_alloc" {
+		t.Errorf("old rules after a failed reload: verdict %q, want oom_kv_alloc", v)
+	}
+	if v := verdictOf(t, base, "0123456789abcdef0123456789abcd02"); v != "running" {
+		t.Errorf("the rule of a set that failed to load judged an attempt: verdict %q, want running", v)
+	}
+
+	// Fixed: the reload succeeds and the new rule judges new entries.
+	editFile(t, vllmFile, badMatch, goodMatch)
+	code, body = httpDo(t, http.MethodPost, base+reloadPath)
+	if code != http.StatusOK {
+		t.Fatalf("reload of fixed files: %d %s", code, body)
+	}
+	st = rulesStatus(t, base)
+	if !st.LastReload.OK || st.LastReload.Error != "" || st.Rules != builtinRules+1 || !strings.Contains(strings.Join(st.Files, " "), "site.yaml") {
+		t.Errorf("status after a good reload: %+v", st)
+	}
+	if got := metricValue(t, base, "analyzer_rules_last_reload_success"); got != "1" {
+		t.Errorf("analyzer_rules_last_reload_success = %s after a good reload, want 1", got)
+	}
+	pushAttempt(t, base, "0123456789abcdef0123456789abcd03", t0.Add(2*time.Minute), frobLine)
+	pushAttempt(t, base, "0123456789abcdef0123456789abcd04", t0.Add(3*time.Minute), noMemLine)
+	if v := verdictOf(t, base, "0123456789abcdef0123456789abcd03"); v != "config_error" {
+		t.Errorf("new rule after the reload: verdict %q, want config_error", v)
+	}
+	if v := verdictOf(t, base, "0123456789abcdef0123456789abcd04"); v != "oom_kv_alloc" {
+		t.Errorf("built-in rule after the reload: verdict %q, want oom_kv_alloc", v)
+	}
+
+	// SIGHUP does the same.
+	editFile(t, vllmFile, goodMatch, badMatch)
+	before := st.LastReload.Time
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the SIGHUP reload to fail", func() bool {
+		st = rulesStatus(t, base)
+		return st.LastReload.Time.After(before) && !st.LastReload.OK
+	})
+	if !strings.Contains(st.LastReload.Error, fmt.Sprintf("vllm.yaml:%d:", badLine)) || st.Rules != builtinRules+1 {
+		t.Errorf("status after a failed SIGHUP reload: %+v", st)
+	}
+	editFile(t, vllmFile, badMatch, goodMatch)
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the SIGHUP reload to succeed", func() bool { return rulesStatus(t, base).LastReload.OK })
+}
+
+// TestReloadAccess: with a push token, POST /-/reload needs it; without
+// one, only loopback clients may reload.
+func TestReloadAccess(t *testing.T) {
+	withToken, err := newRuleReloader("", "tok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	open, err := newRuleReloader("", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		rl     *ruleReloader
+		remote string
+		auth   string
+		want   int
+	}{
+		{"token", withToken, "192.0.2.7:5000", "Bearer tok", 200},
+		{"token, any case", withToken, "192.0.2.7:5000", "bearer tok", 200},
+		{"wrong token", withToken, "127.0.0.1:5000", "Bearer nope", 401},
+		{"no token sent", withToken, "127.0.0.1:5000", "", 401},
+		{"loopback v4", open, "127.0.0.1:5000", "", 200},
+		{"loopback v6", open, "[::1]:5000", "", 200},
+		{"remote", open, "192.0.2.7:5000", "", 403},
+	} {
+		req := httptest.NewRequest(http.MethodPost, reloadPath, nil)
+		req.RemoteAddr = tc.remote
+		if tc.auth != "" {
+			req.Header.Set("Authorization", tc.auth)
+		}
+		w := httptest.NewRecorder()
+		tc.rl.reloadHandler().ServeHTTP(w, req)
+		if w.Code != tc.want {
+			t.Errorf("%s: %d, want %d (%s)", tc.name, w.Code, tc.want, w.Body.String())
+		}
+	}
+	// A missing rule directory cannot be read at all: 500, old set kept.
+	gone, err := newRuleReloader("", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone.dir = filepath.Join(t.TempDir(), "gone")
+	req := httptest.NewRequest(http.MethodPost, reloadPath, nil)
+	req.RemoteAddr = "127.0.0.1:1"
+	w := httptest.NewRecorder()
+	gone.reloadHandler().ServeHTTP(w, req)
+	if w.Code != 500 || !strings.Contains(w.Body.String(), "gone") || gone.current() == nil {
+		t.Errorf("missing directory: %d %s", w.Code, w.Body.String())
+	}
+}

@@ -1,0 +1,133 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/store"
+	"github.com/llmfleet/analyzer/store/storetest"
+)
+
+const scriptFingerprint = "0badc0ffee00 RuntimeError: <script>alert(1)</script> at <path>"
+
+// newUnknownServer serves a real SQLite database holding storetest's
+// attempts plus a second unknown failure with storetest.IDUnknown's
+// fingerprint (another host, a day later) and one whose fingerprint holds
+// markup.
+func newUnknownServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	db, err := store.Open(filepath.Join(t.TempDir(), "unknown.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	as := storetest.Attempts()
+	var unknown *domain.Attempt
+	for _, a := range as {
+		if a.ID == storetest.IDUnknown {
+			unknown = a
+		}
+	}
+	again := *unknown
+	again.ID, again.Host, again.InvocationID = "rackbox/frank-draft.service/2", "rackbox", "2"
+	again.StartedAt, again.EndedAt = unknown.StartedAt.Add(24*time.Hour), unknown.EndedAt.Add(24*time.Hour)
+	other := *unknown
+	other.ID, other.InvocationID, other.Unit = "dankserver/frank-other.service/3", "3", "frank-other.service"
+	other.Fingerprint = scriptFingerprint
+	if err := db.SaveAttempts(context.Background(), append(as, &again, &other), nil); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(New(db, Options{Location: time.UTC}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestUnknownAPI(t *testing.T) {
+	srv := newUnknownServer(t)
+	code, body, _ := get(t, srv, "/api/v1/unknown")
+	if code != http.StatusOK {
+		t.Fatalf("GET /api/v1/unknown: %d %s", code, body)
+	}
+	var out struct{ Groups []unknownGroupJSON }
+	if err := json.Unmarshal([]byte(body), &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Groups) != 2 {
+		t.Fatalf("%d groups, want 2: %s", len(out.Groups), body)
+	}
+	a, b := out.Groups[0], out.Groups[1]
+	if a.Fingerprint != "error: unexpected token <*> in chat template <*>" || a.Count != 2 || b.Fingerprint != scriptFingerprint || b.Count != 1 {
+		t.Errorf("groups: %+v", out.Groups)
+	}
+	if a.Newest != "rackbox/frank-draft.service/2" || len(a.AttemptIDs) != 2 || strings.Join(a.Hosts, ",") != "dankserver,rackbox" {
+		t.Errorf("group A: %+v", a)
+	}
+	if a.FirstSeen == "" || a.LastSeen <= a.FirstSeen {
+		t.Errorf("group A seen %q … %q", a.FirstSeen, a.LastSeen)
+	}
+	if b.Hash != "0badc0ffee00" || !strings.HasPrefix(b.Text, "RuntimeError: ") {
+		t.Errorf("group B fingerprint split as %q / %q", b.Hash, b.Text)
+	}
+	if code, _, _ := get(t, srv, "/api/v1/unknown?limit=1"); code != 200 {
+		t.Errorf("limit=1: %d", code)
+	}
+	if code, _, _ := get(t, srv, "/api/v1/unknown?limit=x"); code != 400 {
+		t.Errorf("limit=x: %d, want 400", code)
+	}
+}
+
+func TestUnknownPage(t *testing.T) {
+	srv := newUnknownServer(t)
+	code, body, hdr := get(t, srv, "/unknown")
+	if code != http.StatusOK || !strings.HasPrefix(hdr.Get("Content-Type"), "text/html") {
+		t.Fatalf("GET /unknown: %d %s", code, hdr.Get("Content-Type"))
+	}
+	mustContain(t, "/unknown", body,
+		"2 groups, 3 attempts",
+		`<td class="num">2</td>`, `<td class="num">1</td>`,
+		// Fingerprints hold masked text and log markup: shown as text.
+		"error: unexpected token &lt;*&gt; in chat template &lt;*&gt;",
+		"RuntimeError: &lt;script&gt;alert(1)&lt;/script&gt; at &lt;path&gt;",
+		"2026-10-01 22:00:00 -07:00", "2026-10-02 22:00:00 -07:00", // first and last seen of the larger group
+		"dankserver, rackbox",
+		`href="/attempts/rackbox%2Ffrank-draft.service%2F2"`, // its newest attempt
+		`href="/attempts/dankserver%2Ffrank-other.service%2F3"`,
+	)
+	mustNotContain(t, "/unknown", body, "<script>", "<*>")
+	// The header links to the page from everywhere.
+	_, list, _ := get(t, srv, "/")
+	mustContain(t, "/", list, `<a class="nav" href="/unknown">Unknown failures</a>`)
+	// The empty state.
+	empty := newServerWithout(t)
+	_, body, _ = get(t, empty, "/unknown")
+	mustContain(t, "/unknown (empty)", body, "No unknown failures")
+}
+
+// newServerWithout serves a database with no unknown failure.
+func newServerWithout(t *testing.T) *httptest.Server {
+	t.Helper()
+	db, err := store.Open(filepath.Join(t.TempDir(), "none.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	var keep []*domain.Attempt
+	for _, a := range storetest.Attempts() {
+		if a.Verdict != domain.VerdictUnknownFailure {
+			keep = append(keep, a)
+		}
+	}
+	if err := db.SaveAttempts(context.Background(), keep, nil); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(New(db, Options{}))
+	t.Cleanup(srv.Close)
+	return srv
+}
