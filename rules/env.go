@@ -37,10 +37,14 @@ type EndEnv struct {
 	ReachedReady bool   `expr:"reached_ready" json:"reached_ready"`
 	// SecondsReadyToFailure is the time from readiness to the failure
 	// (seconds); -1 when either is unknown.
-	SecondsReadyToFailure float64        `expr:"seconds_ready_to_failure" json:"seconds_ready_to_failure"`
-	RestartCounterAfter   int            `expr:"restart_counter_after" json:"restart_counter_after"`
-	Findings              []string       `expr:"findings" json:"findings"`
-	Shape                 map[string]any `expr:"shape" json:"shape"`
+	SecondsReadyToFailure float64 `expr:"seconds_ready_to_failure" json:"seconds_ready_to_failure"`
+	// SurvivableSeconds is the survivability window (seconds, default
+	// 1800): a death sooner than this after ready makes the boot not
+	// survivable.
+	SurvivableSeconds   float64        `expr:"survivable_seconds" json:"survivable_seconds"`
+	RestartCounterAfter int            `expr:"restart_counter_after" json:"restart_counter_after"`
+	Findings            []string       `expr:"findings" json:"findings"`
+	Shape               map[string]any `expr:"shape" json:"shape"`
 }
 
 // exprFuncs are helpers available to `when` expressions:

@@ -128,7 +128,7 @@ func checkNote(t TestSpec, note string) []string {
 }
 
 func (s *Set) runEndTest(r *Rule, t TestSpec) []string {
-	env := EndEnv{SecondsReadyToFailure: -1}
+	env := EndEnv{SecondsReadyToFailure: -1, SurvivableSeconds: 1800}
 	if t.Attempt != nil {
 		b, _ := json.Marshal(t.Attempt)
 		if err := json.Unmarshal(b, &env); err != nil {

@@ -123,3 +123,29 @@ func TestPruneKeepsOpenAndLatest(t *testing.T) {
 		}
 	}
 }
+
+// TestSurvivableWindow: the oom_runtime rung of the night died 8 min 45 s
+// after ready; it is not survivable within the default 30 min window, and
+// no longer counts as such with a 5 min window.
+func TestSurvivableWindow(t *testing.T) {
+	set, _ := rules.LoadBuiltin()
+	entries := readEntries(t, filepath.Join(sharedDir, "fixtures", "dankserver-night-ladder.journal.json"))
+	for window, want := range map[time.Duration]bool{0: true, 10 * time.Minute: true, 5 * time.Minute: false} {
+		tr := tracker.New(set, tracker.Options{SurvivableWindow: window})
+		for _, e := range entries {
+			tr.Add(e)
+		}
+		found := false
+		for _, a := range tr.Attempts() {
+			if a.InvocationID == "70419ea177e8fec375b3be41d62ef430" {
+				found = true
+				if got := a.HasFinding(domain.FindingBootNotSurvivable); got != want {
+					t.Errorf("window %v: boot_not_survivable = %v, want %v", window, got, want)
+				}
+			}
+		}
+		if !found {
+			t.Fatal("the oom_runtime rung is missing")
+		}
+	}
+}

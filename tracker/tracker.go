@@ -61,8 +61,8 @@ type Options struct {
 	// SurvivableWindow is how long after ready a death still counts as
 	// boot_not_survivable (default 30 min).
 	SurvivableWindow time.Duration
-	// ContextLines is how many lines before and after the decisive line
-	// are kept for the UI (default 8 before, 6 after).
+	// ContextBefore and ContextAfter are how many lines before and after
+	// the decisive line are kept for the UI (default 8 and 6).
 	ContextBefore, ContextAfter int
 }
 
@@ -847,7 +847,7 @@ func (t *Tracker) judge(st *state) *domain.Attempt {
 	// End rules see the attempt as it ended (or stands, while running).
 	env := &rules.EndEnv{Verdict: string(a.Verdict), Phase: string(a.Phase), Failed: a.Verdict.IsFailure(),
 		Engine: a.Engine, Unit: a.Unit, EndedBy: a.EndedBy, ExitCode: a.ExitCode, ReachedReady: reached,
-		SecondsReadyToFailure: -1, Findings: a.FindingIDs(), Shape: a.Shape}
+		SecondsReadyToFailure: -1, SurvivableSeconds: t.opt.SurvivableWindow.Seconds(), Findings: a.FindingIDs(), Shape: a.Shape}
 	if a.ExitStatus != nil {
 		env.ExitStatus, env.HasExit = *a.ExitStatus, true
 	}
