@@ -1,7 +1,6 @@
 package ladder_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -12,32 +11,14 @@ import (
 	"time"
 
 	"github.com/llmfleet/analyzer/domain"
-	"github.com/llmfleet/analyzer/ingest"
+	"github.com/llmfleet/analyzer/internal/fixturetest"
 	"github.com/llmfleet/analyzer/ladder"
-	"github.com/llmfleet/analyzer/rules"
-	"github.com/llmfleet/analyzer/tracker"
 )
 
 const sharedDir = "../../shared"
 
-// analyzeFile runs one file through the real ingest and a fresh tracker
-// with the built-in rules (as tracker/fixtures_test.go does).
-func analyzeFile(t *testing.T, path string) []*domain.Attempt {
-	t.Helper()
-	set, err := rules.LoadBuiltin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := tracker.New(set, tracker.Options{})
-	if _, err := ingest.ReadFile(context.Background(), path, ingest.Options{}, func(e domain.Entry) error {
-		tr.Add(e)
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	tr.Finish()
-	return tr.Attempts()
-}
+// analyzeFile runs one file through the real ingest and a fresh tracker.
+func analyzeFile(t *testing.T, path string) []*domain.Attempt { return fixturetest.Attempts(t, path) }
 
 func buildNight(t *testing.T) []ladder.Ladder {
 	t.Helper()

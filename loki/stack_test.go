@@ -19,12 +19,12 @@ import (
 	"github.com/llmfleet/analyzer/deploy"
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/ingest"
+	"github.com/llmfleet/analyzer/internal/fixturetest"
 	"github.com/llmfleet/analyzer/loki"
 	"github.com/llmfleet/analyzer/metrics"
 	"github.com/llmfleet/analyzer/pipeline"
 	"github.com/llmfleet/analyzer/rules"
 	"github.com/llmfleet/analyzer/store"
-	"github.com/llmfleet/analyzer/tracker"
 	"github.com/llmfleet/analyzer/web"
 )
 
@@ -200,24 +200,13 @@ func alloyBatches(t *testing.T, aj *deploy.AlloyJournal, recs []ingest.Record, p
 // ingest and one tracker, saved to a fresh database and read back.
 func replayAttempts(t *testing.T, path string) []*domain.Attempt {
 	t.Helper()
-	set, err := rules.LoadBuiltin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := tracker.New(set, tracker.Options{})
-	if _, err := ingest.ReadFile(context.Background(), path, ingest.Options{}, func(e domain.Entry) error {
-		tr.Add(e)
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	tr.Finish()
+	attempts := fixturetest.Attempts(t, path)
 	db, err := store.Open(filepath.Join(t.TempDir(), "replay.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if err := db.SaveAttempts(context.Background(), tr.Attempts(), nil); err != nil {
+	if err := db.SaveAttempts(context.Background(), attempts, nil); err != nil {
 		t.Fatal(err)
 	}
 	return listAttempts(t, db)

@@ -13,11 +13,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/llmfleet/analyzer/domain"
-	"github.com/llmfleet/analyzer/ingest"
+	"github.com/llmfleet/analyzer/internal/fixturetest"
 	"github.com/llmfleet/analyzer/metrics"
-	"github.com/llmfleet/analyzer/rules"
 	"github.com/llmfleet/analyzer/store"
-	"github.com/llmfleet/analyzer/tracker"
 )
 
 const fixtures = "../../shared/fixtures"
@@ -25,19 +23,7 @@ const fixtures = "../../shared/fixtures"
 // replay records a journal file into db as `analyzer replay` does.
 func replay(t *testing.T, db *store.DB, path string) {
 	t.Helper()
-	set, err := rules.LoadBuiltin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := tracker.New(set, tracker.Options{})
-	if _, err := ingest.ReadFile(context.Background(), path, ingest.Options{}, func(e domain.Entry) error {
-		tr.Add(e)
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	tr.Finish()
-	if err := db.SaveAttempts(context.Background(), tr.Attempts(), nil); err != nil {
+	if err := db.SaveAttempts(context.Background(), fixturetest.Attempts(t, path), nil); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -1,7 +1,6 @@
 package tracker_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -12,30 +11,13 @@ import (
 	"testing"
 
 	"github.com/llmfleet/analyzer/domain"
-	"github.com/llmfleet/analyzer/ingest"
-	"github.com/llmfleet/analyzer/rules"
-	"github.com/llmfleet/analyzer/tracker"
+	"github.com/llmfleet/analyzer/internal/fixturetest"
 )
 
 const sharedDir = "../../shared"
 
 // analyzeFile runs one file through ingest and a fresh tracker.
-func analyzeFile(t *testing.T, path string) []*domain.Attempt {
-	t.Helper()
-	set, err := rules.LoadBuiltin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := tracker.New(set, tracker.Options{})
-	if _, err := ingest.ReadFile(context.Background(), path, ingest.Options{}, func(e domain.Entry) error {
-		tr.Add(e)
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	tr.Finish()
-	return tr.Attempts()
-}
+func analyzeFile(t *testing.T, path string) []*domain.Attempt { return fixturetest.Attempts(t, path) }
 
 type expectedAttempt struct {
 	Unit                string         `json:"unit"`
