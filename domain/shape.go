@@ -123,3 +123,30 @@ func (s Shape) Summary() string {
 	}
 	return strings.Join(parts, " ")
 }
+
+// ParseBytes converts "76.00 MiB", "10.70 GiB", "11.05 GB", "512 KiB" or a
+// plain number to bytes. Binary (KiB, MiB, GiB, TiB) and decimal (KB, MB,
+// GB, TB) units are honoured; a bare number is bytes.
+func ParseBytes(s string) (float64, bool) {
+	s = strings.TrimSpace(strings.ReplaceAll(s, ",", ""))
+	i := 0
+	for i < len(s) && (s[i] == '.' || s[i] == '-' || (s[i] >= '0' && s[i] <= '9')) {
+		i++
+	}
+	f, err := strconv.ParseFloat(s[:i], 64)
+	if err != nil {
+		return 0, false
+	}
+	unit := strings.ToLower(strings.TrimSpace(s[i:]))
+	mult := map[string]float64{
+		"": 1, "b": 1, "bytes": 1,
+		"k": 1 << 10, "kib": 1 << 10, "kb": 1e3,
+		"m": 1 << 20, "mib": 1 << 20, "mb": 1e6,
+		"g": 1 << 30, "gib": 1 << 30, "gb": 1e9,
+		"t": 1 << 40, "tib": 1 << 40, "tb": 1e12,
+	}[unit]
+	if mult == 0 {
+		return 0, false
+	}
+	return f * mult, true
+}

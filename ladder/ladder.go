@@ -659,22 +659,11 @@ func failureCaptures(a *domain.Attempt) (free, alloc string) {
 	return free, alloc
 }
 
-var sizeRe = regexp.MustCompile(`^\s*([\d.]+)\s*(bytes|B|KiB|MiB|GiB|TiB|KB|MB|GB|TB)?\s*$`)
-
 // ParseBytes reads a size as OOM lines print it ("96.00 MiB", "0 bytes",
-// "9.18 GiB") into bytes.
+// "9.18 GiB") into bytes (domain.ParseBytes, rounded).
 func ParseBytes(s string) (int64, bool) {
-	m := sizeRe.FindStringSubmatch(s)
-	if m == nil {
-		return 0, false
-	}
-	f, err := strconv.ParseFloat(m[1], 64)
-	if err != nil {
-		return 0, false
-	}
-	mult := map[string]float64{"": 1, "bytes": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30,
-		"TiB": 1 << 40, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12}[m[2]]
-	return int64(math.Round(f * mult)), true
+	f, ok := domain.ParseBytes(s)
+	return int64(math.Round(f)), ok
 }
 
 // diff lists the set shape keys that differ between two attempts, plus the
@@ -684,25 +673,7 @@ func diff(prev, cur *domain.Attempt) []Change {
 	if prev.Unit != cur.Unit && prev.Unit != "" && cur.Unit != "" {
 		out = append(out, Change{Key: "unit", From: prev.Unit, To: cur.Unit})
 	}
-	for _, k := range orderedKeys(prev.Shape, cur.Shape) {
-		if outcomeKeys[k] {
-			continue
-		}
-		pv, pok := prev.Shape[k]
-		cv, cok := cur.Shape[k]
-		if pok && cok && prev.Shape.String(k) == cur.Shape.String(k) {
-			continue
-		}
-		c := Change{Key: k}
-		if pok {
-			c.From = pv
-		}
-		if cok {
-			c.To = cv
-		}
-		out = append(out, c)
-	}
-	return out
+	return append(out, shapeDiff(prev.Shape, cur.Shape, nil)...)
 }
 
 // orderedKeys returns the union of the shapes' keys, sizing keys first.
