@@ -6,9 +6,11 @@ package journaldtest
 import (
 	"bufio"
 	"bytes"
+	"net"
 	"os"
 	"os/exec"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -23,13 +25,25 @@ var (
 	started error
 )
 
+// alive reports whether a journald accepts datagrams on Socket (a socket
+// file left by a dead journald refuses the connection).
+func alive() bool {
+	c, err := net.Dial("unixgram", Socket)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
+
 // Ensure makes sure a journald listens on Socket, starting
-// /lib/systemd/systemd-journald standalone when none does. Without root
-// (or without the binary) the test is skipped.
+// /lib/systemd/systemd-journald standalone when none does. Test binaries of
+// several packages run at once, so the start is serialized with a lock
+// file. Without root (or without the binary) the test is skipped.
 func Ensure(t testing.TB) {
 	t.Helper()
 	once.Do(func() {
-		if _, err := os.Stat(Socket); err == nil {
+		if alive() {
 			return
 		}
 		if os.Geteuid() != 0 {
@@ -40,13 +54,29 @@ func Ensure(t testing.TB) {
 			started = err
 			return
 		}
+		lock, err := os.OpenFile("/run/systemd/analyzer-test-journald.lock", os.O_CREATE|os.O_RDWR, 0o600)
+		if err != nil {
+			started = err
+			return
+		}
+		defer lock.Close()
+		if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+			started = err
+			return
+		}
+		defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+		if alive() { // another test binary started it meanwhile
+			return
+		}
 		cmd := exec.Command("/lib/systemd/systemd-journald")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // outlives this test binary
 		if err := cmd.Start(); err != nil {
 			started = err
 			return
 		}
+		go cmd.Wait()
 		for i := 0; i < 100; i++ {
-			if _, err := os.Stat(Socket); err == nil {
+			if alive() {
 				return
 			}
 			time.Sleep(50 * time.Millisecond)
