@@ -100,7 +100,6 @@ type live struct {
 	pipeline *pipeline.Live
 	pusher   *loki.Pusher
 	cancel   context.CancelFunc
-	set      *rules.Set
 	metrics  *metrics.Metrics
 	// rules reloads the rule set into every pipeline (SIGHUP, POST /-/reload).
 	rules *ruleReloader
@@ -138,7 +137,7 @@ func startLive(ctx context.Context, db *store.DB, lf *liveFlags) (*live, error) 
 	p.Start()
 	rl.add(p)
 	ctx, cancel := context.WithCancel(ctx)
-	l := &live{pipeline: p, pusher: pusher, cancel: cancel, set: set, metrics: m, rules: rl,
+	l := &live{pipeline: p, pusher: pusher, cancel: cancel, metrics: m, rules: rl,
 		routes: []web.Route{{Method: http.MethodGet, Path: "/metrics", Handler: m.Handler()},
 			{Method: http.MethodGet, Path: rulesPath, Handler: rl.statusHandler()},
 			{Method: http.MethodPost, Path: reloadPath, Handler: rl.reloadHandler()}}}
