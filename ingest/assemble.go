@@ -28,8 +28,8 @@ const (
 type partial struct {
 	key       string
 	kind      int
-	first     Record // record of the first piece (cursor, time, fields)
-	seq       uint64 // Push number of the first piece, for output order
+	first     *flatRecord // record of the first piece (cursor, time, fields), owned
+	seq       uint64      // Push number of the first piece, for output order
 	buf       []byte
 	pieces    int
 	truncated bool // a piece's MESSAGE was null
@@ -61,6 +61,8 @@ type Assembler struct {
 	timeout time.Duration
 	seq     uint64
 	pending map[string]*partial
+	rec     flatRecord // Push's record, reused
+	texts   textCache
 }
 
 // NewAssembler returns an Assembler whose entries carry source as
@@ -78,20 +80,25 @@ func (a *Assembler) Pending() int { return len(a.pending) }
 // orphans that timed out (no piece for OrphanTimeout of journal time before
 // rec's __REALTIME_TIMESTAMP), then rec's own entry or the line it ends.
 func (a *Assembler) Push(rec Record) []domain.Entry {
+	a.rec.fromMap(rec)
+	return a.push(&a.rec, nil)
+}
+
+// push is Push on a parsed record, appending to out. rec's values need only
+// stay valid during the call: a record kept for later is cloned.
+func (a *Assembler) push(rec *flatRecord, out []domain.Entry) []domain.Entry {
 	a.seq++
-	var out []domain.Entry
 	now, hasNow := recordTime(rec)
 	if hasNow && len(a.pending) > 0 {
 		out = a.expire(now, out)
 	}
-	msg, hasMsg := rec["MESSAGE"]
+	msg, hasMsg := rec.lookup(slotMessage)
 	null := hasMsg && msg == nil
-	host := string(rec["_HOSTNAME"])
 
-	if id := rec["CONTAINER_PARTIAL_ID"]; len(id) > 0 {
-		key := "d\x00" + host + "\x00" + string(id)
+	if id := rec.get(slotPartialID); len(id) > 0 {
+		key := "d\x00" + string(rec.get(slotHostname)) + "\x00" + string(id)
 		p := a.open(key, kindDocker, rec)
-		if n, err := strconv.Atoi(string(rec["CONTAINER_PARTIAL_ORDINAL"])); err == nil {
+		if n, err := strconv.Atoi(string(rec.get(slotPartialOrdinal))); err == nil {
 			if n != p.ordinal+1 && p.gap == "" {
 				if p.ordinal == 0 {
 					p.gap = fmt.Sprintf("first piece seen has ordinal %d", n)
@@ -102,7 +109,7 @@ func (a *Assembler) Push(rec Record) []domain.Entry {
 			p.ordinal = n
 		}
 		out = a.add(p, rec, msg, null, now, hasNow, out)
-		if string(rec["CONTAINER_PARTIAL_LAST"]) == "true" {
+		if string(rec.get(slotPartialLast)) == "true" {
 			reason := ""
 			if p.gap != "" {
 				reason = fmt.Sprintf("split line has missing pieces (%s)", p.gap)
@@ -111,22 +118,22 @@ func (a *Assembler) Push(rec Record) []domain.Entry {
 		}
 		return out
 	}
-	if string(rec["CONTAINER_PARTIAL_MESSAGE"]) == "true" {
-		p := a.open(conmonKey(rec, host), kindConmon, rec)
+	if string(rec.get(slotPartialMessage)) == "true" {
+		p := a.open(conmonKey(rec), kindConmon, rec)
 		return a.add(p, rec, msg, null, now, hasNow, out)
 	}
-	if string(rec["_LINE_BREAK"]) == "line-max" {
-		p := a.open(streamKey(rec, host), kindLineMax, rec)
+	if string(rec.get(slotLineBreak)) == "line-max" {
+		p := a.open(streamKey(rec), kindLineMax, rec)
 		return a.add(p, rec, msg, null, now, hasNow, out)
 	}
 	// A record that may end a pending line.
 	if len(a.pending) > 0 {
 		var p *partial
 		if hasContainer(rec) {
-			p = a.pending[conmonKey(rec, host)]
+			p = a.pending[conmonKey(rec)]
 		}
-		if p == nil && len(rec["_STREAM_ID"]) > 0 {
-			p = a.pending[streamKey(rec, host)]
+		if p == nil && len(rec.get(slotStreamID)) > 0 {
+			p = a.pending[streamKey(rec)]
 		}
 		if p != nil {
 			out = a.add(p, rec, msg, null, now, hasNow, out)
@@ -134,10 +141,10 @@ func (a *Assembler) Push(rec Record) []domain.Entry {
 		}
 	}
 	if len(msg) <= a.max {
-		return append(out, normalize(rec, msg, null, a.source))
+		return append(out, a.texts.normalize(rec, msg, null, a.source))
 	}
 	// An oversized single record: split it like a long reassembled line.
-	p := &partial{kind: kindNone, first: rec, seq: a.seq}
+	p := &partial{kind: kindNone, first: rec.clone(), seq: a.seq}
 	out = a.add(p, rec, msg, null, now, hasNow, out)
 	return a.finish(p, "", out)
 }
@@ -153,49 +160,51 @@ func (a *Assembler) Flush() []domain.Entry {
 	return a.orphans(ps, "input ended before the last piece", nil)
 }
 
-func hasContainer(rec Record) bool {
-	return len(rec["CONTAINER_ID_FULL"]) > 0 || len(rec["CONTAINER_ID"]) > 0
+func hasContainer(rec *flatRecord) bool {
+	return len(rec.get(slotContainerIDFull)) > 0 || len(rec.get(slotContainerID)) > 0
 }
 
-func conmonKey(rec Record, host string) string {
-	id := rec["CONTAINER_ID_FULL"]
+func conmonKey(rec *flatRecord) string {
+	id := rec.get(slotContainerIDFull)
 	if len(id) == 0 {
-		id = rec["CONTAINER_ID"]
+		id = rec.get(slotContainerID)
 	}
 	if len(id) == 0 {
-		id = append([]byte("pid:"), rec["_PID"]...)
+		id = append([]byte("pid:"), rec.get(slotPID)...)
 	}
-	return "c\x00" + host + "\x00" + string(id) + "\x00" + string(rec["PRIORITY"])
+	return "c\x00" + string(rec.get(slotHostname)) + "\x00" + string(id) + "\x00" + string(rec.get(slotPriority))
 }
 
-func streamKey(rec Record, host string) string {
-	if id := rec["_STREAM_ID"]; len(id) > 0 {
+func streamKey(rec *flatRecord) string {
+	host := string(rec.get(slotHostname))
+	if id := rec.get(slotStreamID); len(id) > 0 {
 		return "s\x00" + host + "\x00" + string(id)
 	}
-	return "s\x00" + host + "\x00" + string(rec["_SYSTEMD_UNIT"]) + "\x00" + string(rec["_PID"])
+	return "s\x00" + host + "\x00" + string(rec.get(slotUnit)) + "\x00" + string(rec.get(slotPID))
 }
 
 // open returns the pending line of key, starting one at rec if none.
-func (a *Assembler) open(key string, kind int, rec Record) *partial {
+func (a *Assembler) open(key string, kind int, rec *flatRecord) *partial {
 	if p := a.pending[key]; p != nil {
 		return p
 	}
-	p := &partial{key: key, kind: kind, first: rec, seq: a.seq}
+	p := &partial{key: key, kind: kind, first: rec.clone(), seq: a.seq}
 	a.pending[key] = p
 	return p
 }
 
 // add appends one piece to p, emitting a capped entry whenever the line
 // grows beyond the size cap.
-func (a *Assembler) add(p *partial, rec Record, msg []byte, null bool, now time.Time, hasNow bool, out []domain.Entry) []domain.Entry {
+func (a *Assembler) add(p *partial, rec *flatRecord, msg []byte, null bool, now time.Time, hasNow bool, out []domain.Entry) []domain.Entry {
 	p.pieces++
 	p.truncated = p.truncated || null
 	p.buf = append(p.buf, msg...)
 	if hasNow {
 		p.last, p.hasLast = now, true
 	}
-	p.endCursor = string(rec["__CURSOR"])
-	p.lineBreak = string(rec["_LINE_BREAK"])
+	p.endCursor = string(rec.get(slotCursor))
+	p.lineBreak = string(rec.get(slotLineBreak))
+	var own *flatRecord // rec, cloned once it becomes p.first
 	for len(p.buf) > a.max {
 		cut := a.max
 		for cut > a.max-utf8.UTFMax && cut > 0 && !utf8.RuneStart(p.buf[cut]) {
@@ -205,7 +214,10 @@ func (a *Assembler) add(p *partial, rec Record, msg []byte, null bool, now time.
 		e.Fields[FieldLineCapped] = fmt.Sprintf("line longer than %d bytes, split into several entries", a.max)
 		out = append(out, e)
 		p.buf = append(p.buf[:0], p.buf[cut:]...)
-		p.first, p.pieces, p.capped, p.truncated = rec, 1, true, null
+		if own == nil {
+			own = rec.clone()
+		}
+		p.first, p.pieces, p.capped, p.truncated = own, 1, true, null
 	}
 	return out
 }
@@ -216,7 +228,7 @@ func (a *Assembler) finish(p *partial, reason string, out []domain.Entry) []doma
 		delete(a.pending, p.key)
 	}
 	if p.pieces == 1 && p.kind == kindNone && !p.capped && reason == "" {
-		return append(out, normalize(p.first, p.buf, p.truncated, a.source))
+		return append(out, a.texts.normalize(p.first, p.buf, p.truncated, a.source))
 	}
 	e := a.entry(p, p.buf, reason)
 	if p.capped {
@@ -227,7 +239,7 @@ func (a *Assembler) finish(p *partial, reason string, out []domain.Entry) []doma
 
 // entry builds the Entry of p with text msg.
 func (a *Assembler) entry(p *partial, msg []byte, reason string) domain.Entry {
-	e := normalize(p.first, msg, p.truncated, a.source)
+	e := a.texts.normalize(p.first, msg, p.truncated, a.source)
 	if e.Fields == nil {
 		e.Fields = map[string]string{}
 	}

@@ -116,6 +116,10 @@ func byteArray(s []byte) ([]byte, error) {
 func (r *run) readJSON() error {
 	lr := lineReader{br: r.br, max: r.recordCap}
 	asm := NewAssembler(r.source, r.opt)
+	var (
+		rec flatRecord // the line's record; its values alias the line
+		kc  keyCache
+	)
 	for lineNo := 1; ; lineNo++ {
 		line, _, long, err := lr.next()
 		if err == io.EOF {
@@ -141,12 +145,15 @@ func (r *run) readJSON() error {
 			r.malformed("%s:%d: not a JSON object: %.40q", r.source, lineNo, line)
 			continue
 		}
-		rec, perr := ParseJSONRecord(line)
-		if perr != nil {
-			r.malformed("%s:%d: bad JSON record: %v", r.source, lineNo, perr)
-			continue
+		if !parseFlat(&rec, &kc, line) {
+			slow, perr := slowJSONRecord(line)
+			if perr != nil {
+				r.malformed("%s:%d: bad JSON record: %v", r.source, lineNo, perr)
+				continue
+			}
+			rec.fromMap(slow)
 		}
-		if err := r.push(asm, rec); err != nil {
+		if err := r.pushFlat(asm, &rec); err != nil {
 			return err
 		}
 	}

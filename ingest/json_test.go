@@ -43,7 +43,7 @@ func TestFastJSONAgreesWithEncodingJSON(t *testing.T) {
 	}
 	bad := []string{
 		`{"M":"unterminated}`, `{"M":[256]}`, `{"M":[01]}`, `{"M":[1,]}`, `{"M":"x",}`, `{"M":"x"} trailing`,
-		`{"M":{"nested":1}}`, `{"M":"ctl` + "\x01" + `"}`, `{"M":[[[1]]]}`, `{"M":01}`, `{"M":"\x"}`, `{M:"x"}`, `["x"]`,
+		`{"M":[`, `{"M":[ `, `{"M":{"nested":1}}`, `{"M":"ctl` + "\x01" + `"}`, `{"M":[[[1]]]}`, `{"M":01}`, `{"M":"\x"}`, `{M:"x"}`, `["x"]`,
 	}
 	for _, s := range bad {
 		if _, ok := fastJSONRecord([]byte(s)); ok {

@@ -10,40 +10,63 @@ import (
 // string, null, number, boolean or array values) about 4x faster than
 // encoding/json. ok is false for anything else or invalid input; the caller
 // then uses encoding/json, which also words the error.
-//
-// The values share one copy of s (capped slices, so an append cannot spill
-// into the next value) instead of one allocation each.
 func fastJSONRecord(s []byte) (rec Record, ok bool) {
-	p := jscan{s: append([]byte(nil), s...)}
-	s = p.s
-	p.ws()
-	if !p.eat('{') {
+	var r flatRecord
+	var kc keyCache
+	// The values share one copy of s (and one buffer for decoded values)
+	// instead of one allocation each.
+	if !parseFlat(&r, &kc, append([]byte(nil), s...)) {
 		return nil, false
 	}
-	// Size the map for the fields there are (about one `":` each; a few
-	// more inside values): a fixed large hint doubles its memory.
-	rec = make(Record, min(bytes.Count(s, []byte(`":`)), 64))
+	return r.toMap(), true
+}
+
+// maxArena caps the decode buffer a flatRecord keeps between lines.
+const maxArena = 1 << 20
+
+// parseFlat is fastJSONRecord into r, without a map: values alias s or
+// r.arena, so they are valid until s changes or r is parsed into again.
+func parseFlat(r *flatRecord, kc *keyCache, s []byte) bool {
+	r.reset()
+	p := jscan{s: s}
+	if cap(r.arena) >= len(s) {
+		p.out = r.arena[:0]
+	}
+	ok := p.object(r, kc)
+	if p.out != nil && cap(p.out) <= maxArena {
+		r.arena = p.out[:0]
+	}
+	return ok
+}
+
+// object parses a whole line holding one object into r.
+func (p *jscan) object(r *flatRecord, kc *keyCache) bool {
+	p.ws()
+	if !p.eat('{') {
+		return false
+	}
 	p.ws()
 	if p.eat('}') {
 		p.ws()
-		return rec, p.i == len(s)
+		return p.i == len(p.s)
 	}
-	for {
+	for i := 0; ; i++ {
 		p.ws()
 		key, ok := p.str()
 		if !ok {
-			return nil, false
+			return false
 		}
 		p.ws()
 		if !p.eat(':') {
-			return nil, false
+			return false
 		}
 		p.ws()
 		val, ok := p.value(false)
 		if !ok {
-			return nil, false
+			return false
 		}
-		rec[fieldName(key)] = val
+		name, slot := kc.name(i, key)
+		r.add(name, slot, val)
 		p.ws()
 		if p.eat(',') {
 			continue
@@ -51,10 +74,10 @@ func fastJSONRecord(s []byte) (rec Record, ok bool) {
 		if p.eat('}') {
 			break
 		}
-		return nil, false
+		return false
 	}
 	p.ws()
-	return rec, p.i == len(s)
+	return p.i == len(p.s)
 }
 
 // fieldNames are the journal fields journalctl prints most: their names
@@ -87,10 +110,25 @@ func fieldName(key []byte) string {
 	return string(key)
 }
 
+// jscan is a JSON scanner over s. Decoded strings and byte arrays go to
+// out, which is allocated with room for all of s at first need: decoding
+// never lengthens a value, so out never moves and earlier values stay valid.
 type jscan struct {
-	s []byte
-	i int
+	s   []byte
+	i   int
+	out []byte
 }
+
+// outStart makes sure out exists and returns where the next value starts.
+func (p *jscan) outStart() int {
+	if p.out == nil {
+		p.out = make([]byte, 0, len(p.s))
+	}
+	return len(p.out)
+}
+
+// empty is the value of an empty array: empty, but not nil (nil is null).
+var empty = []byte{}
 
 func (p *jscan) ws() {
 	for p.i < len(p.s) {
@@ -156,33 +194,13 @@ func (p *jscan) array(inArray bool) ([]byte, bool) {
 	p.i++
 	p.ws()
 	if p.eat(']') {
-		return []byte{}, true
+		return empty, true
+	}
+	if p.i >= len(p.s) {
+		return nil, false
 	}
 	if c := p.s[p.i]; c >= '0' && c <= '9' {
-		out := make([]byte, 0, 64)
-		for {
-			p.ws()
-			n, digits := 0, 0
-			for p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9' {
-				n = n*10 + int(p.s[p.i]-'0')
-				p.i++
-				if digits++; n > 255 || digits > 3 {
-					return nil, false
-				}
-			}
-			if digits == 0 || (digits > 1 && p.s[p.i-digits] == '0') {
-				return nil, false
-			}
-			out = append(out, byte(n))
-			p.ws()
-			if p.eat(',') {
-				continue
-			}
-			if p.eat(']') {
-				return out, true
-			}
-			return nil, false
-		}
+		return p.byteArray()
 	}
 	if inArray {
 		return nil, false
@@ -205,6 +223,49 @@ func (p *jscan) array(inArray bool) ([]byte, bool) {
 		return nil, false
 	}
 }
+
+// byteArray parses the numbers of a byte array from its first digit on.
+// journalctl prints most escaped or coloured MESSAGEs this way, hence the
+// plain loop over s rather than the scanner's helpers.
+func (p *jscan) byteArray() ([]byte, bool) {
+	o := p.outStart()
+	out, s, i := p.out, p.s, p.i
+	for {
+		for i < len(s) && isJSONSpace(s[i]) {
+			i++
+		}
+		n, digits := 0, 0
+		for i < len(s) {
+			d := s[i] - '0'
+			if d > 9 {
+				break
+			}
+			n = n*10 + int(d)
+			i++
+			if digits++; n > 255 || digits > 3 {
+				return nil, false
+			}
+		}
+		if digits == 0 || (digits > 1 && s[i-digits] == '0') {
+			return nil, false
+		}
+		out = append(out, byte(n))
+		for i < len(s) && isJSONSpace(s[i]) {
+			i++
+		}
+		if i < len(s) && s[i] == ',' {
+			i++
+			continue
+		}
+		if i < len(s) && s[i] == ']' {
+			p.i, p.out = i+1, out
+			return out[o:len(out):len(out)], true
+		}
+		return nil, false
+	}
+}
+
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // number skips a JSON number.
 func (p *jscan) number() bool {
@@ -265,13 +326,15 @@ func (p *jscan) str() ([]byte, bool) {
 
 // strEscaped continues str when the string holds escapes.
 func (p *jscan) strEscaped(start int) ([]byte, bool) {
-	out := append(make([]byte, 0, p.i-start+16), p.s[start:p.i]...)
+	o := p.outStart()
+	out := append(p.out, p.s[start:p.i]...)
 	for p.i < len(p.s) {
 		c := p.s[p.i]
 		switch {
 		case c == '"':
 			p.i++
-			return out, true
+			p.out = out
+			return out[o:len(out):len(out)], true
 		case c < 0x20:
 			return nil, false
 		case c != '\\':

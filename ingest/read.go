@@ -134,14 +134,22 @@ type run struct {
 	recordCap    int // bytes per JSON line / export field
 	st           Stats
 	lastProgress int64
+	out          []domain.Entry // entries of the last push, reused
 }
 
 // push feeds one record to asm and emits what it completes.
 func (r *run) push(asm *Assembler, rec Record) error {
+	asm.rec.fromMap(rec)
+	return r.pushFlat(asm, &asm.rec)
+}
+
+// pushFlat is push on a parsed record.
+func (r *run) pushFlat(asm *Assembler, rec *flatRecord) error {
 	if err := r.tick(); err != nil {
 		return err
 	}
-	for _, e := range asm.Push(rec) {
+	r.out = asm.push(rec, r.out[:0])
+	for _, e := range r.out {
 		if err := r.emit(e); err != nil {
 			return err
 		}

@@ -41,65 +41,78 @@ const (
 	FieldCapped = "ANALYZER_FIELD_CAPPED"
 )
 
-// mapped are the fields that become Entry struct members, not Fields.
-var mapped = map[string]bool{
-	"__CURSOR": true, "__REALTIME_TIMESTAMP": true, "_HOSTNAME": true,
-	"_SYSTEMD_UNIT": true, "_SYSTEMD_INVOCATION_ID": true, "_PID": true,
-	"SYSLOG_IDENTIFIER": true, "MESSAGE": true,
-}
-
 // Normalize converts one record into an Entry without any reassembly (see
 // Assembler for that). Time is __REALTIME_TIMESTAMP (µs since the epoch; else
 // _SOURCE_REALTIME_TIMESTAMP) in time.Local; the zero time when absent.
 func Normalize(rec Record, source string) domain.Entry {
-	msg, ok := rec["MESSAGE"]
-	return normalize(rec, msg, ok && msg == nil, source)
+	var r flatRecord
+	r.fromMap(rec)
+	msg, ok := r.lookup(slotMessage)
+	var c textCache
+	return c.normalize(&r, msg, ok && msg == nil, source)
 }
 
-// normalize builds the Entry of rec with msg as its raw MESSAGE.
-func normalize(rec Record, msg []byte, truncated bool, source string) domain.Entry {
+// textCache keeps the last Host, Unit, InvocationID and Identifier: a
+// record usually repeats its predecessor's, which then costs no allocation.
+type textCache [4]string
+
+// text is text(v), reusing the cached string i when v equals it.
+func (c *textCache) text(i int, v []byte) string {
+	if c[i] == string(v) {
+		return c[i]
+	}
+	if !utf8.Valid(v) {
+		return text(v) // not cached: the cache compares raw bytes
+	}
+	c[i] = string(v)
+	return c[i]
+}
+
+// normalize builds the Entry of r with msg as its raw MESSAGE.
+func (c *textCache) normalize(r *flatRecord, msg []byte, truncated bool, source string) domain.Entry {
 	e := domain.Entry{
-		Cursor:       string(rec["__CURSOR"]),
-		Host:         text(rec["_HOSTNAME"]),
-		Unit:         text(rec["_SYSTEMD_UNIT"]),
-		InvocationID: text(rec["_SYSTEMD_INVOCATION_ID"]),
-		Identifier:   text(rec["SYSLOG_IDENTIFIER"]),
+		Cursor:       string(r.get(slotCursor)),
+		Host:         c.text(0, r.get(slotHostname)),
+		Unit:         c.text(1, r.get(slotUnit)),
+		InvocationID: c.text(2, r.get(slotInvocation)),
+		Identifier:   c.text(3, r.get(slotIdentifier)),
 		Message:      CleanMessage(msg),
 		Truncated:    truncated,
 		Source:       source,
 	}
-	if t, ok := recordTime(rec); ok {
+	if t, ok := recordTime(r); ok {
 		e.Time = t
 	}
-	if v := rec["_PID"]; len(v) > 0 {
+	if v := r.get(slotPID); len(v) > 0 {
 		if n, err := strconv.Atoi(string(v)); err == nil {
 			e.PID = n
 		}
 	}
-	if n := len(rec) - mappedIn(rec); n > 0 {
-		e.Fields = fields(rec, n)
-	}
+	e.Fields = fields(r)
 	return e
 }
 
-// fields converts the n unmapped fields of rec to text. The values share
-// one string (one allocation instead of one per field).
-func fields(rec Record, n int) map[string]string {
-	type span struct {
-		k          string
-		start, end int
-	}
-	var small [40]span
+// fields converts the unmapped fields of r to text (nil when there are
+// none). The values share one string (one allocation instead of one per
+// field); a repeated name keeps its last value.
+func fields(r *flatRecord) map[string]string {
+	type span struct{ start, end int }
+	var small [48]span
 	spans := small[:0]
-	size := 0
-	for k, v := range rec {
-		if !isMapped(k) {
+	size, n := 0, 0
+	for i, v := range r.vals {
+		if !isMappedSlot(r.slots[i]) {
 			size += len(v)
+			n++
 		}
 	}
+	if n == 0 {
+		return nil
+	}
 	buf := make([]byte, 0, size)
-	for k, v := range rec {
-		if isMapped(k) {
+	for i, v := range r.vals {
+		if isMappedSlot(r.slots[i]) {
+			spans = append(spans, span{-1, -1})
 			continue
 		}
 		start := len(buf)
@@ -108,42 +121,23 @@ func fields(rec Record, n int) map[string]string {
 		} else {
 			buf = append(buf, bytes.ToValidUTF8(v, []byte("\uFFFD"))...)
 		}
-		spans = append(spans, span{k, start, len(buf)})
+		spans = append(spans, span{start, len(buf)})
 	}
 	// buf is not written again: share it as the string, as strings.Builder does.
 	all := unsafe.String(unsafe.SliceData(buf), len(buf))
 	m := make(map[string]string, n)
-	for _, sp := range spans {
-		m[sp.k] = all[sp.start:sp.end]
+	for i, sp := range spans {
+		if sp.start >= 0 {
+			m[r.names[i]] = all[sp.start:sp.end]
+		}
 	}
 	return m
 }
 
-// isMapped is mapped[k] without a map lookup (this runs for every field).
-func isMapped(k string) bool {
-	switch k {
-	case "__CURSOR", "__REALTIME_TIMESTAMP", "_HOSTNAME", "_SYSTEMD_UNIT", "_SYSTEMD_INVOCATION_ID", "_PID",
-		"SYSLOG_IDENTIFIER", "MESSAGE":
-		return true
-	}
-	return false
-}
-
-// mappedIn counts the fields of rec that become Entry members.
-func mappedIn(rec Record) int {
-	n := 0
-	for k := range mapped {
-		if _, ok := rec[k]; ok {
-			n++
-		}
-	}
-	return n
-}
-
 // recordTime returns __REALTIME_TIMESTAMP, or _SOURCE_REALTIME_TIMESTAMP.
-func recordTime(rec Record) (time.Time, bool) {
-	for _, k := range [...]string{"__REALTIME_TIMESTAMP", "_SOURCE_REALTIME_TIMESTAMP"} {
-		if v := rec[k]; len(v) > 0 {
+func recordTime(r *flatRecord) (time.Time, bool) {
+	for _, s := range [...]int8{slotRealtime, slotSourceRealtime} {
+		if v := r.get(s); len(v) > 0 {
 			if us, err := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64); err == nil {
 				return time.UnixMicro(us).In(time.Local), true
 			}

@@ -53,6 +53,7 @@ type Engine struct {
 	readyEv     []*regexp.Regexp
 	readyLits   [][]string
 	readyIDs    []int
+	readyAlts   [][]alt  // per ready pattern; nil: run the whole regex
 	children    []string // engines that extend this one
 	phases      []phaseMarker
 	shape       []shapeLine
@@ -65,16 +66,18 @@ type phaseMarker struct {
 	lits        []string
 	afterReady  bool
 	forwardOnly bool
-	id          int // prefilter matcher id
+	id          int   // prefilter matcher id
+	alts        []alt // re's alternatives; nil: run re
 }
 
 type shapeLine struct {
-	re    *regexp.Regexp
-	lits  []string
-	parse string
-	from  string
-	keys  map[string]string
-	id    int // prefilter matcher id
+	re      *regexp.Regexp
+	lits    []string
+	parse   string
+	from    string
+	keys    map[string]string
+	id      int // prefilter matcher id
+	startID int // prefilter start set of re (-1: none)
 }
 
 // Rule is a compiled verdict or finding rule.
@@ -101,10 +104,13 @@ type Rule struct {
 	until    *regexp.Regexp
 	// prefilter matcher ids of match, after and until
 	matchID, afterID, untilID int
-	afterLits, untilLits      []string
-	unless                    []*regexp.Regexp
-	when                      *vm.Program
-	note                      *template.Template
+	// startID is the prefilter start set of match (-1: none): literals
+	// one of which begins every match.
+	startID              int
+	afterLits, untilLits []string
+	unless               []*regexp.Regexp
+	when                 *vm.Program
+	note                 *template.Template
 }
 
 // FindingID is the verdict or finding the rule sets.
@@ -203,6 +209,7 @@ func Load(fsys fs.FS) (*Set, error) {
 		e.readyEv = append(e.readyEv, parent.readyEv...)
 		e.readyLits = append(e.readyLits, parent.readyLits...)
 		e.readyIDs = append(e.readyIDs, parent.readyIDs...)
+		e.readyAlts = append(e.readyAlts, parent.readyAlts...)
 		e.phases = append(e.phases, parent.phases...)
 		e.shape = append(e.shape, parent.shape...)
 	}
@@ -240,14 +247,17 @@ func (s *Set) register() {
 		for _, l := range e.bannerLits {
 			e.bannerIDs = append(e.bannerIDs, p.add(l))
 		}
-		for _, l := range e.readyLits {
+		for i, l := range e.readyLits {
 			e.readyIDs = append(e.readyIDs, p.add(l))
+			p.addAlts(e.readyAlts[i])
 		}
 		for i := range e.phases {
 			e.phases[i].id = p.add(e.phases[i].lits)
+			p.addAlts(e.phases[i].alts)
 		}
 		for i := range e.shape {
 			e.shape[i].id = p.add(e.shape[i].lits)
+			e.shape[i].startID = p.startSet(e.shape[i].re)
 		}
 	}
 	for _, r := range s.all {
@@ -255,6 +265,7 @@ func (s *Set) register() {
 			continue
 		}
 		r.matchID = p.add(r.literals)
+		r.startID = p.startSet(r.match)
 		if r.after != nil {
 			r.afterID = p.add(r.afterLits)
 		}
@@ -312,6 +323,7 @@ func compileEngine(es EngineSpec) (*Engine, Errors) {
 	add(&e.readyEv, "ready_evidence", es.ReadyEvidence)
 	for _, src := range es.ReadyEvidence {
 		e.readyLits = append(e.readyLits, requiredLiterals(src))
+		e.readyAlts = append(e.readyAlts, compileAlts(src))
 	}
 	for _, p := range es.Phases {
 		if !domain.Phase(p.Phase).Valid() {
@@ -323,7 +335,8 @@ func compileEngine(es EngineSpec) (*Engine, Errors) {
 			errs = append(errs, *err)
 			continue
 		}
-		e.phases = append(e.phases, phaseMarker{domain.Phase(p.Phase), re, requiredLiterals(p.Match), p.AfterReady, p.ForwardOnly, 0})
+		e.phases = append(e.phases, phaseMarker{domain.Phase(p.Phase), re, requiredLiterals(p.Match), p.AfterReady, p.ForwardOnly, 0,
+			compileAlts(p.Match)})
 	}
 	for _, sh := range es.Shape {
 		re, err := compileRE(es.file, sh.line, "shape", sh.Match)
@@ -341,7 +354,7 @@ func compileEngine(es EngineSpec) (*Engine, Errors) {
 			errs = append(errs, LoadError{es.file, sh.line, fmt.Sprintf("shape: from %q is not a named capture of match", sh.From)})
 			continue
 		}
-		e.shape = append(e.shape, shapeLine{re, requiredLiterals(sh.Match), sh.Parse, sh.From, sh.Keys, 0})
+		e.shape = append(e.shape, shapeLine{re, requiredLiterals(sh.Match), sh.Parse, sh.From, sh.Keys, 0, -1})
 	}
 	return e, errs
 }
@@ -522,6 +535,49 @@ func litsOf(re *syntax.Regexp) []string {
 		if re.Min >= 1 {
 			return litsOf(re.Sub[0])
 		}
+	}
+	return nil
+}
+
+// startLiterals returns literals of at least 3 bytes one of which every
+// match of src starts with (case-sensitive), or nil when there are none.
+func startLiterals(src string) []string {
+	re, err := syntax.Parse(src, syntax.Perl)
+	if err != nil {
+		return nil
+	}
+	return startsOf(re.Simplify())
+}
+
+func startsOf(re *syntax.Regexp) []string {
+	if re.Flags&syntax.FoldCase != 0 {
+		return nil
+	}
+	switch re.Op {
+	case syntax.OpLiteral:
+		if s := string(re.Rune); len(s) >= 3 {
+			return []string{s}
+		}
+	case syntax.OpCapture, syntax.OpPlus:
+		return startsOf(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Min >= 1 {
+			return startsOf(re.Sub[0])
+		}
+	case syntax.OpConcat:
+		if len(re.Sub) > 0 {
+			return startsOf(re.Sub[0])
+		}
+	case syntax.OpAlternate:
+		var out []string
+		for _, sub := range re.Sub {
+			l := startsOf(sub)
+			if l == nil {
+				return nil
+			}
+			out = append(out, l...)
+		}
+		return out
 	}
 	return nil
 }

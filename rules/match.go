@@ -121,7 +121,10 @@ func (e *Engine) PhaseLine(l *Line, reachedReady bool) (p domain.Phase, forwardO
 		if m.afterReady && !reachedReady {
 			continue
 		}
-		if l.may(m.id) && m.re.MatchString(l.Text) {
+		if !l.may(m.id) {
+			continue
+		}
+		if m.alts != nil && matchAlts(l, m.alts) || m.alts == nil && m.re.MatchString(l.Text) {
 			return m.phase, m.forwardOnly, true
 		}
 	}
@@ -144,7 +147,10 @@ func (e *Engine) IsReadyEvidenceLine(l *Line) bool {
 	}
 	l = e.pre.line(l)
 	for i, re := range e.readyEv {
-		if l.may(e.readyIDs[i]) && re.MatchString(l.Text) {
+		if !l.may(e.readyIDs[i]) {
+			continue
+		}
+		if alts := e.readyAlts[i]; alts != nil && matchAlts(l, alts) || alts == nil && re.MatchString(l.Text) {
 			return true
 		}
 	}
@@ -172,7 +178,7 @@ func (e *Engine) UpdateShapeLine(l *Line, shape domain.Shape) bool {
 		if !l.may(sl.id) {
 			continue
 		}
-		m := sl.re.FindStringSubmatch(line)
+		m := submatches(line, search(l, sl.re, sl.startID, line))
 		if m == nil {
 			continue
 		}
@@ -317,7 +323,7 @@ func (s *Set) MatchPrepared(l *Line, env *LineEnv, seq SeqState) []Hit {
 		if !l.may(r.matchID) {
 			continue
 		}
-		if h, ok := r.matchLine(env, &c); ok {
+		if h, ok := r.matchLine(l, env, &c); ok {
 			hits = append(hits, h)
 		}
 	}
@@ -333,14 +339,15 @@ type matchCache struct {
 	source int8 // 0 unknown, 1 no, 2 yes
 }
 
-// matchLine runs r on a line its prefilter let through.
-func (r *Rule) matchLine(env *LineEnv, c *matchCache) (Hit, bool) {
+// matchLine runs r on a line its prefilter let through (l, when not nil,
+// is env.Line prepared by r's set).
+func (r *Rule) matchLine(l *Line, env *LineEnv, c *matchCache) (Hit, bool) {
 	if c.source == 2 {
 		return Hit{}, false
 	}
 	m := c.m
 	if c.re != r.match {
-		m = r.match.FindStringSubmatchIndex(env.Line)
+		m = r.find(l, env.Line)
 		c.re, c.m = r.match, m
 	}
 	if m == nil {
@@ -372,6 +379,47 @@ func (r *Rule) matchLine(env *LineEnv, c *matchCache) (Hit, bool) {
 		}
 	}
 	return Hit{Rule: r, Captures: caps, At: m[0]}, true
+}
+
+// find is r.match.FindStringSubmatchIndex(line). When every match of the
+// pattern starts with one of its start literals, the search begins at the
+// first of them the prefilter found: the regex then skips the part of a long
+// traceback line before it, the same answer with less work.
+func (r *Rule) find(l *Line, line string) []int { return search(l, r.match, r.startID, line) }
+
+// search is re.FindStringSubmatchIndex(line), begun at the first literal of
+// start set k (see Rule.find) when l is not nil and k is not -1.
+func search(l *Line, re *regexp.Regexp, k int, line string) []int {
+	from := 0
+	if l != nil && k >= 0 {
+		if from = l.first(k); from < 0 {
+			return nil // no start literal, no match
+		}
+	}
+	m := re.FindStringSubmatchIndex(line[from:])
+	if m != nil && from > 0 {
+		for i := range m {
+			if m[i] >= 0 {
+				m[i] += from
+			}
+		}
+	}
+	return m
+}
+
+// submatches turns FindStringSubmatchIndex's answer into
+// FindStringSubmatch's.
+func submatches(line string, m []int) []string {
+	if m == nil {
+		return nil
+	}
+	out := make([]string, len(m)/2)
+	for i := range out {
+		if m[2*i] >= 0 {
+			out[i] = line[m[2*i]:m[2*i+1]]
+		}
+	}
+	return out
 }
 
 // MatchEnd evaluates the end rules on an ended attempt.

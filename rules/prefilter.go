@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"regexp"
 	"unsafe"
 
 	"github.com/coregx/ahocorasick"
@@ -17,6 +18,44 @@ type prefilter struct {
 	always []uint64               // bitset of the matchers without literals
 	litID  map[string]int32       // built at Load, then unused
 	n      int                    // matchers
+	starts [][]int32              // literal id → start sets holding it
+	nstart int                    // start sets
+}
+
+// literal returns the id of literal l, registering it when new.
+func (p *prefilter) literal(l string) int32 {
+	li, ok := p.litID[l]
+	if !ok {
+		if p.litID == nil {
+			p.litID = map[string]int32{}
+		}
+		li = int32(len(p.users))
+		p.litID[l] = li
+		p.users = append(p.users, nil)
+		p.starts = append(p.starts, nil)
+	}
+	return li
+}
+
+// startSet registers the start literals of re, if it has any, and returns
+// the start set's id (-1 when none).
+func (p *prefilter) startSet(re *regexp.Regexp) int {
+	if lits := startLiterals(re.String()); lits != nil {
+		return p.addStarts(lits)
+	}
+	return -1
+}
+
+// addStarts registers a start set (literals one of which begins every
+// match of a pattern) and returns its id, for Line.first.
+func (p *prefilter) addStarts(lits []string) int {
+	id := p.nstart
+	p.nstart++
+	for _, l := range lits {
+		li := p.literal(l)
+		p.starts[li] = append(p.starts[li], int32(id))
+	}
+	return id
 }
 
 // add registers a matcher needing one of lits and returns its id.
@@ -35,18 +74,17 @@ func (p *prefilter) add(lits []string) int {
 			p.always[id/64] |= 1 << (id % 64)
 			continue
 		}
-		li, ok := p.litID[l]
-		if !ok {
-			if p.litID == nil {
-				p.litID = map[string]int32{}
-			}
-			li = int32(len(p.users))
-			p.litID[l] = li
-			p.users = append(p.users, nil)
-		}
+		li := p.literal(l)
 		p.users[li] = append(p.users[li], int32(id))
 	}
 	return id
+}
+
+// addAlts registers the alternatives of one pattern.
+func (p *prefilter) addAlts(alts []alt) {
+	for i := range alts {
+		alts[i].id = p.add(alts[i].lits)
+	}
 }
 
 // build compiles the automaton over the registered literals.
@@ -144,6 +182,27 @@ func (l *Line) narrow(k int) {
 		l.cand = append(l.cand[:0], l.pre.always...)
 		l.pre.mark(l)
 	}
+}
+
+// first returns the offset in l.Text of the first literal of start set k,
+// or -1 when none occurs there.
+func (l *Line) first(k int) int {
+	best := -1
+	for _, h := range l.hits {
+		if h.Start < l.off || (best >= 0 && h.Start >= best) {
+			continue
+		}
+		for _, s := range l.pre.starts[h.PatternID] {
+			if int(s) == k {
+				best = h.Start
+				break
+			}
+		}
+	}
+	if best < 0 {
+		return -1
+	}
+	return best - l.off
 }
 
 // may reports whether matcher id may match l.

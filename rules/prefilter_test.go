@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -134,6 +135,126 @@ func TestIsSourceLine(t *testing.T) {
 	for _, l := range lines {
 		if got, want := isSourceLine(l), sourceLine.MatchString(l); got != want {
 			t.Errorf("isSourceLine(%q) = %v, regex says %v", l, got, want)
+		}
+	}
+}
+
+// TestAltsAgreeWithRegex: matching a phase or ready pattern alternative by
+// alternative gives the whole regex's answer, on every line and stripped
+// line; and the split respects groups, classes and escapes.
+func TestAltsAgreeWithRegex(t *testing.T) {
+	set, err := LoadBuiltin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	split := 0
+	l := &Line{}
+	for _, line := range prefilterLines(t, set) {
+		for _, e := range set.engines {
+			for _, strip := range []bool{false, true} {
+				set.Prepare(l, line)
+				if strip {
+					e.StripLine(l)
+				}
+				for _, m := range e.phases {
+					if m.alts != nil && matchAlts(l, m.alts) != m.re.MatchString(l.Text) {
+						t.Fatalf("%s phase %s on %q: alternatives disagree with the regex", e.Name, m.re, l.Text)
+					}
+				}
+				for i, alts := range e.readyAlts {
+					if alts != nil && matchAlts(l, alts) != e.readyEv[i].MatchString(l.Text) {
+						t.Fatalf("%s ready %s on %q: alternatives disagree with the regex", e.Name, e.readyEv[i], l.Text)
+					}
+				}
+			}
+		}
+	}
+	for _, e := range set.engines {
+		for _, m := range e.phases {
+			if m.alts != nil {
+				split++
+			}
+		}
+	}
+	if split == 0 {
+		t.Fatal("no phase pattern was split")
+	}
+	for src, want := range map[string][]string{
+		`a|b(c|d)|[|]e|\|f`: {`a`, `b(c|d)`, `[|]e`, `\|f`},
+		`[]|]x|y`:           {`[]|]x`, `y`},
+		`[^]|]x|y`:          {`[^]|]x`, `y`},
+		`(?i)a|b`:           nil,
+		`x|(?s)a|b`:         nil,
+		`(?i:a)|b`:          {`(?i:a)`, `b`},
+		`(?P<x>a|b)|c`:      {`(?P<x>a|b)`, `c`},
+		`[[:alpha:]|]|b`:    nil,
+		`\Qa|b\E`:           nil,
+		`single`:            {`single`},
+		`x(?:y|z)`:          {`x(?:y|z)`},
+		`a\\|b`:             {`a\\`, `b`},
+	} {
+		if got := splitTop(src); !reflect.DeepEqual(got, want) {
+			t.Errorf("splitTop(%q) = %q, want %q", src, got, want)
+		}
+	}
+}
+
+// TestStartLiteralsKeepMatches: searching from the first start literal finds
+// the same match, captures included, as searching the whole line.
+func TestStartLiteralsKeepMatches(t *testing.T) {
+	set, err := LoadBuiltin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs []*Rule
+	for _, r := range set.all {
+		if !r.End && r.startID >= 0 {
+			rs = append(rs, r)
+		}
+	}
+	if len(rs) == 0 {
+		t.Fatal("no rule has start literals")
+	}
+	vllm := set.Engine("vllm")
+	l := &Line{}
+	lines := append(prefilterLines(t, set), "x CUDA out of memory. Tried to allocate 2.00 GiB of which 1 GiB is free",
+		"Constraints violated (L['x'].size()[0])! You marked L['x'] as dynamic but your code specialized it to be a constant (3)")
+	for _, line := range lines {
+		for _, cut := range []int{-1, 0, 3} {
+			set.Prepare(l, line)
+			switch {
+			case cut < 0:
+				vllm.StripLine(l)
+			case cut <= len(line):
+				l.narrow(cut)
+			}
+			for _, r := range rs {
+				if got, want := r.find(l, l.Text), r.match.FindStringSubmatchIndex(l.Text); !reflect.DeepEqual(got, want) {
+					t.Fatalf("%s on %q: from the start literals %v, whole line %v", r.ID, l.Text, got, want)
+				}
+			}
+			for _, e := range set.engines {
+				for _, sh := range e.shape {
+					got := submatches(l.Text, search(l, sh.re, sh.startID, l.Text))
+					if want := sh.re.FindStringSubmatch(l.Text); !reflect.DeepEqual(got, want) {
+						t.Fatalf("%s shape %s on %q: from the start literals %q, whole line %q", e.Name, sh.re, l.Text, got, want)
+					}
+				}
+			}
+		}
+	}
+	for src, want := range map[string][]string{
+		`abc|(?P<x>def)+g`:   {"abc", "def"},
+		`(?:abc|de)x`:        nil,
+		`^abc`:               nil,
+		`\babc`:              nil,
+		`(?i)abc`:            nil,
+		`(?:abc)?def`:        nil,
+		`abc.*?(?P<n>\d+)`:   {"abc"},
+		`(?:CUDA|HIP) error`: {"CUDA", "HIP"},
+	} {
+		if got := startLiterals(src); !reflect.DeepEqual(got, want) {
+			t.Errorf("startLiterals(%q) = %q, want %q", src, got, want)
 		}
 	}
 }

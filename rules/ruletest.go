@@ -86,7 +86,7 @@ func (s *Set) runLineTest(r *Rule, t TestSpec) []string {
 		if !hasAny(line, r.literals) {
 			continue
 		}
-		if h, ok := r.matchLine(env, &matchCache{}); ok && first == nil {
+		if h, ok := r.matchLine(nil, env, &matchCache{}); ok && first == nil {
 			h := h
 			first = &h
 			if r.Phase != "" {

@@ -63,6 +63,7 @@ func (d *DB) SaveAttempts(ctx context.Context, attempts []*domain.Attempt, pos *
 			return fmt.Errorf("store: save position of %s: %w", pos.Source, err)
 		}
 	}
+	var s *saver
 	for i, a := range attempts {
 		if a == nil {
 			return fmt.Errorf("store: attempt #%d is nil", i)
@@ -70,7 +71,13 @@ func (d *DB) SaveAttempts(ctx context.Context, attempts []*domain.Attempt, pos *
 		if a.ID == "" {
 			return fmt.Errorf("store: attempt #%d (unit %q, started %s) has no ID", i, a.Unit, timeText(a.StartedAt))
 		}
-		if err := saveAttempt(ctx, tx, a); err != nil {
+		if s == nil {
+			if s, err = prepareSaver(ctx, tx); err != nil {
+				return fmt.Errorf("store: prepare: %w", err)
+			}
+			defer s.close()
+		}
+		if err := s.saveAttempt(ctx, a); err != nil {
 			return fmt.Errorf("store: save attempt %s: %w", a.ID, err)
 		}
 	}
@@ -105,7 +112,50 @@ ON CONFLICT(id) DO UPDATE SET
 	tensor_parallel_size = excluded.tensor_parallel_size, served_model_name = excluded.served_model_name,
 	shape_json = excluded.shape_json, timeline_json = excluded.timeline_json`
 
-func saveAttempt(ctx context.Context, tx *sql.Tx, a *domain.Attempt) error {
+const (
+	deleteFindings = `DELETE FROM findings WHERE attempt_id = ?`
+	deleteEvidence = `DELETE FROM evidence WHERE attempt_id = ?`
+	insertFinding  = `INSERT INTO findings (attempt_id, seq, finding_id, rule, severity,
+			message_id, phase, time, time_us, note, captures_json, evidence_json)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT(attempt_id, finding_id, rule) DO NOTHING`
+	insertLine = `INSERT INTO evidence (attempt_id, seq, kind, finding_id, time, time_us, cursor, message)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT(attempt_id, kind, cursor, message) DO NOTHING`
+)
+
+// saver holds the statements of one SaveAttempts, prepared once for all
+// its attempts: compiling them again per row was a third of a replay's save.
+type saver struct {
+	upsert, delFindings, delEvidence, finding, line *sql.Stmt
+}
+
+func prepareSaver(ctx context.Context, tx *sql.Tx) (*saver, error) {
+	s := &saver{}
+	for _, p := range []struct {
+		stmt **sql.Stmt
+		q    string
+	}{{&s.upsert, upsertAttempt}, {&s.delFindings, deleteFindings}, {&s.delEvidence, deleteEvidence},
+		{&s.finding, insertFinding}, {&s.line, insertLine}} {
+		st, err := tx.PrepareContext(ctx, p.q)
+		if err != nil {
+			s.close()
+			return nil, err
+		}
+		*p.stmt = st
+	}
+	return s, nil
+}
+
+func (s *saver) close() {
+	for _, st := range []*sql.Stmt{s.upsert, s.delFindings, s.delEvidence, s.finding, s.line} {
+		if st != nil {
+			_ = st.Close()
+		}
+	}
+}
+
+func (s *saver) saveAttempt(ctx context.Context, a *domain.Attempt) error {
 	shape := a.Shape
 	if shape == nil {
 		shape = domain.Shape{}
@@ -122,7 +172,7 @@ func saveAttempt(ctx context.Context, tx *sql.Tx, a *domain.Attempt) error {
 	if err != nil {
 		return fmt.Errorf("timeline: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, upsertAttempt,
+	if _, err := s.upsert.ExecContext(ctx,
 		a.ID, a.Host, a.Unit, a.InvocationID, a.Container, a.ContainerID, a.Engine, a.EngineVersion,
 		timeMicros(a.StartedAt), timeText(a.StartedAt), timeMicros(a.EndedAt), timeText(a.EndedAt),
 		timeMicros(a.ReadyAt), timeText(a.ReadyAt),
@@ -138,10 +188,10 @@ func saveAttempt(ctx context.Context, tx *sql.Tx, a *domain.Attempt) error {
 	}
 	// Replace, not merge: the analyzer's latest view of the attempt is the
 	// truth, and a re-save must not accumulate rows.
-	if _, err := tx.ExecContext(ctx, `DELETE FROM findings WHERE attempt_id = ?`, a.ID); err != nil {
+	if _, err := s.delFindings.ExecContext(ctx, a.ID); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM evidence WHERE attempt_id = ?`, a.ID); err != nil {
+	if _, err := s.delEvidence.ExecContext(ctx, a.ID); err != nil {
 		return err
 	}
 	for i, f := range a.Findings {
@@ -161,33 +211,28 @@ func saveAttempt(ctx context.Context, tx *sql.Tx, a *domain.Attempt) error {
 		if err != nil {
 			return fmt.Errorf("finding %s evidence: %w", f.ID, err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO findings (attempt_id, seq, finding_id, rule, severity,
-			message_id, phase, time, time_us, note, captures_json, evidence_json)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT(attempt_id, finding_id, rule) DO NOTHING`,
+		if _, err := s.finding.ExecContext(ctx,
 			a.ID, i, f.ID, f.Rule, string(f.Severity), f.MessageID, string(f.Phase),
 			timeText(f.Time), timeMicros(f.Time), f.Note, string(capJSON), string(evJSON)); err != nil {
 			return fmt.Errorf("finding %s: %w", f.ID, err)
 		}
 	}
-	if err := saveLines(ctx, tx, a, "evidence", a.Evidence); err != nil {
+	if err := s.saveLines(ctx, a, "evidence", a.Evidence); err != nil {
 		return err
 	}
-	return saveLines(ctx, tx, a, "context", a.Context)
+	return s.saveLines(ctx, a, "context", a.Context)
 }
 
 // saveLines writes evidence or context lines. Evidence lines are linked to
 // the first finding that cites them (same cursor and message), so the
 // table can answer "which lines made rule X fire" without decoding JSON.
-func saveLines(ctx context.Context, tx *sql.Tx, a *domain.Attempt, kind string, lines []domain.Evidence) error {
+func (s *saver) saveLines(ctx context.Context, a *domain.Attempt, kind string, lines []domain.Evidence) error {
 	for i, e := range lines {
 		var findingID sql.NullString
 		if kind == "evidence" {
 			findingID = citingFinding(a, e)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO evidence (attempt_id, seq, kind, finding_id, time, time_us, cursor, message)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT(attempt_id, kind, cursor, message) DO NOTHING`,
+		if _, err := s.line.ExecContext(ctx,
 			a.ID, i, kind, findingID, timeText(e.Time), timeMicros(e.Time), e.Cursor, e.Message); err != nil {
 			return fmt.Errorf("%s line %d: %w", kind, i, err)
 		}

@@ -1,0 +1,176 @@
+package ingest
+
+// Slots number the fields the Assembler and normalize look up, so a lookup
+// is an array index instead of a map access per field per record. The first
+// ones (up to slotIdentifier) become Entry members, not Fields.
+const (
+	slotNone int8 = iota
+	slotMessage
+	slotCursor
+	slotRealtime
+	slotHostname
+	slotUnit
+	slotInvocation
+	slotPID
+	slotIdentifier // last of the mapped slots
+	slotSourceRealtime
+	slotPartialID
+	slotPartialOrdinal
+	slotPartialLast
+	slotPartialMessage
+	slotLineBreak
+	slotContainerIDFull
+	slotContainerID
+	slotPriority
+	slotStreamID
+	numSlots
+)
+
+// slotOf returns the slot of field name k (slotNone for other fields).
+func slotOf(k string) int8 {
+	switch k {
+	case "MESSAGE":
+		return slotMessage
+	case "__CURSOR":
+		return slotCursor
+	case "__REALTIME_TIMESTAMP":
+		return slotRealtime
+	case "_HOSTNAME":
+		return slotHostname
+	case "_SYSTEMD_UNIT":
+		return slotUnit
+	case "_SYSTEMD_INVOCATION_ID":
+		return slotInvocation
+	case "_PID":
+		return slotPID
+	case "SYSLOG_IDENTIFIER":
+		return slotIdentifier
+	case "_SOURCE_REALTIME_TIMESTAMP":
+		return slotSourceRealtime
+	case "CONTAINER_PARTIAL_ID":
+		return slotPartialID
+	case "CONTAINER_PARTIAL_ORDINAL":
+		return slotPartialOrdinal
+	case "CONTAINER_PARTIAL_LAST":
+		return slotPartialLast
+	case "CONTAINER_PARTIAL_MESSAGE":
+		return slotPartialMessage
+	case "_LINE_BREAK":
+		return slotLineBreak
+	case "CONTAINER_ID_FULL":
+		return slotContainerIDFull
+	case "CONTAINER_ID":
+		return slotContainerID
+	case "PRIORITY":
+		return slotPriority
+	case "_STREAM_ID":
+		return slotStreamID
+	}
+	return slotNone
+}
+
+// isMappedSlot reports whether fields of slot s become Entry members.
+func isMappedSlot(s int8) bool { return s >= slotMessage && s <= slotIdentifier }
+
+// flatRecord is a Record as parallel slices in input order, with the slotted
+// fields indexed: the JSON reader fills one per line without building a map.
+// A repeated name keeps every occurrence; the last one wins, as in a Record.
+// A nil value means JSON null (see Record).
+type flatRecord struct {
+	names []string
+	slots []int8
+	vals  [][]byte
+	at    [numSlots]int32 // 1 + index of the slot's last occurrence; 0 = absent
+	arena []byte          // decoded values of the last parse
+}
+
+func (r *flatRecord) reset() {
+	r.names, r.slots, r.vals = r.names[:0], r.slots[:0], r.vals[:0]
+	r.at = [numSlots]int32{}
+}
+
+func (r *flatRecord) add(name string, slot int8, v []byte) {
+	r.names = append(r.names, name)
+	r.slots = append(r.slots, slot)
+	r.vals = append(r.vals, v)
+	if slot != slotNone {
+		r.at[slot] = int32(len(r.vals))
+	}
+}
+
+// get returns the value of slot s (nil when absent or null).
+func (r *flatRecord) get(s int8) []byte {
+	if i := r.at[s]; i > 0 {
+		return r.vals[i-1]
+	}
+	return nil
+}
+
+// lookup is get that also reports presence.
+func (r *flatRecord) lookup(s int8) ([]byte, bool) {
+	if i := r.at[s]; i > 0 {
+		return r.vals[i-1], true
+	}
+	return nil, false
+}
+
+// fromMap fills r with the fields of rec (values shared, not copied).
+func (r *flatRecord) fromMap(rec Record) {
+	r.reset()
+	for k, v := range rec {
+		r.add(k, slotOf(k), v)
+	}
+}
+
+// toMap returns r as a Record (values shared, not copied).
+func (r *flatRecord) toMap() Record {
+	m := make(Record, len(r.names))
+	for i, k := range r.names {
+		m[k] = r.vals[i]
+	}
+	return m
+}
+
+// clone returns a copy of r that owns its values (one buffer for all), for
+// a record that must outlive the next parse (the first piece of a line).
+func (r *flatRecord) clone() *flatRecord {
+	size := 0
+	for _, v := range r.vals {
+		size += len(v)
+	}
+	buf := make([]byte, 0, size)
+	c := &flatRecord{names: append([]string(nil), r.names...), slots: append([]int8(nil), r.slots...),
+		vals: make([][]byte, len(r.vals)), at: r.at}
+	for i, v := range r.vals {
+		if v == nil {
+			continue
+		}
+		start := len(buf)
+		buf = append(buf, v...)
+		c.vals[i] = buf[start:len(buf):len(buf)]
+	}
+	return c
+}
+
+// keyCache remembers the field names of the previous record by position:
+// journal records of one kind list the same fields in the same order, so a
+// name is found by one comparison instead of a map lookup or an allocation.
+type keyCache struct {
+	names []string
+	slots []int8
+}
+
+func (c *keyCache) name(i int, key []byte) (string, int8) {
+	if i < len(c.names) && c.names[i] == string(key) {
+		return c.names[i], c.slots[i]
+	}
+	name := fieldName(key)
+	slot := slotOf(name)
+	if i < len(c.names) {
+		c.names[i], c.slots[i] = name, slot
+	} else if i == len(c.names) {
+		c.names = append(c.names, name)
+		c.slots = append(c.slots, slot)
+	}
+	return name, slot
+}
