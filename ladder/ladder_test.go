@@ -238,7 +238,7 @@ func TestNightLadder(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, w := range []string{`"n":2`, `"diff":[{"key":"max_model_len","from":262144,"to":245760}]`, `"note":"rung 2 of ladder frank-primary: same OOM`,
-		`"free_at_failure":"96.00 MiB"`, `"started_at":"2026-10-02T04:40:00Z"`, `"status":"found"`} {
+		`"free_at_failure":"96.00 MiB"`, `"started_at":"2026-10-01T21:40:00-07:00"`, `"status":"found"`} {
 		if !strings.Contains(string(b), w) {
 			t.Errorf("ladder JSON lacks %s", w)
 		}

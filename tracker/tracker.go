@@ -80,8 +80,11 @@ type Tracker struct {
 	textCurrent  map[string]*state  // plain-text source → current attempt
 	nextRestarts map[string]restart // host|unit → the restart systemd scheduled
 	pendingGap   *domain.Entry      // a journal gap the next attempt inherits
-	scan         rules.Line         // the line being judged (reused)
-	env          rules.LineEnv      // its rule environment (reused)
+	// zones holds each host's UTC offset, learned from the first engine
+	// line with a local wall-clock stamp; attempts show their times in it.
+	zones map[string]*time.Location
+	scan  rules.Line    // the line being judged (reused)
+	env   rules.LineEnv // its rule environment (reused)
 }
 
 // restart is a "Scheduled restart job" record: its N_RESTARTS and cursor.
@@ -143,7 +146,7 @@ func New(set *rules.Set, opt Options) *Tracker {
 	return &Tracker{rules: set, opt: opt,
 		byKey: map[string]*state{}, lastByUnit: map[string]*state{}, byContainer: map[string]*state{},
 		byName: map[string]*state{}, engineUnits: map[string]bool{}, textCurrent: map[string]*state{},
-		nextRestarts: map[string]restart{}}
+		nextRestarts: map[string]restart{}, zones: map[string]*time.Location{}}
 }
 
 // SetRules swaps the rule set; attempts in progress keep their findings.
@@ -274,6 +277,20 @@ func (t *Tracker) gap(e domain.Entry, what string) {
 		}
 	}
 	t.pendingGap = &e
+}
+
+// learnZone records the UTC offset of a journal host from the first line
+// that states its local time (domain.ZoneOf).
+func (t *Tracker) learnZone(host, line string, at time.Time) {
+	if host == "" || at.IsZero() {
+		return
+	}
+	if _, ok := t.zones[host]; ok {
+		return
+	}
+	if loc, ok := domain.ZoneOf(line, at); ok {
+		t.zones[host] = loc
+	}
 }
 
 // touch notes the first entry of an attempt (where a restarted follower
@@ -578,6 +595,7 @@ func (t *Tracker) setEngine(st *state, name, version string) {
 // decisive line). It strips l in place.
 func (t *Tracker) judgeLine(st *state, ev domain.Evidence, l *rules.Line) {
 	a := st.a
+	t.learnZone(a.Host, l.Text, ev.Time)
 	st.eng.StripLine(l)
 	text := l.Text
 	if looksLikeError(text) {
@@ -781,7 +799,7 @@ func (t *Tracker) Attempts() []*domain.Attempt {
 		if !st.text && st.a.Engine == "" && !t.engineUnits[st.a.Host+"|"+st.a.Unit] {
 			continue
 		}
-		out = append(out, t.judge(st))
+		out = append(out, t.judge(st).In(t.zones[st.a.Host]))
 	}
 	return out
 }

@@ -16,7 +16,7 @@ const nightFixture = "../../../shared/fixtures/dankserver-night-ladder.journal.j
 func TestLadderFromFiles(t *testing.T) {
 	out := runCmd(t, "ladder", "--target", "frank-primary", nightFixture)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if !strings.HasPrefix(lines[0], "ladder frank-primary on dankserver (vllm, 16 rungs, 2026-10-02 04:40 → 08:55)  id ") {
+	if !strings.HasPrefix(lines[0], "ladder frank-primary on dankserver (vllm, 16 rungs, 2026-10-01 21:40 → 01:55)  id ") {
 		t.Errorf("header %q", lines[0])
 	}
 	if !strings.HasPrefix(lines[1], "RUNG  STARTED") || !strings.Contains(lines[1], "CHANGE") || !strings.Contains(lines[1], "KV TOKENS  CONC") {
@@ -24,7 +24,7 @@ func TestLadderFromFiles(t *testing.T) {
 	}
 	// rung, shape diff, verdict, KV tokens, concurrency
 	for i, want := range map[int][]string{
-		2:  {"1 ", "04:40:00", "3 × 262144 bf16 KV 11.05 GB", "(first)", "oom_graph_capture", "798280", "3.05x", "capacity fail"},
+		2:  {"1 ", "21:40:00", "3 × 262144 bf16 KV 11.05 GB", "(first)", "oom_graph_capture", "798280", "3.05x", "capacity fail"},
 		3:  {"2 ", "max_model_len 262144 → 245760", "oom_graph_capture", "3.25x"},
 		5:  {"4 ", "max_model_len 237568 → 241664", "ready", "732359", "3.03x", "pass"},
 		8:  {"7 ", "unit frank-primary-probe.service → frank-primary.service", "oom_runtime", "1350182", "boots, dies"},
