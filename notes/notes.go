@@ -46,6 +46,10 @@ type Writer struct {
 
 	mu      sync.Mutex
 	written map[string]bool
+	// inJournal holds notes found in the journal at start; the first offer
+	// of one records it in the ledger (it was sent, then the process died
+	// before recording it).
+	inJournal map[string]bool
 	// Written counts notes sent; Failed counts send errors.
 	Written, Failed int64
 }
@@ -55,9 +59,9 @@ type Writer struct {
 // keys, see Key), found by scanning it at start: a note sent just before a
 // crash, but not yet recorded in the ledger, is not sent twice.
 func NewWriter(send Sender, ledger Ledger, known map[string]bool) *Writer {
-	w := &Writer{send: send, ledger: ledger, written: map[string]bool{}}
+	w := &Writer{send: send, ledger: ledger, written: map[string]bool{}, inJournal: map[string]bool{}}
 	for k := range known {
-		w.written[k] = true
+		w.inJournal[k] = true
 	}
 	return w
 }
@@ -72,6 +76,11 @@ func (w *Writer) Offer(a *domain.Attempt, f domain.Finding) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.written[k] {
+		return false
+	}
+	if w.inJournal[k] {
+		w.written[k] = true
+		_ = w.ledger.RecordNote(a.ID, f.ID, f.MessageID)
 		return false
 	}
 	if ok, err := w.ledger.NoteWritten(a.ID, f.ID); err == nil && ok {

@@ -50,8 +50,12 @@ func TestNoteLandsInJournal(t *testing.T) {
 	}
 	// A note already in the journal but not in the ledger (crash between
 	// the two) is not written again either.
-	if notes.NewWriter(send, memLedger{}, map[string]bool{notes.Key(a.ID, f.ID): true}).Offer(a, f) {
+	fresh := memLedger{}
+	if notes.NewWriter(send, fresh, map[string]bool{notes.Key(a.ID, f.ID): true}).Offer(a, f) {
 		t.Fatal("a note found in the journal was written again")
+	}
+	if !fresh[notes.Key(a.ID, f.ID)] {
+		t.Fatal("a note found in the journal was not recorded in the ledger")
 	}
 
 	var got []map[string]any

@@ -393,6 +393,10 @@ func (l *Live) flush(ctx context.Context, force bool) error {
 		changed = append(changed, a)
 		hashes = append(hashes, h)
 	}
+	// Findings go out before the position that passes them is saved: a
+	// crash in between re-reads the attempt and offers them again (sinks
+	// drop repeats), while the other order could lose them for good.
+	l.offerFindings()
 	var pos *store.Position
 	if l.posDirty {
 		// Saved with the changes, even when there are none: the cursor
@@ -415,7 +419,6 @@ func (l *Live) flush(ctx context.Context, force bool) error {
 		l.opts.Metrics.PipelineFlush(0, nil)
 	}
 	l.dirty = false
-	l.offerFindings()
 	l.prune()
 	return nil
 }
