@@ -7,24 +7,13 @@ import (
 	"time"
 
 	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/internal/fixturetest"
 	"github.com/llmfleet/analyzer/pipeline"
 	"github.com/llmfleet/analyzer/rules"
 )
 
 // siteRule is a rule file a site adds: a vLLM line no built-in rule knows.
-const siteRule = `rules:
-  - id: site.frobnicator
-    title: the site's frobnicator exploded
-    engines: [vllm]
-    match: 'frobnicator exploded: (?P<what>\S+)'
-    verdict: config_error
-    priority: 70
-    message_id: 226bbe0d73a58111c6eea57fb60430af
-    note: 'The frobnicator exploded ({{.Captures.what}}).'
-    tests:
-      - lines: ["ERROR frobnicator exploded: flux"]
-        expect: {captures: {what: flux}}
-`
+const siteRule = fixturetest.SiteRule
 
 // builtinPlus is the built-in rule files plus extra ones.
 func builtinPlus(t *testing.T, extra map[string]string) *rules.Set {

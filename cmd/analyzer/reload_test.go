@@ -18,24 +18,13 @@ import (
 
 	"github.com/grafana/loki/pkg/push"
 
+	"github.com/llmfleet/analyzer/internal/fixturetest"
 	"github.com/llmfleet/analyzer/loki"
 	"github.com/llmfleet/analyzer/rules"
 )
 
 // siteRule is a rule file a site adds: a vLLM line no built-in rule knows.
-const siteRule = `rules:
-  - id: site.frobnicator
-    title: the site's frobnicator exploded
-    engines: [vllm]
-    match: 'frobnicator exploded: (?P<what>\S+)'
-    verdict: config_error
-    priority: 70
-    message_id: 226bbe0d73a58111c6eea57fb60430af
-    note: 'The frobnicator exploded ({{.Captures.what}}).'
-    tests:
-      - lines: ["ERROR frobnicator exploded: flux"]
-        expect: {captures: {what: flux}}
-`
+const siteRule = fixturetest.SiteRule
 
 const (
 	noMemLine = "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine."
@@ -143,8 +132,18 @@ func pushAttempt(t *testing.T, base, inv string, at time.Time, line string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	postPush(t, base, "", body)
+}
+
+// postPush sends a snappy protobuf push body (with token as bearer when
+// set) and wants 204.
+func postPush(t *testing.T, base, token string, body []byte) {
+	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, base+loki.PushPath, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/x-protobuf")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -32,3 +32,19 @@ func Attempts(t testing.TB, paths ...string) []*domain.Attempt {
 	tr.Finish()
 	return tr.Attempts()
 }
+
+// SiteRule is a rule file a site adds beside the built-in ones: a vLLM
+// line no built-in rule knows (rule reload tests).
+const SiteRule = `rules:
+  - id: site.frobnicator
+    title: the site's frobnicator exploded
+    engines: [vllm]
+    match: 'frobnicator exploded: (?P<what>\S+)'
+    verdict: config_error
+    priority: 70
+    message_id: 226bbe0d73a58111c6eea57fb60430af
+    note: 'The frobnicator exploded ({{.Captures.what}}).'
+    tests:
+      - lines: ["ERROR frobnicator exploded: flux"]
+        expect: {captures: {what: flux}}
+`
