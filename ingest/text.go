@@ -151,21 +151,28 @@ func isAlnum(c byte) bool {
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
 }
 
+// digitsAt reads s[a:b] as a decimal number; false when it is out of range
+// or not all digits.
+func digitsAt(s string, a, b int) (int, bool) {
+	if b > len(s) {
+		return 0, false
+	}
+	n := 0
+	for i := a; i < b; i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+		n = n*10 + int(s[i]-'0')
+	}
+	return n, true
+}
+
 // parseStamp parses the timestamp forms of LineTime at the start of s.
 func parseStamp(s string) (time.Time, bool) {
 	if len(s) < 19 {
 		return time.Time{}, false
 	}
-	num := func(a, b int) (int, bool) {
-		n := 0
-		for i := a; i < b; i++ {
-			if s[i] < '0' || s[i] > '9' {
-				return 0, false
-			}
-			n = n*10 + int(s[i]-'0')
-		}
-		return n, true
-	}
+	num := func(a, b int) (int, bool) { return digitsAt(s, a, b) }
 	year, ok1 := num(0, 4)
 	month, ok2 := num(5, 7)
 	day, ok3 := num(8, 10)
@@ -215,19 +222,7 @@ func parseStamp(s string) (time.Time, bool) {
 // parseZone parses ±hh:mm, ±hhmm or ±hh; it returns the offset in seconds
 // and the bytes used.
 func parseZone(s string) (int, int, bool) {
-	digits := func(a, b int) (int, bool) {
-		if b > len(s) {
-			return 0, false
-		}
-		n := 0
-		for i := a; i < b; i++ {
-			if s[i] < '0' || s[i] > '9' {
-				return 0, false
-			}
-			n = n*10 + int(s[i]-'0')
-		}
-		return n, true
-	}
+	digits := func(a, b int) (int, bool) { return digitsAt(s, a, b) }
 	h, ok := digits(1, 3)
 	if !ok || h > 14 {
 		return 0, 0, false
