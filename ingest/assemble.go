@@ -63,14 +63,16 @@ type Assembler struct {
 	pending map[string]*partial
 	rec     flatRecord // Push's record, reused
 	texts   textCache
+	keep    fieldSet // Options.Fields
 }
 
 // NewAssembler returns an Assembler whose entries carry source as
-// Entry.Source. Only opt.MaxLineBytes and opt.OrphanTimeout are used.
+// Entry.Source. Only opt.MaxLineBytes, opt.OrphanTimeout and opt.Fields are
+// used.
 func NewAssembler(source string, opt Options) *Assembler {
 	opt = opt.withDefaults()
 	return &Assembler{source: source, max: opt.MaxLineBytes, timeout: opt.OrphanTimeout,
-		pending: map[string]*partial{}}
+		pending: map[string]*partial{}, keep: newFieldSet(opt.Fields)}
 }
 
 // Pending is the number of lines waiting for more pieces.
@@ -80,7 +82,7 @@ func (a *Assembler) Pending() int { return len(a.pending) }
 // orphans that timed out (no piece for OrphanTimeout of journal time before
 // rec's __REALTIME_TIMESTAMP), then rec's own entry or the line it ends.
 func (a *Assembler) Push(rec Record) []domain.Entry {
-	a.rec.fromMap(rec)
+	a.rec.fromMap(rec, a.keep)
 	return a.push(&a.rec, nil)
 }
 

@@ -562,3 +562,56 @@ func TestProgress(t *testing.T) {
 		t.Fatalf("progress %d, err %v", last, err)
 	}
 }
+
+// TestFieldsKeepsOnlyListed reads a fixture with Options.Fields in each
+// format: Entry.Fields holds only the listed fields (plus the ones ingest
+// sets itself), with the same values as a full read, and everything else
+// about the entries is unchanged.
+func TestFieldsKeepsOnlyListed(t *testing.T) {
+	keep := []string{"UNIT", "_TRANSPORT", "CONTAINER_NAME"}
+	allowed := map[string]bool{"UNIT": true, "_TRANSPORT": true, "CONTAINER_NAME": true,
+		// slotted fields reassembly reads are always kept
+		"CONTAINER_ID_FULL": true, "CONTAINER_ID": true, "PRIORITY": true, "_STREAM_ID": true,
+		"_SOURCE_REALTIME_TIMESTAMP": true, "CONTAINER_PARTIAL_ID": true, "CONTAINER_PARTIAL_ORDINAL": true,
+		"CONTAINER_PARTIAL_LAST": true, "CONTAINER_PARTIAL_MESSAGE": true, "_LINE_BREAK": true,
+		FieldPieces: true, FieldEndCursor: true, FieldLogLoss: true, FieldLineCapped: true}
+	name := "dankclaw-day"
+	full, _ := readAll(t, fixture(t, name), "src", Options{})
+	exp, _ := exportEncode(t, fixtureLines(t, name))
+	for format, data := range map[string][]byte{"json": fixture(t, name), "export": exp} {
+		got, _ := readAll(t, data, "src", Options{Fields: keep})
+		if len(got) != len(full) {
+			t.Fatalf("%s: %d entries, want %d", format, len(got), len(full))
+		}
+		units, dropped := 0, 0
+		for i := range got {
+			g, w := got[i], full[i]
+			for k, v := range g.Fields {
+				if !allowed[k] {
+					t.Fatalf("%s: entry %s kept field %s", format, g.Cursor, k)
+				}
+				if w.Fields[k] != v {
+					t.Fatalf("%s: entry %s field %s = %q, full read has %q", format, g.Cursor, k, v, w.Fields[k])
+				}
+			}
+			for _, k := range keep {
+				if w.Fields[k] != g.Fields[k] {
+					t.Fatalf("%s: entry %s lost field %s", format, g.Cursor, k)
+				}
+			}
+			if w.Fields["UNIT"] != "" {
+				units++
+			}
+			if w.Fields["_CMDLINE"] != "" {
+				dropped++
+			}
+			g.Fields, w.Fields = nil, nil
+			if !reflect.DeepEqual(g, w) {
+				t.Fatalf("%s: entry %s differs beyond Fields:\n%+v\n%+v", format, g.Cursor, g, w)
+			}
+		}
+		if units == 0 || dropped == 0 {
+			t.Fatalf("%s: fixture has %d UNIT and %d _CMDLINE fields; the test checks nothing", format, units, dropped)
+		}
+	}
+}

@@ -26,6 +26,10 @@ const (
 	numSlots
 )
 
+// slotDropped marks a field the reader was told not to keep (see
+// Options.Fields): parsed past, never copied into Entry.Fields.
+const slotDropped int8 = -1
+
 // slotOf returns the slot of field name k (slotNone for other fields).
 func slotOf(k string) int8 {
 	switch k {
@@ -93,7 +97,7 @@ func (r *flatRecord) add(name string, slot int8, v []byte) {
 	r.names = append(r.names, name)
 	r.slots = append(r.slots, slot)
 	r.vals = append(r.vals, v)
-	if slot != slotNone {
+	if slot > slotNone {
 		r.at[slot] = int32(len(r.vals))
 	}
 }
@@ -114,12 +118,37 @@ func (r *flatRecord) lookup(s int8) ([]byte, bool) {
 	return nil, false
 }
 
-// fromMap fills r with the fields of rec (values shared, not copied).
-func (r *flatRecord) fromMap(rec Record) {
+// fromMap fills r with the fields of rec (values shared, not copied); a
+// field keep does not list is marked dropped (keep nil: none is).
+func (r *flatRecord) fromMap(rec Record, keep fieldSet) {
 	r.reset()
 	for k, v := range rec {
-		r.add(k, slotOf(k), v)
+		r.add(k, keep.slot(k), v)
 	}
+}
+
+// fieldSet is Options.Fields as a set; nil keeps every field.
+type fieldSet map[string]bool
+
+func newFieldSet(names []string) fieldSet {
+	if names == nil {
+		return nil
+	}
+	s := fieldSet{}
+	for _, n := range names {
+		s[n] = true
+	}
+	return s
+}
+
+// slot is slotOf(name), or slotDropped for an unslotted field s lacks.
+// Slotted fields are always kept: reassembly and Entry members need them.
+func (s fieldSet) slot(name string) int8 {
+	slot := slotOf(name)
+	if slot == slotNone && s != nil && !s[name] {
+		return slotDropped
+	}
+	return slot
 }
 
 // toMap returns r as a Record (values shared, not copied).
@@ -158,6 +187,7 @@ func (r *flatRecord) clone() *flatRecord {
 type keyCache struct {
 	names []string
 	slots []int8
+	keep  fieldSet
 }
 
 func (c *keyCache) name(i int, key []byte) (string, int8) {
@@ -165,7 +195,7 @@ func (c *keyCache) name(i int, key []byte) (string, int8) {
 		return c.names[i], c.slots[i]
 	}
 	name := fieldName(key)
-	slot := slotOf(name)
+	slot := c.keep.slot(name)
 	if i < len(c.names) {
 		c.names[i], c.slots[i] = name, slot
 	} else if i == len(c.names) {

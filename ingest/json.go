@@ -118,7 +118,7 @@ func (r *run) readJSON() error {
 	asm := NewAssembler(r.source, r.opt)
 	var (
 		rec flatRecord // the line's record; its values alias the line
-		kc  keyCache
+		kc  = keyCache{keep: asm.keep}
 	)
 	for lineNo := 1; ; lineNo++ {
 		line, _, long, err := lr.next()
@@ -151,7 +151,7 @@ func (r *run) readJSON() error {
 				r.malformed("%s:%d: bad JSON record: %v", r.source, lineNo, perr)
 				continue
 			}
-			rec.fromMap(slow)
+			rec.fromMap(slow, asm.keep)
 		}
 		if err := r.pushFlat(asm, &rec); err != nil {
 			return err

@@ -26,6 +26,12 @@ type Options struct {
 	// Progress, when set, is called with the number of input bytes read
 	// so far, every few MiB and at the end.
 	Progress func(bytesRead int64)
+	// Fields, when not nil, lists the fields besides the Entry members
+	// that Entry.Fields keeps; the others are parsed past and dropped,
+	// which spares copying a record's twenty-odd trusted fields when the
+	// consumer reads three. Fields ingest needs for reassembly and its own
+	// ANALYZER_* fields are always kept. Nil keeps every field.
+	Fields []string
 }
 
 func (o Options) withDefaults() Options {
@@ -139,7 +145,7 @@ type run struct {
 
 // push feeds one record to asm and emits what it completes.
 func (r *run) push(asm *Assembler, rec Record) error {
-	asm.rec.fromMap(rec)
+	asm.rec.fromMap(rec, asm.keep)
 	return r.pushFlat(asm, &asm.rec)
 }
 

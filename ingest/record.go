@@ -46,7 +46,7 @@ const (
 // _SOURCE_REALTIME_TIMESTAMP) in time.Local; the zero time when absent.
 func Normalize(rec Record, source string) domain.Entry {
 	var r flatRecord
-	r.fromMap(rec)
+	r.fromMap(rec, nil)
 	msg, ok := r.lookup(slotMessage)
 	var c textCache
 	return c.normalize(&r, msg, ok && msg == nil, source)
@@ -92,8 +92,8 @@ func (c *textCache) normalize(r *flatRecord, msg []byte, truncated bool, source 
 	return e
 }
 
-// fields converts the unmapped fields of r to text (nil when there are
-// none). The values share one string (one allocation instead of one per
+// fields converts the unmapped, kept fields of r to text (nil when there
+// are none). The values share one string (one allocation instead of one per
 // field); a repeated name keeps its last value.
 func fields(r *flatRecord) map[string]string {
 	type span struct{ start, end int }
@@ -101,7 +101,7 @@ func fields(r *flatRecord) map[string]string {
 	spans := small[:0]
 	size, n := 0, 0
 	for i, v := range r.vals {
-		if !isMappedSlot(r.slots[i]) {
+		if inFields(r.slots[i]) {
 			size += len(v)
 			n++
 		}
@@ -111,7 +111,7 @@ func fields(r *flatRecord) map[string]string {
 	}
 	buf := make([]byte, 0, size)
 	for i, v := range r.vals {
-		if isMappedSlot(r.slots[i]) {
+		if !inFields(r.slots[i]) {
 			spans = append(spans, span{-1, -1})
 			continue
 		}
@@ -133,6 +133,9 @@ func fields(r *flatRecord) map[string]string {
 	}
 	return m
 }
+
+// inFields reports whether a field of slot s goes to Entry.Fields.
+func inFields(s int8) bool { return s != slotDropped && !isMappedSlot(s) }
 
 // recordTime returns __REALTIME_TIMESTAMP, or _SOURCE_REALTIME_TIMESTAMP.
 func recordTime(r *flatRecord) (time.Time, bool) {

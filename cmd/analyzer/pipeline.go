@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime/debug"
 
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/ingest"
@@ -16,6 +17,16 @@ func loadRules(dir string) (*rules.Set, error) {
 		return rules.LoadBuiltin()
 	}
 	return rules.LoadDir(dir)
+}
+
+// batchGC lets the heap grow to 5x the live data (GOGC=400) unless GOGC is
+// set: a file replay keeps little alive (the attempts and their evidence)
+// but allocates per line, and collecting 4x less often made replay ~12 %
+// faster on one core for ~20 MiB more memory (make bench's journal).
+func batchGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
 }
 
 // fileResult is what one input file contributed.
@@ -33,11 +44,12 @@ func analyze(ctx context.Context, paths []string, set *rules.Set, progress bool)
 }
 
 func analyzeFiles(ctx context.Context, paths []string, set *rules.Set, progress bool) ([]*domain.Attempt, []fileResult, error) {
+	batchGC()
 	tr := tracker.New(set, tracker.Options{})
 	var results []fileResult
 	for _, p := range paths {
 		res := fileResult{path: p}
-		opt := ingest.Options{}
+		opt := ingest.Options{Fields: tracker.Fields}
 		var bar *progressBar
 		if progress {
 			bar = newProgressBar(p)

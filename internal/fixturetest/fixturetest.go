@@ -22,7 +22,7 @@ func Attempts(t testing.TB, paths ...string) []*domain.Attempt {
 	}
 	tr := tracker.New(set, tracker.Options{})
 	for _, path := range paths {
-		if _, err := ingest.ReadFile(context.Background(), path, ingest.Options{}, func(e domain.Entry) error {
+		if _, err := ingest.ReadFile(context.Background(), path, ingest.Options{Fields: tracker.Fields}, func(e domain.Entry) error {
 			tr.Add(e)
 			return nil
 		}); err != nil {
