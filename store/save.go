@@ -35,8 +35,8 @@ type Position struct {
 // An attempt's findings, evidence and context rows are replaced, so saving
 // the same attempts again leaves the database unchanged (same rows, same
 // counts). A finding repeating an earlier finding's (id, rule) pair and an
-// evidence line repeating an earlier (kind, cursor, message) are kept only
-// once. It fails on an attempt without an ID or a nil attempt, and on any
+// evidence line repeating an earlier (kind, cursor, message) of its attempt
+// are kept only once. It fails on an attempt without an ID or a nil attempt, and on any
 // database error; the error names the attempt.
 func (d *DB) SaveAttempts(ctx context.Context, attempts []*domain.Attempt, pos *Position) (err error) {
 	tx, err := d.db.BeginTx(ctx, nil)
@@ -121,7 +121,7 @@ const (
 			ON CONFLICT(attempt_id, finding_id, rule) DO NOTHING`
 	insertLine = `INSERT INTO evidence (attempt_id, seq, kind, finding_id, time, time_us, cursor, message)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT(attempt_id, kind, cursor, message) DO NOTHING`
+`
 )
 
 // saver holds the statements of one SaveAttempts, prepared once for all
@@ -223,11 +223,19 @@ func (s *saver) saveAttempt(ctx context.Context, a *domain.Attempt) error {
 	return s.saveLines(ctx, a, "context", a.Context)
 }
 
-// saveLines writes evidence or context lines. Evidence lines are linked to
-// the first finding that cites them (same cursor and message), so the
-// table can answer "which lines made rule X fire" without decoding JSON.
+// saveLines writes evidence or context lines, skipping a line that repeats
+// an earlier one (same cursor and message). Evidence lines are linked to
+// the first finding that cites them, so the table can answer "which lines
+// made rule X fire" without decoding JSON.
 func (s *saver) saveLines(ctx context.Context, a *domain.Attempt, kind string, lines []domain.Evidence) error {
+	type key struct{ cursor, message string }
+	seen := make(map[key]bool, len(lines))
 	for i, e := range lines {
+		if k := (key{e.Cursor, e.Message}); seen[k] {
+			continue
+		} else {
+			seen[k] = true
+		}
 		var findingID sql.NullString
 		if kind == "evidence" {
 			findingID = citingFinding(a, e)

@@ -1,0 +1,108 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/migrations"
+	"github.com/llmfleet/analyzer/store/storetest"
+)
+
+// TestRepeatedLinesStoredOnce: a line repeated in an attempt's evidence (two
+// findings citing it) or context is stored once, in first-seen position.
+func TestRepeatedLinesStoredOnce(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t)
+	a := storetest.Attempts()[0]
+	if len(a.Evidence) < 2 || len(a.Context) < 2 {
+		t.Fatalf("sample attempt has %d evidence and %d context lines, want >= 2", len(a.Evidence), len(a.Context))
+	}
+	a.Evidence = append(a.Evidence, a.Evidence[0], a.Evidence[1])
+	a.Context = append(a.Context, a.Context[1])
+	// Same cursor, other text: a different line (a reassembled piece).
+	other := a.Context[0]
+	other.Message += " (continued)"
+	a.Context = append(a.Context, other)
+	if err := db.SaveAttempts(ctx, []*domain.Attempt{a}, nil); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.GetAttempt(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, want := len(got.Evidence), len(a.Evidence)-2; n != want {
+		t.Errorf("evidence lines = %d, want %d", n, want)
+	}
+	if n, want := len(got.Context), len(a.Context)-1; n != want {
+		t.Errorf("context lines = %d, want %d", n, want)
+	}
+	if last := got.Context[len(got.Context)-1]; last.Message != other.Message {
+		t.Errorf("last context line = %q, want %q", last.Message, other.Message)
+	}
+}
+
+// TestEvidenceMigrationKeepsRows opens a database at schema version 2 that
+// holds evidence rows and checks that 0003 carries every row over.
+func TestEvidenceMigrationKeepsRows(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v2.db")
+	raw, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := migrations.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms[:2] {
+		if _, err := raw.Exec(m.SQL); err != nil {
+			t.Fatalf("%s: %v", m.Name, err)
+		}
+		if _, err := raw.Exec(`INSERT INTO schema_migrations VALUES (?, ?, ?)`, m.Version, m.Name, time.Now().UnixMicro()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, q := range []string{
+		`INSERT INTO attempts (id, host) VALUES ('a1', 'h')`,
+		`INSERT INTO evidence VALUES ('a1', 0, 'evidence', 'oom_graph_capture', '2026-10-01T21:40:00-07:00', 1, 's=1', 'CUDA out of memory')`,
+		`INSERT INTO evidence VALUES ('a1', 0, 'context', NULL, '', NULL, 's=0', 'Capturing CUDA graphs')`,
+		`INSERT INTO evidence VALUES ('a1', 1, 'context', NULL, '', NULL, 's=1', 'CUDA out of memory')`,
+	} {
+		if _, err := raw.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	raw.Close()
+
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	a, err := db.GetAttempt(context.Background(), "a1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Evidence) != 1 || a.Evidence[0].Message != "CUDA out of memory" || a.Evidence[0].Cursor != "s=1" {
+		t.Errorf("evidence after migration = %+v", a.Evidence)
+	}
+	if len(a.Context) != 2 || a.Context[0].Message != "Capturing CUDA graphs" || a.Context[1].Message != "CUDA out of memory" {
+		t.Errorf("context after migration = %+v", a.Context)
+	}
+	if n := count(t, db, `SELECT count(*) FROM evidence WHERE finding_id = 'oom_graph_capture'`); n != 1 {
+		t.Errorf("evidence rows linked to their finding = %d, want 1", n)
+	}
+	// Deleting the attempt still takes its lines along (the foreign key survived).
+	if _, err := db.db.Exec(`DELETE FROM attempts WHERE id = 'a1'`); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, db, `SELECT count(*) FROM evidence`); n != 0 {
+		t.Errorf("%d evidence rows outlived their attempt", n)
+	}
+}
