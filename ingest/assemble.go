@@ -143,7 +143,7 @@ func (a *Assembler) push(rec *flatRecord, out []domain.Entry) []domain.Entry {
 		}
 	}
 	if len(msg) <= a.max {
-		return append(out, a.texts.normalize(rec, msg, null, a.source))
+		return append(out, a.texts.normalize(rec, msg, null, a.source, a.keep))
 	}
 	// An oversized single record: split it like a long reassembled line.
 	p := &partial{kind: kindNone, first: rec.clone(), seq: a.seq}
@@ -230,7 +230,7 @@ func (a *Assembler) finish(p *partial, reason string, out []domain.Entry) []doma
 		delete(a.pending, p.key)
 	}
 	if p.pieces == 1 && p.kind == kindNone && !p.capped && reason == "" {
-		return append(out, a.texts.normalize(p.first, p.buf, p.truncated, a.source))
+		return append(out, a.texts.normalize(p.first, p.buf, p.truncated, a.source, a.keep))
 	}
 	e := a.entry(p, p.buf, reason)
 	if p.capped {
@@ -241,7 +241,7 @@ func (a *Assembler) finish(p *partial, reason string, out []domain.Entry) []doma
 
 // entry builds the Entry of p with text msg.
 func (a *Assembler) entry(p *partial, msg []byte, reason string) domain.Entry {
-	e := a.texts.normalize(p.first, msg, p.truncated, a.source)
+	e := a.texts.normalize(p.first, msg, p.truncated, a.source, a.keep)
 	if e.Fields == nil {
 		e.Fields = map[string]string{}
 	}
@@ -249,7 +249,7 @@ func (a *Assembler) entry(p *partial, msg []byte, reason string) domain.Entry {
 	delete(e.Fields, "CONTAINER_PARTIAL_ORDINAL")
 	delete(e.Fields, "CONTAINER_PARTIAL_LAST")
 	if p.kind == kindLineMax {
-		if p.lineBreak != "" {
+		if p.lineBreak != "" && a.keep.inFields("_LINE_BREAK", slotLineBreak) {
 			e.Fields["_LINE_BREAK"] = p.lineBreak
 		} else {
 			delete(e.Fields, "_LINE_BREAK")

@@ -142,7 +142,8 @@ func newFieldSet(names []string) fieldSet {
 }
 
 // slot is slotOf(name), or slotDropped for an unslotted field s lacks.
-// Slotted fields are always kept: reassembly and Entry members need them.
+// Slotted fields stay in the record: reassembly and Entry members read them
+// (fieldSet.inFields decides whether they reach Entry.Fields).
 func (s fieldSet) slot(name string) int8 {
 	slot := slotOf(name)
 	if slot == slotNone && s != nil && !s[name] {

@@ -29,8 +29,8 @@ type Options struct {
 	// Fields, when not nil, lists the fields besides the Entry members
 	// that Entry.Fields keeps; the others are parsed past and dropped,
 	// which spares copying a record's twenty-odd trusted fields when the
-	// consumer reads three. Fields ingest needs for reassembly and its own
-	// ANALYZER_* fields are always kept. Nil keeps every field.
+	// consumer reads three. Ingest's own ANALYZER_* fields are always
+	// set. Nil keeps every field.
 	Fields []string
 }
 

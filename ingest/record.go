@@ -49,7 +49,7 @@ func Normalize(rec Record, source string) domain.Entry {
 	r.fromMap(rec, nil)
 	msg, ok := r.lookup(slotMessage)
 	var c textCache
-	return c.normalize(&r, msg, ok && msg == nil, source)
+	return c.normalize(&r, msg, ok && msg == nil, source, nil)
 }
 
 // textCache keeps the last Host, Unit, InvocationID and Identifier: a
@@ -69,7 +69,7 @@ func (c *textCache) text(i int, v []byte) string {
 }
 
 // normalize builds the Entry of r with msg as its raw MESSAGE.
-func (c *textCache) normalize(r *flatRecord, msg []byte, truncated bool, source string) domain.Entry {
+func (c *textCache) normalize(r *flatRecord, msg []byte, truncated bool, source string, keep fieldSet) domain.Entry {
 	e := domain.Entry{
 		Cursor:       string(r.get(slotCursor)),
 		Host:         c.text(0, r.get(slotHostname)),
@@ -88,20 +88,20 @@ func (c *textCache) normalize(r *flatRecord, msg []byte, truncated bool, source 
 			e.PID = n
 		}
 	}
-	e.Fields = fields(r)
+	e.Fields = fields(r, keep)
 	return e
 }
 
-// fields converts the unmapped, kept fields of r to text (nil when there
-// are none). The values share one string (one allocation instead of one per
+// fields converts the unmapped fields of r that keep has to text (nil when
+// there are none). The values share one string (one allocation instead of one per
 // field); a repeated name keeps its last value.
-func fields(r *flatRecord) map[string]string {
+func fields(r *flatRecord, keep fieldSet) map[string]string {
 	type span struct{ start, end int }
 	var small [48]span
 	spans := small[:0]
 	size, n := 0, 0
 	for i, v := range r.vals {
-		if inFields(r.slots[i]) {
+		if keep.inFields(r.names[i], r.slots[i]) {
 			size += len(v)
 			n++
 		}
@@ -111,7 +111,7 @@ func fields(r *flatRecord) map[string]string {
 	}
 	buf := make([]byte, 0, size)
 	for i, v := range r.vals {
-		if !inFields(r.slots[i]) {
+		if !keep.inFields(r.names[i], r.slots[i]) {
 			spans = append(spans, span{-1, -1})
 			continue
 		}
@@ -134,8 +134,18 @@ func fields(r *flatRecord) map[string]string {
 	return m
 }
 
-// inFields reports whether a field of slot s goes to Entry.Fields.
-func inFields(s int8) bool { return s != slotDropped && !isMappedSlot(s) }
+// inFields reports whether field name of slot s goes to Entry.Fields: not
+// an Entry member, and kept. Unslotted fields were checked when parsed;
+// slotted ones, which reassembly reads from the record, are checked here.
+func (keep fieldSet) inFields(name string, s int8) bool {
+	switch {
+	case s == slotDropped || isMappedSlot(s):
+		return false
+	case s == slotNone || keep == nil:
+		return true
+	}
+	return keep[name]
+}
 
 // recordTime returns __REALTIME_TIMESTAMP, or _SOURCE_REALTIME_TIMESTAMP.
 func recordTime(r *flatRecord) (time.Time, bool) {
