@@ -231,6 +231,27 @@ func (p *jscan) byteArray() ([]byte, bool) {
 	o := p.outStart()
 	out, s, i := p.out, p.s, p.i
 	for {
+		// Fast path: journalctl prints "27,91,49," with no spaces, so most
+		// elements are 1-3 digits and a comma.
+		if i+4 <= len(s) {
+			d0, d1, d2 := s[i]-'0', s[i+1]-'0', s[i+2]-'0'
+			switch {
+			case d0 <= 9 && s[i+1] == ',':
+				out = append(out, d0)
+				i += 2
+				continue
+			case d0-1 <= 8 && d1 <= 9 && s[i+2] == ',':
+				out = append(out, d0*10+d1)
+				i += 3
+				continue
+			case d0-1 <= 1 && d1 <= 9 && d2 <= 9 && s[i+3] == ',':
+				if n := int(d0)*100 + int(d1)*10 + int(d2); n <= 255 {
+					out = append(out, byte(n))
+					i += 4
+					continue
+				}
+			}
+		}
 		for i < len(s) && isJSONSpace(s[i]) {
 			i++
 		}
