@@ -128,6 +128,10 @@ func TestBrowserAttemptToLadder(t *testing.T) {
 	if n := evalInt(`document.querySelectorAll("table.attempts tbody tr").length`); n != 21 {
 		t.Errorf("attempts list shows %d rows, want 21 (16 + 4 + 1)", n)
 	}
+	// The list fits a 1440 px window: no sideways scrolling to the ladder column.
+	if w := evalInt(`document.documentElement.scrollWidth`); w > 1440 {
+		t.Errorf("attempts list is %d px wide in a 1440 px window", w)
+	}
 	if n := evalInt(`document.querySelectorAll("table.attempts a.ladder").length`); n != 21 {
 		t.Errorf("%d rows link to a ladder, want 21", n)
 	}

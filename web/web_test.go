@@ -79,7 +79,7 @@ func TestListPage(t *testing.T) {
 		`<span class="badge ok">ready</span>`,
 		`<span class="badge fail">unknown_failure</span>`,
 		`<span class="chip warn">clean_exit_worker_death</span>`,
-		"frank-primary.service", "bob-sglang.service", "2026-10-01 21:40:00 -07:00",
+		"frank-primary.service", "bob-sglang.service", "2026-10-01<br>21:40:00 -07:00",
 		// ids hold '/', escaped in links
 		`href="/attempts/dankserver%2Ffrank-primary.service%2F3f2a9c1d0b7e4e51a6c2d8f90e1b2a3c"`,
 		// filter boxes filled from the facets
