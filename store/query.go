@@ -13,15 +13,9 @@ import (
 // Filter selects attempts for ListAttempts (see domain.AttemptFilter).
 type Filter = domain.AttemptFilter
 
-const attemptColumns = `id, host, unit, invocation_id, container, container_id, engine, engine_version,
-	started_at_text, ended_at_text, ready_at_text, phase, verdict, rule, note,
-	exit_status, exit_code, ended_by, restart_counter, restart_counter_after,
-	fingerprint, lines, shape_json, timeline_json`
-
-// ListAttempts returns the attempts matching f, newest start first (ties
-// broken by id, attempts with an unknown start last), each with its
-// findings, evidence, context and timeline.
-func (d *DB) ListAttempts(ctx context.Context, f Filter) ([]*domain.Attempt, error) {
+// filterWhere returns the WHERE clause (with a leading space; "" for no
+// condition) and arguments selecting the attempts f matches, Limit aside.
+func filterWhere(f Filter) (string, []any) {
 	var where []string
 	var args []any
 	for _, c := range []struct{ col, val string }{
@@ -40,11 +34,23 @@ func (d *DB) ListAttempts(ctx context.Context, f Filter) ([]*domain.Attempt, err
 		where = append(where, "started_at < ?")
 		args = append(args, f.Until.UnixMicro())
 	}
-	q := "SELECT " + attemptColumns + " FROM attempts"
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
+	if len(where) == 0 {
+		return "", nil
 	}
-	q += " ORDER BY started_at DESC, id DESC"
+	return " WHERE " + strings.Join(where, " AND "), args
+}
+
+const attemptColumns = `id, host, unit, invocation_id, container, container_id, engine, engine_version,
+	started_at_text, ended_at_text, ready_at_text, phase, verdict, rule, note,
+	exit_status, exit_code, ended_by, restart_counter, restart_counter_after,
+	fingerprint, lines, shape_json, timeline_json`
+
+// ListAttempts returns the attempts matching f, newest start first (ties
+// broken by id, attempts with an unknown start last), each with its
+// findings, evidence, context and timeline.
+func (d *DB) ListAttempts(ctx context.Context, f Filter) ([]*domain.Attempt, error) {
+	where, args := filterWhere(f)
+	q := "SELECT " + attemptColumns + " FROM attempts" + where + " ORDER BY started_at DESC, id DESC"
 	if f.Limit > 0 {
 		q += " LIMIT ?"
 		args = append(args, f.Limit)

@@ -29,14 +29,17 @@ type UnknownGroup struct {
 	Hosts, Units []string
 }
 
-// UnknownGroups groups the attempts with verdict unknown_failure by
-// fingerprint, most attempts first (ties: most recently seen first, then
-// fingerprint). limit > 0 keeps that many groups.
-func (d *DB) UnknownGroups(ctx context.Context, limit int) ([]UnknownGroup, error) {
+// UnknownGroups groups the attempts with verdict unknown_failure that f
+// matches (f.Verdict is ignored) by fingerprint, most attempts first (ties:
+// most recently seen first, then fingerprint). f.Limit > 0 keeps that many
+// groups; counts, first and last seen cover only the matching attempts.
+func (d *DB) UnknownGroups(ctx context.Context, f Filter) ([]UnknownGroup, error) {
+	limit := f.Limit
+	f.Verdict, f.Limit = string(domain.VerdictUnknownFailure), 0
+	where, args := filterWhere(f)
 	// Newest first, so the first id seen per group is its newest attempt.
 	rows, err := d.db.QueryContext(ctx, `SELECT fingerprint, id, host, unit, started_at_text, ended_at_text
-		FROM attempts WHERE verdict = ? ORDER BY COALESCE(started_at, ended_at) DESC, id DESC`,
-		string(domain.VerdictUnknownFailure))
+		FROM attempts`+where+` ORDER BY COALESCE(started_at, ended_at) DESC, id DESC`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: unknown groups: %w", err)
 	}

@@ -43,7 +43,7 @@ func TestUnknownGroups(t *testing.T) {
 	if err := db.SaveAttempts(ctx, as, nil); err != nil {
 		t.Fatal(err)
 	}
-	gs, err := db.UnknownGroups(ctx, 0)
+	gs, err := db.UnknownGroups(ctx, Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,24 @@ func TestUnknownGroups(t *testing.T) {
 	if want := []string{"frank-other.service"}; !reflect.DeepEqual(b.Units, want) || !b.FirstSeen.Equal(b.LastSeen) {
 		t.Errorf("group B: %+v", b)
 	}
-	if gs, err := db.UnknownGroups(ctx, 1); err != nil || len(gs) != 1 || gs[0].Fingerprint != fpA {
+	if gs, err := db.UnknownGroups(ctx, Filter{Limit: 1}); err != nil || len(gs) != 1 || gs[0].Fingerprint != fpA {
 		t.Errorf("limit 1: %+v, %v", gs, err)
+	}
+	// A host filter counts only that host's attempts of a group.
+	gs, err = db.UnknownGroups(ctx, Filter{Host: "rackbox"})
+	if err != nil || len(gs) != 1 || gs[0].Fingerprint != fpA || gs[0].Count != 1 ||
+		!reflect.DeepEqual(gs[0].Hosts, []string{"rackbox"}) || !gs[0].FirstSeen.Equal(first.Add(24*time.Hour)) {
+		t.Errorf("host rackbox: %+v, %v", gs, err)
+	}
+	// Since the second day: group A's first attempt drops out, B stays.
+	gs, err = db.UnknownGroups(ctx, Filter{Since: first.Add(time.Hour)})
+	if err != nil || len(gs) != 2 || gs[0].Count != 1 || gs[1].Count != 1 {
+		t.Errorf("since %v: %+v, %v", first.Add(time.Hour), gs, err)
+	}
+	if gs, err := db.UnknownGroups(ctx, Filter{Unit: "frank-other.service", Verdict: "ready"}); err != nil || len(gs) != 1 || gs[0].Fingerprint != fpB {
+		t.Errorf("unit frank-other.service (verdict ignored): %+v, %v", gs, err)
+	}
+	if gs, err := db.UnknownGroups(ctx, Filter{Engine: "no-such-engine"}); err != nil || len(gs) != 0 {
+		t.Errorf("unknown engine: %+v, %v", gs, err)
 	}
 }

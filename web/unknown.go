@@ -5,25 +5,26 @@ import (
 	"context"
 	"html/template"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/store"
 )
 
 // UnknownReader is what the unknown-failures pages need besides an
 // AttemptReader (*store.DB has it).
 type UnknownReader interface {
-	UnknownGroups(ctx context.Context, limit int) ([]store.UnknownGroup, error)
+	UnknownGroups(ctx context.Context, f domain.AttemptFilter) ([]store.UnknownGroup, error)
 }
 
 // registerUnknown adds the unknown-failure routes:
 //
 //	GET /unknown             groups of unknown_failure attempts by fingerprint, with counts, first/last seen
-//	                         and a link to each group's newest attempt (?limit=N groups, default all)
-//	GET /api/v1/unknown      {"groups": [unknownGroupJSON...]}, same limit
+//	                         and a link to each group's newest attempt; ?host, unit, engine, since, until
+//	                         (RFC 3339) narrow the attempts counted, ?limit=N keeps N groups (default all)
+//	GET /api/v1/unknown      {"groups": [unknownGroupJSON...]}, same parameters
 //
 // Both answer 501 when the AttemptReader is not also an UnknownReader.
 func (s *server) registerUnknown(r *gin.Engine) {
@@ -61,6 +62,9 @@ type unknownPageData struct {
 	Title, AppTitle string
 	Rows            []unknownRow
 	Total           int
+	// Filter is the request's; hosts and units link to the page narrowed
+	// to them.
+	Filter domain.AttemptFilter
 }
 
 // splitFingerprint cuts "hash masked-text" in two; a fingerprint of
@@ -73,9 +77,9 @@ func splitFingerprint(fp string) (hash, text string) {
 	return h, rest
 }
 
-// unknownGroups reads the groups with the request's limit; it answers the
-// request itself (and returns ok false) on a bad limit or a failure.
-func (s *server) unknownGroups(c *gin.Context, api bool) ([]store.UnknownGroup, bool) {
+// unknownGroups reads the groups the request's filter selects; it answers
+// the request itself (and returns ok false) on a bad parameter or a failure.
+func (s *server) unknownGroups(c *gin.Context, api bool) ([]store.UnknownGroup, domain.AttemptFilter, bool) {
 	ur, ok := s.db.(UnknownReader)
 	if !ok {
 		if api {
@@ -84,31 +88,27 @@ func (s *server) unknownGroups(c *gin.Context, api bool) ([]store.UnknownGroup, 
 			s.render(c, http.StatusNotImplemented, "notfound", pageData{Title: "Not available",
 				Message: "This store does not group unknown failures."})
 		}
-		return nil, false
+		return nil, domain.AttemptFilter{}, false
 	}
-	limit := 0
-	if v := c.Query("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n <= 0 {
-			if api {
-				c.JSON(http.StatusBadRequest, gin.H{"error": "limit must be a positive integer"})
-			} else {
-				s.render(c, http.StatusBadRequest, "notfound", pageData{Title: "Bad request", Message: "limit must be a positive integer."})
-			}
-			return nil, false
+	f, err := queryFilter(c, 0)
+	if err != nil {
+		if api {
+			c.JSON(http.StatusBadRequest, gin.H{"error": err.Error()})
+		} else {
+			s.render(c, http.StatusBadRequest, "notfound", pageData{Title: "Bad request", Message: err.Error() + "."})
 		}
-		limit = n
+		return nil, f, false
 	}
-	gs, err := ur.UnknownGroups(c.Request.Context(), limit)
+	gs, err := ur.UnknownGroups(c.Request.Context(), f)
 	if err != nil {
 		s.serverError(c, err, api)
-		return nil, false
+		return nil, f, false
 	}
-	return gs, true
+	return gs, f, true
 }
 
 func (s *server) apiUnknown(c *gin.Context) {
-	gs, ok := s.unknownGroups(c, true)
+	gs, _, ok := s.unknownGroups(c, true)
 	if !ok {
 		return
 	}
@@ -126,11 +126,11 @@ func (s *server) apiUnknown(c *gin.Context) {
 }
 
 func (s *server) unknownPage(c *gin.Context) {
-	gs, ok := s.unknownGroups(c, false)
+	gs, f, ok := s.unknownGroups(c, false)
 	if !ok {
 		return
 	}
-	data := unknownPageData{Title: "Unknown failures", AppTitle: s.opts.Title}
+	data := unknownPageData{Title: "Unknown failures", AppTitle: s.opts.Title, Filter: f}
 	for _, g := range gs {
 		r := unknownRow{UnknownGroup: g}
 		r.Hash, r.Text = splitFingerprint(g.Fingerprint)

@@ -81,6 +81,22 @@ func TestUnknownAPI(t *testing.T) {
 	if code, _, _ := get(t, srv, "/api/v1/unknown?limit=x"); code != 400 {
 		t.Errorf("limit=x: %d, want 400", code)
 	}
+	// Filters narrow the attempts counted: rackbox has one of group A's two.
+	_, body, _ = get(t, srv, "/api/v1/unknown?host=rackbox")
+	out.Groups = nil
+	if err := json.Unmarshal([]byte(body), &out); err != nil || len(out.Groups) != 1 || out.Groups[0].Count != 1 ||
+		out.Groups[0].Newest != "rackbox/frank-draft.service/2" {
+		t.Errorf("host=rackbox: %s", body)
+	}
+	// Since the day after group A's first attempt (an unencoded '+' offset is read as such).
+	_, body, _ = get(t, srv, "/api/v1/unknown?since=2026-10-02T00:00:00-07:00")
+	out.Groups = nil
+	if err := json.Unmarshal([]byte(body), &out); err != nil || len(out.Groups) != 1 || out.Groups[0].Count != 1 {
+		t.Errorf("since=2026-10-02: %s", body)
+	}
+	if code, body, _ := get(t, srv, "/api/v1/unknown?since=yesterday"); code != 400 || !strings.Contains(body, "since must be RFC 3339") {
+		t.Errorf("since=yesterday: %d %s, want 400 naming since", code, body)
+	}
 }
 
 func TestUnknownPage(t *testing.T) {
@@ -96,11 +112,17 @@ func TestUnknownPage(t *testing.T) {
 		"error: unexpected token &lt;*&gt; in chat template &lt;*&gt;",
 		"RuntimeError: &lt;script&gt;alert(1)&lt;/script&gt; at &lt;path&gt;",
 		"2026-10-01 22:00:00 -07:00", "2026-10-02 22:00:00 -07:00", // first and last seen of the larger group
-		"dankserver, rackbox",
+		`<a href="/unknown?host=dankserver" title="only this host's unknown failures">dankserver</a>, <a href="/unknown?host=rackbox"`,
 		`href="/attempts/rackbox%2Ffrank-draft.service%2F2"`, // its newest attempt
 		`href="/attempts/dankserver%2Ffrank-other.service%2F3"`,
 	)
 	mustNotContain(t, "/unknown", body, "<script>", "<*>")
+	// A host link narrows the page and says so.
+	_, body, _ = get(t, srv, "/unknown?host=rackbox")
+	mustContain(t, "/unknown?host=rackbox", body, "1 group, 1 attempt", "Only attempts of host <b>rackbox</b>", `<a href="/unknown">All hosts and units</a>`)
+	if code, _, _ := get(t, srv, "/unknown?until=soon"); code != http.StatusBadRequest {
+		t.Errorf("/unknown?until=soon: %d, want 400", code)
+	}
 	// The header links to the page from everywhere.
 	_, list, _ := get(t, srv, "/")
 	mustContain(t, "/", list, `<a class="nav" href="/unknown">Unknown failures</a>`)

@@ -10,6 +10,7 @@ import (
 	"context"
 	"embed"
 	"errors"
+	"fmt"
 	"html/template"
 	"io/fs"
 	"log/slog"
@@ -297,8 +298,29 @@ func (s *server) attemptPage(c *gin.Context) {
 }
 
 func (s *server) apiList(c *gin.Context) {
+	f, err := queryFilter(c, s.opts.APILimit)
+	if err != nil {
+		c.JSON(http.StatusBadRequest, gin.H{"error": err.Error()})
+		return
+	}
+	attempts, err := s.db.ListAttempts(c.Request.Context(), f)
+	if err != nil {
+		s.serverError(c, err, true)
+		return
+	}
+	out := make([]domain.AttemptJSON, 0, len(attempts))
+	for _, a := range attempts {
+		out = append(out, a.JSON())
+	}
+	c.JSON(http.StatusOK, gin.H{"attempts": out})
+}
+
+// queryFilter reads an AttemptFilter from the query: host, unit, engine,
+// verdict; since and until in RFC 3339; limit (at most MaxAPILimit;
+// limit when absent, 0 = none). The error says which parameter is wrong.
+func queryFilter(c *gin.Context, limit int) (domain.AttemptFilter, error) {
 	f := domain.AttemptFilter{Host: c.Query("host"), Unit: c.Query("unit"), Engine: c.Query("engine"),
-		Verdict: c.Query("verdict"), Limit: s.opts.APILimit}
+		Verdict: c.Query("verdict"), Limit: limit}
 	for _, p := range []struct {
 		name string
 		dst  *time.Time
@@ -313,29 +335,18 @@ func (s *server) apiList(c *gin.Context) {
 			t, err = time.Parse(time.RFC3339, strings.ReplaceAll(v, " ", "+"))
 		}
 		if err != nil {
-			c.JSON(http.StatusBadRequest, gin.H{"error": p.name + " must be RFC 3339 (e.g. 2026-10-01T21:40:00-07:00): " + err.Error()})
-			return
+			return f, fmt.Errorf("%s must be RFC 3339 (e.g. 2026-10-01T21:40:00-07:00): %w", p.name, err)
 		}
 		*p.dst = t
 	}
 	if v := c.Query("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 {
-			c.JSON(http.StatusBadRequest, gin.H{"error": "limit must be a positive integer"})
-			return
+			return f, errors.New("limit must be a positive integer")
 		}
 		f.Limit = min(n, MaxAPILimit)
 	}
-	attempts, err := s.db.ListAttempts(c.Request.Context(), f)
-	if err != nil {
-		s.serverError(c, err, true)
-		return
-	}
-	out := make([]domain.AttemptJSON, 0, len(attempts))
-	for _, a := range attempts {
-		out = append(out, a.JSON())
-	}
-	c.JSON(http.StatusOK, gin.H{"attempts": out})
+	return f, nil
 }
 
 // attemptDetailJSON is GET /api/v1/attempts/:id: the explain contract's
