@@ -143,8 +143,9 @@ type Options struct {
 // concurrent use; a nil *Metrics ignores every call, so components can be
 // used without metrics.
 type Metrics struct {
-	reg  *prometheus.Registry
-	opts Options
+	reg   *prometheus.Registry
+	opts  Options
+	store *storeCollector // nil without Options.Store
 
 	ingestEntries *prometheus.CounterVec
 	ingestBytes   *prometheus.CounterVec
@@ -240,7 +241,8 @@ func New(opts Options) *Metrics {
 	}
 	m.reg.MustRegister(&journalCollector{m: m})
 	if opts.Store != nil {
-		m.reg.MustRegister(newStoreCollector(opts))
+		m.store = newStoreCollector(opts)
+		m.reg.MustRegister(m.store)
 	}
 	if !opts.NoProcessMetrics {
 		m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -379,6 +381,17 @@ func (m *Metrics) PipelineFlush(saved int, err error) {
 		return
 	}
 	m.pipelineSaved.Add(float64(saved))
+}
+
+// SetFindings replaces Options.Findings, the rule set's finding ids
+// exported at 0 per unit, after a rule reload: a finding a new rule file
+// adds shows at 0 before it first fires, so alerts on increase() see its
+// first firing.
+func (m *Metrics) SetFindings(ids []string) {
+	if m == nil || m.store == nil {
+		return
+	}
+	m.store.setFindings(ids)
 }
 
 // RulesReloaded records a load of the rule files at time at: whether it

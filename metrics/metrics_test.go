@@ -267,3 +267,42 @@ func TestUnitState(t *testing.T) {
 		}
 	}
 }
+
+// TestSetFindingsExportsNewFindingAtZero: a finding id added by a rule
+// reload shows at 0 for every unit from the next scrape on, before it fires.
+func TestSetFindingsExportsNewFindingAtZero(t *testing.T) {
+	db, _ := fixtureDB(t)
+	m := metrics.New(metrics.Options{Store: db, NoProcessMetrics: true})
+	const id = "site_frobnicator_exploded"
+	if got := sums(t, m, "analyzer_findings_total", "finding"); got[id] != 0 || len(got) == 0 {
+		t.Fatalf("before: %v", got)
+	}
+	series := func() int {
+		n := 0
+		mfs, err := m.Registry().Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			if mf.GetName() != "analyzer_findings_total" {
+				continue
+			}
+			for _, s := range mf.GetMetric() {
+				for _, lp := range s.GetLabel() {
+					if lp.GetName() == "finding" && lp.GetValue() == id {
+						n++
+					}
+				}
+			}
+		}
+		return n
+	}
+	if n := series(); n != 0 {
+		t.Fatalf("%d series of %s before the reload", n, id)
+	}
+	m.SetFindings([]string{id})
+	units := len(sums(t, m, "analyzer_unit_restart_counter", "host", "unit"))
+	if n := series(); n != units || units == 0 {
+		t.Fatalf("%d series of %s after SetFindings, want one per unit (%d)", n, id, units)
+	}
+}

@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"sort"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -51,11 +52,21 @@ var (
 // storeCollector reads the database at every scrape. The database only grows
 // (attempts are upserted, never deleted), so its counts are valid counters.
 type storeCollector struct {
-	opts     Options
-	findings []string
+	opts Options
+
+	mu       sync.Mutex
+	findings []string // exported at 0 per unit; see setFindings
 }
 
 func newStoreCollector(opts Options) *storeCollector {
+	c := &storeCollector{opts: opts}
+	c.setFindings(opts.Findings)
+	return c
+}
+
+// setFindings makes the ids exported at 0 per unit the failure verdicts,
+// the spec's non-root findings and extra (a rule set's finding ids).
+func (c *storeCollector) setFindings(extra []string) {
 	seen := map[string]bool{}
 	var ids []string
 	add := func(id string) {
@@ -72,10 +83,12 @@ func newStoreCollector(opts Options) *storeCollector {
 	for _, f := range domain.NonRootFindings {
 		add(f)
 	}
-	for _, f := range opts.Findings {
+	for _, f := range extra {
 		add(f)
 	}
-	return &storeCollector{opts: opts, findings: ids}
+	c.mu.Lock()
+	c.findings = ids
+	c.mu.Unlock()
 }
 
 func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -162,12 +175,15 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		findings[k][f.Finding] += f.N
 	}
+	c.mu.Lock()
+	ids := c.findings
+	c.mu.Unlock()
 	known := map[string]bool{}
-	for _, id := range c.findings {
+	for _, id := range ids {
 		known[id] = true
 	}
 	for _, k := range unitKeys {
-		for _, id := range c.findings {
+		for _, id := range ids {
 			ch <- prometheus.MustNewConstMetric(findingsDesc, prometheus.CounterValue, float64(findings[k][id]), k.host, k.unit, id)
 		}
 		for id, n := range findings[k] {
