@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"text/template"
+	"time"
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/vm"
@@ -82,21 +83,24 @@ type shapeLine struct {
 
 // Rule is a compiled verdict or finding rule.
 type Rule struct {
-	ID        string
-	Title     string
-	Engines   []string
-	End       bool
-	Verdict   domain.Verdict
-	Finding   string
-	Phase     domain.Phase
-	Floor     domain.Phase
-	Priority  int
-	Severity  domain.Severity
-	MessageID string
-	Labels    map[string]string
-	Tests     []TestSpec
-	File      string
-	Line      int
+	ID      string
+	Title   string
+	Engines []string
+	End     bool
+	Verdict domain.Verdict
+	Finding string
+	Phase   domain.Phase
+	Floor   domain.Phase
+	// Provisional: the verdict is withdrawn when the phase moves on
+	// (RuleSpec.Provisional).
+	Provisional bool
+	Priority    int
+	Severity    domain.Severity
+	MessageID   string
+	Labels      map[string]string
+	Tests       []TestSpec
+	File        string
+	Line        int
 
 	match    *regexp.Regexp
 	literals []string
@@ -111,6 +115,17 @@ type Rule struct {
 	unless               []*regexp.Regexp
 	when                 *vm.Program
 	note                 *template.Template
+	count                *counting // nil: the rule fires on every matching line
+}
+
+// counting is a compiled count block (CountSpec).
+type counting struct {
+	gte int
+	// within is the sliding window over the lines' timestamps; 0: the
+	// whole attempt.
+	within time.Duration
+	// distinct is the capture whose distinct values are counted; "": lines.
+	distinct string
 }
 
 // FindingID is the verdict or finding the rule sets.
@@ -386,8 +401,11 @@ func compileRule(rs RuleSpec) (*Rule, Errors) {
 	}
 	r := &Rule{ID: rs.ID, Title: rs.Title, Engines: rs.Engines, End: rs.On == "end",
 		Verdict: domain.Verdict(rs.Verdict), Finding: rs.Finding, Phase: domain.Phase(rs.Phase), Floor: domain.Phase(rs.PhaseFloor),
-		Priority: rs.Priority, Severity: domain.Severity(rs.Severity), MessageID: rs.MessageID,
+		Provisional: rs.Provisional, Priority: rs.Priority, Severity: domain.Severity(rs.Severity), MessageID: rs.MessageID,
 		Labels: rs.Labels, Tests: rs.Tests, File: rs.file, Line: rs.line}
+	if rs.Provisional && (rs.Verdict == "" || rs.On == "end") {
+		bad("provisional needs a line rule with a verdict (a finding or an end rule has nothing to withdraw)")
+	}
 	switch rs.On {
 	case "", "line", "end":
 	default:
@@ -452,6 +470,7 @@ func compileRule(rs RuleSpec) (*Rule, Errors) {
 	if len(r.literals) == 0 && rs.Match != "" {
 		r.literals = requiredLiterals(rs.Match)
 	}
+	r.count = compileCount(rs, r.match, r.End, &errs)
 	if rs.When != "" {
 		var env any = LineEnv{}
 		if r.End {
@@ -475,6 +494,72 @@ func compileRule(rs RuleSpec) (*Rule, Errors) {
 		return nil, errs
 	}
 	return r, nil
+}
+
+// compileCount checks and compiles a rule's count block (nil when it has
+// none), adding an error at the block's line for each problem.
+func compileCount(rs RuleSpec, match *regexp.Regexp, end bool, errs *Errors) *counting {
+	c := rs.Count
+	if c == nil {
+		if rs.countNull {
+			*errs = append(*errs, LoadError{rs.file, rs.line, fmt.Sprintf("rule %q: count: empty block; give at least gte, e.g. count: {gte: 3, within: 5m}", rs.ID)})
+		}
+		return nil
+	}
+	line := c.line
+	if line == 0 {
+		line = rs.line
+	}
+	n := len(*errs)
+	bad := func(format string, args ...any) {
+		*errs = append(*errs, LoadError{rs.file, line, fmt.Sprintf("rule %q: count: ", rs.ID) + fmt.Sprintf(format, args...)})
+	}
+	k := &counting{distinct: c.Distinct}
+	if end {
+		bad("an end rule cannot count (count is for line rules)")
+	}
+	switch {
+	case c.Gte == nil:
+		bad("gte is missing; it has no default (gte: 1 fires on the first matching line)")
+	case *c.Gte < 1:
+		bad("gte must be at least 1, not %d", *c.Gte)
+	default:
+		k.gte = *c.Gte
+	}
+	if c.Within != "" {
+		d, err := time.ParseDuration(c.Within)
+		switch {
+		case err != nil:
+			bad("within %q is not a duration (want e.g. 90s, 5m, 1h): %v", c.Within, err)
+		case d <= 0:
+			bad("within must be positive, not %q", c.Within)
+		default:
+			k.within = d
+		}
+	}
+	if match != nil {
+		if c.Distinct != "" && match.SubexpIndex(c.Distinct) < 0 {
+			var names []string
+			for _, nm := range match.SubexpNames() {
+				if nm != "" {
+					names = append(names, nm)
+				}
+			}
+			have := "it has none"
+			if len(names) > 0 {
+				have = "it has " + strings.Join(names, ", ")
+			}
+			bad("distinct %q is not a named capture of match (%s)", c.Distinct, have)
+		}
+		// The hit's captures carry the count under this name.
+		if match.SubexpIndex("count") >= 0 {
+			bad(`match has a capture named "count", the name under which the hit's captures give the count; rename it`)
+		}
+	}
+	if len(*errs) > n {
+		return nil
+	}
+	return k
 }
 
 // requiredLiterals returns literal strings of which at least one must occur

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"text/template"
+	"time"
 
 	"github.com/expr-lang/expr"
 
@@ -20,6 +21,9 @@ type LineEnv struct {
 	ReachedReady bool              `expr:"reached_ready"`
 	Captures     map[string]string `expr:"captures"`
 	Shape        map[string]any    `expr:"shape"`
+	// Time is the line's timestamp (zero when unknown), for count windows;
+	// `when` does not see it.
+	Time time.Time `expr:"-"`
 }
 
 // EndEnv is what an end rule's `when` expression sees: the attempt as it

@@ -12,7 +12,9 @@ import (
 	"io/fs"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -111,6 +113,9 @@ type RuleSpec struct {
 	When string `yaml:"when"`
 	// Unless lists regexes that, matching the same line, cancel it.
 	Unless []string `yaml:"unless"`
+	// Count, when set, makes the rule fire only once its line (with every
+	// other condition met) has been seen often enough in the attempt.
+	Count *CountSpec `yaml:"count"`
 	// Verdict or Finding names what the rule sets (spec identifiers).
 	Verdict string `yaml:"verdict"`
 	Finding string `yaml:"finding"`
@@ -119,6 +124,11 @@ type RuleSpec struct {
 	// PhaseFloor, when set, raises the attempt's phase to at least this one
 	// (a compile error is at least in compile).
 	PhaseFloor string `yaml:"phase_floor"`
+	// Provisional verdicts stand only while the engine makes no progress:
+	// the attempt's next phase change withdraws them (a stall rule must not
+	// call a slow boot that then got ready a timeout). Line rules with a
+	// verdict only.
+	Provisional bool `yaml:"provisional"`
 	// Priority orders competing root causes (higher wins; ties: earliest).
 	Priority int    `yaml:"priority"`
 	Severity string `yaml:"severity"`
@@ -132,6 +142,27 @@ type RuleSpec struct {
 
 	file string
 	line int
+	// countNull: "count:" was written with no block (an error, not "no count").
+	countNull bool
+}
+
+// CountSpec is a rule's count block, `count: {gte: 3, within: 5m, distinct:
+// rank}` (Sigma's event_count, or value_count with Distinct). The rule fires
+// once per attempt, on the line that brings the count to Gte.
+type CountSpec struct {
+	// Gte is how many lines (or distinct values) fire the rule. Required,
+	// at least 1: there is no default.
+	Gte *int `yaml:"gte"`
+	// Within, when set, is a sliding window (a Go duration such as "5m",
+	// > 0) over the lines' timestamps: only lines at most this much older
+	// than the current one count. A line without a timestamp is inside
+	// every window.
+	Within string `yaml:"within"`
+	// Distinct names a capture of Match: count its distinct values instead
+	// of lines. A line where the capture is empty does not count.
+	Distinct string `yaml:"distinct"`
+
+	line int
 }
 
 // TestSpec is a test embedded in a rule file.
@@ -142,12 +173,93 @@ type TestSpec struct {
 	Phase  string         `yaml:"phase"`
 	Shape  map[string]any `yaml:"shape"`
 	// Lines are fed in order to a fresh attempt.
-	Lines []string `yaml:"lines"`
+	Lines []TestLine `yaml:"lines"`
 	// Attempt sets attempt facts for "end" rules.
 	Attempt map[string]any `yaml:"attempt"`
 	Expect  TestExpect     `yaml:"expect"`
 
 	line int
+}
+
+// TestLine is one line of a rule test. In YAML it is either a plain string
+// (the line, at the previous line's time) or a mapping
+//
+//	{t: +1.2s, msg: "...", repeat: 90, every: 10s}
+//
+// where t is the line's time as an offset from the test's start (a Go
+// duration, optionally with a leading "+"; absent: the previous line's time),
+// and repeat feeds the line that many times, every apart (for count rules).
+type TestLine struct {
+	// Msg is the line as the engine printed it.
+	Msg string
+	// At is the time offset from the test's start; HasAt says t was given.
+	At    time.Duration
+	HasAt bool
+	// Repeat is how many times the line is fed (>= 1); Every is the time
+	// between two of them.
+	Repeat int
+	Every  time.Duration
+}
+
+// UnmarshalYAML reads a test line from a string or a {t, msg, repeat,
+// every} mapping. Errors name the line of the test line.
+func (tl *TestLine) UnmarshalYAML(n *yaml.Node) error {
+	bad := func(n *yaml.Node, format string, args ...any) error {
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: test line: ", n.Line) + fmt.Sprintf(format, args...)}}
+	}
+	*tl = TestLine{Repeat: 1}
+	switch n.Kind {
+	case yaml.ScalarNode:
+		tl.Msg = n.Value
+		return nil
+	case yaml.MappingNode:
+	default:
+		return bad(n, "want a string or a mapping {t, msg, repeat, every}")
+	}
+	var every *yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if v.Kind == yaml.AliasNode && v.Alias != nil {
+			v = v.Alias // msg: *wait, the same line in several tests
+		}
+		if v.Kind != yaml.ScalarNode {
+			return bad(v, "%s must be a scalar", k.Value)
+		}
+		switch k.Value {
+		case "msg":
+			tl.Msg = v.Value
+		case "t":
+			d, err := time.ParseDuration(v.Value)
+			if err != nil {
+				return bad(v, "t: %v (want an offset from the test's start such as +1.5s)", err)
+			}
+			if d < 0 {
+				return bad(v, "t must not be negative, not %s", v.Value)
+			}
+			tl.At, tl.HasAt = d, true
+		case "repeat":
+			r, err := strconv.Atoi(v.Value)
+			if err != nil || r < 1 {
+				return bad(v, "repeat must be a whole number >= 1, not %q", v.Value)
+			}
+			tl.Repeat = r
+		case "every":
+			d, err := time.ParseDuration(v.Value)
+			if err != nil || d <= 0 {
+				return bad(v, "every must be a positive duration such as 10s, not %q", v.Value)
+			}
+			tl.Every, every = d, v
+		default:
+			return bad(k, "unknown key %q (t, msg, repeat, every)", k.Value)
+		}
+	}
+	if tl.Msg == "" {
+		return bad(n, "msg is missing")
+	}
+	if tl.Repeat > 1 && every == nil {
+		return bad(n, "repeat needs every (the time between the copies)")
+	}
+	return nil
 }
 
 // TestExpect is what a test expects of its rule.
@@ -210,7 +322,7 @@ func parseFile(name string, data []byte) (*File, Errors) {
 				for j, n := range val.Content {
 					if j < len(f.Rules) {
 						f.Rules[j].file, f.Rules[j].line = name, n.Line
-						attachTestLines(&f.Rules[j], n)
+						attachRuleLines(&f.Rules[j], n)
 					}
 				}
 			}
@@ -239,13 +351,21 @@ func attachEngineLines(e *EngineSpec, n *yaml.Node) {
 	}
 }
 
-func attachTestLines(r *RuleSpec, n *yaml.Node) {
+// attachRuleLines records the lines of a rule's tests and count block.
+func attachRuleLines(r *RuleSpec, n *yaml.Node) {
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == "tests" {
-			for j, c := range n.Content[i+1].Content {
+		switch val := n.Content[i+1]; n.Content[i].Value {
+		case "tests":
+			for j, c := range val.Content {
 				if j < len(r.Tests) {
 					r.Tests[j].line = c.Line
 				}
+			}
+		case "count":
+			if r.Count != nil {
+				r.Count.line = n.Content[i].Line
+			} else if val.Tag == "!!null" {
+				r.countNull = true
 			}
 		}
 	}

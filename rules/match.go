@@ -2,7 +2,9 @@ package rules
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/expr-lang/expr"
 
@@ -228,8 +230,38 @@ func (e *Engine) ApplyDefaults(shape domain.Shape) {
 	}
 }
 
-// SeqState is the per-attempt state of sequence rules (After/Until).
-type SeqState map[string]bool
+// SeqState is one attempt's state of the line rules that keep one, by rule
+// id: whether a sequence rule (After/Until) is armed, and a count rule's
+// count. Every attempt starts with an empty SeqState{}; the matcher adds
+// what it needs.
+type SeqState map[string]*ruleState
+
+// ruleState is one rule's state in one attempt.
+type ruleState struct {
+	// armed: a sequence rule saw its After line and no Until since.
+	armed bool
+	// fired: a count rule reached its count; it fires once per attempt.
+	fired bool
+	// n is the number of lines counted (a count without within or
+	// distinct).
+	n int
+	// times are the timestamps of the counted lines still inside the
+	// window (a count with within, without distinct); fewer than gte.
+	times []time.Time
+	// values are the distinct values counted, each with the latest time it
+	// was seen (a count with distinct); fewer than gte.
+	values map[string]time.Time
+}
+
+// get returns the state of rule id, creating it.
+func (s SeqState) get(id string) *ruleState {
+	st := s[id]
+	if st == nil {
+		st = &ruleState{}
+		s[id] = st
+	}
+	return st
+}
 
 // Hit is one rule firing on a line.
 type Hit struct {
@@ -295,8 +327,10 @@ func isRESpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == 
 func isIdentByte(c byte) bool { return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') }
 
 // MatchLine evaluates the line rules of env.Engine (and the unscoped ones)
-// on one line. Every rule is evaluated (all-matches semantics). An expr
-// runtime error counts as no match. Quoted source lines never match.
+// on one line of the attempt whose state is seq. Every rule is evaluated
+// (all-matches semantics). An expr runtime error counts as no match. Quoted
+// source lines never match. A count rule hits once per attempt, on the line
+// that brings its count to gte (env.Time places the line in its window).
 func (s *Set) MatchLine(env *LineEnv, seq SeqState) []Hit {
 	return s.MatchPrepared(s.NewLine(env.Line), env, seq)
 }
@@ -308,26 +342,138 @@ func (s *Set) MatchPrepared(l *Line, env *LineEnv, seq SeqState) []Hit {
 	var hits []Hit
 	var c matchCache
 	for _, r := range s.lineRules[env.Engine] {
-		if r.after != nil {
-			if r.until != nil && seq[r.ID] && l.may(r.untilID) && r.until.MatchString(env.Line) {
-				seq[r.ID] = false
-			}
-			if l.may(r.afterID) && r.after.MatchString(env.Line) {
-				seq[r.ID] = true
+		if r.after == nil && r.count == nil {
+			// Most rules: no state, no call to step (this runs per rule per line).
+			if !l.may(r.matchID) {
 				continue
 			}
-			if !seq[r.ID] {
-				continue
+			if h, ok := r.matchLine(l, env, &c); ok {
+				hits = append(hits, h)
 			}
-		}
-		if !l.may(r.matchID) {
 			continue
 		}
-		if h, ok := r.matchLine(l, env, &c); ok {
+		if h, ok := r.step(l, env, seq, &c); ok {
 			hits = append(hits, h)
 		}
 	}
 	return hits
+}
+
+// step runs r on one line of an attempt whose state is seq: its sequence
+// (After/Until), its match and conditions, then its count. l is env.Line
+// prepared by r's set, or nil (rule tests: the literals are then looked for
+// in env.Line).
+func (r *Rule) step(l *Line, env *LineEnv, seq SeqState, c *matchCache) (Hit, bool) {
+	var st *ruleState
+	if r.after != nil {
+		st = seq[r.ID]
+		if r.until != nil && st != nil && st.armed && l.mayMatch(r.untilID, r.untilLits, env.Line) && r.until.MatchString(env.Line) {
+			// Until cancels the sequence and what it counted.
+			st.armed = false
+			st.n, st.times, st.values = 0, nil, nil
+		}
+		if l.mayMatch(r.afterID, r.afterLits, env.Line) && r.after.MatchString(env.Line) {
+			if st == nil {
+				st = seq.get(r.ID)
+			}
+			st.armed = true
+			return Hit{}, false
+		}
+		if st == nil || !st.armed {
+			return Hit{}, false
+		}
+	}
+	if !l.mayMatch(r.matchID, r.literals, env.Line) {
+		return Hit{}, false
+	}
+	if r.count == nil {
+		return r.matchLine(l, env, c)
+	}
+	if st == nil {
+		st = seq.get(r.ID)
+	}
+	if st.fired {
+		return Hit{}, false
+	}
+	h, ok := r.matchLine(l, env, c)
+	if !ok {
+		return Hit{}, false
+	}
+	return r.count.add(st, h, env.Time)
+}
+
+// mayMatch is l.may(id); with no prepared line (rule tests) it is whether
+// text holds one of lits.
+func (l *Line) mayMatch(id int, lits []string, text string) bool {
+	if l == nil {
+		return hasAny(text, lits)
+	}
+	return l.may(id)
+}
+
+// add counts the hit h, on a line at time t, into the rule's state st. It
+// reports whether the count reached gte; the hit then carries the count as
+// its capture "count", and st stops counting (the rule has fired for the
+// attempt).
+func (k *counting) add(st *ruleState, h Hit, t time.Time) (Hit, bool) {
+	var n int
+	switch {
+	case k.distinct != "":
+		v, ok := h.Captures[k.distinct]
+		if !ok {
+			return Hit{}, false // no value to count (Sigma value_count skips it too)
+		}
+		if st.values == nil {
+			st.values = map[string]time.Time{}
+		}
+		if k.within > 0 {
+			for x, at := range st.values {
+				if !k.inside(at, t) {
+					delete(st.values, x)
+				}
+			}
+		}
+		if old, seen := st.values[v]; !seen || newer(t, old) {
+			st.values[v] = t
+		}
+		n = len(st.values)
+	case k.within > 0:
+		keep := st.times[:0]
+		for _, at := range st.times {
+			if k.inside(at, t) {
+				keep = append(keep, at)
+			}
+		}
+		st.times = append(keep, t)
+		n = len(st.times)
+	default:
+		st.n++
+		n = st.n
+	}
+	if n < k.gte {
+		return Hit{}, false
+	}
+	st.fired = true
+	st.times, st.values = nil, nil
+	h.Captures["count"] = strconv.Itoa(n)
+	return h, true
+}
+
+// inside reports whether a line counted at time at is still inside the
+// window of a line at time t: at most within older. A line without a
+// timestamp is inside every window, and so is one later than t (entries
+// out of order).
+func (k *counting) inside(at, t time.Time) bool {
+	return at.IsZero() || t.IsZero() || t.Sub(at) <= k.within
+}
+
+// newer reports whether a value seen at a stays in windows longer than one
+// seen at b (no timestamp stays forever).
+func newer(a, b time.Time) bool {
+	if b.IsZero() {
+		return false
+	}
+	return a.IsZero() || a.After(b)
 }
 
 // matchCache holds what the rules judging one line share: the last match

@@ -17,7 +17,9 @@ func prefilterLines(t *testing.T, set *Set) []string {
 		"(EngineCore_DP0 pid=1) INFO: Application startup complete.", "(APIServer pid=2) (Worker pid=3) NCCL error: x"}
 	for _, r := range set.all {
 		for _, tc := range r.Tests {
-			lines = append(lines, tc.Lines...)
+			for _, l := range tc.Lines {
+				lines = append(lines, l.Msg)
+			}
 		}
 	}
 	files, _ := filepath.Glob("../examples/*.journal.json")

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/llmfleet/analyzer/domain"
 )
@@ -44,6 +45,10 @@ func (s *Set) RunTests() []TestResult {
 	return out
 }
 
+// testStart is the time of a rule test's first line; t: offsets count from
+// it (not zero: a zero time is "no timestamp" to count windows).
+var testStart = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+
 func (s *Set) runLineTest(r *Rule, t TestSpec) []string {
 	engine := t.Engine
 	if engine == "" && len(r.Engines) > 0 {
@@ -61,41 +66,35 @@ func (s *Set) runLineTest(r *Rule, t TestSpec) []string {
 	ready := phase.Rank() >= domain.PhaseReady.Rank() && phase.Rank() <= domain.PhaseServing.Rank()
 	seq := SeqState{}
 	var first *Hit
-	for _, raw := range t.Lines {
-		line := eng.Strip(raw)
-		if p, fwd, ok := eng.Phase(line, ready); ok && !(fwd && p.Rank() <= phase.Rank()) {
-			phase = p
-			if p == domain.PhaseReady {
-				ready = true
-			}
+	at := testStart
+	for _, tl := range t.Lines {
+		if tl.HasAt {
+			at = testStart.Add(tl.At)
 		}
-		eng.UpdateShape(line, shape)
-		env := &LineEnv{Line: line, Phase: string(phase), Engine: engine, ReachedReady: ready, Shape: shape}
-		if r.after != nil {
-			if r.until != nil && seq[r.ID] && r.until.MatchString(line) {
-				seq[r.ID] = false
+		for i := 0; i < tl.Repeat; i++ {
+			if i > 0 {
+				at = at.Add(tl.Every)
 			}
-			if r.after.MatchString(line) {
-				seq[r.ID] = true
-				continue
+			line := eng.Strip(tl.Msg)
+			if p, fwd, ok := eng.Phase(line, ready); ok && !(fwd && p.Rank() <= phase.Rank()) {
+				phase = p
+				if p == domain.PhaseReady {
+					ready = true
+				}
 			}
-			if !seq[r.ID] {
-				continue
-			}
-		}
-		if !hasAny(line, r.literals) {
-			continue
-		}
-		if h, ok := r.matchLine(nil, env, &matchCache{}); ok && first == nil {
-			h := h
-			first = &h
-			if r.Phase != "" {
-				phase = r.Phase
-			}
-			firstNote := r.RenderNote(NoteData{Rule: r.ID, Verdict: string(r.Verdict), Phase: string(phase),
-				Engine: engine, Captures: h.Captures, Shape: shape, Line: line})
-			if probs := checkNote(t, firstNote); len(probs) > 0 {
-				return probs
+			eng.UpdateShape(line, shape)
+			env := &LineEnv{Line: line, Phase: string(phase), Engine: engine, ReachedReady: ready, Shape: shape, Time: at}
+			if h, ok := r.step(nil, env, seq, &matchCache{}); ok && first == nil {
+				h := h
+				first = &h
+				if r.Phase != "" {
+					phase = r.Phase
+				}
+				firstNote := r.RenderNote(NoteData{Rule: r.ID, Verdict: string(r.Verdict), Phase: string(phase),
+					Engine: engine, Captures: h.Captures, Shape: shape, Line: line})
+				if probs := checkNote(t, firstNote); len(probs) > 0 {
+					return probs
+				}
 			}
 		}
 	}
@@ -177,8 +176,9 @@ func endCaptures(env *EndEnv) map[string]string {
 func EndCaptures(env *EndEnv) map[string]string { return endCaptures(env) }
 
 // Lint returns warnings about rules that load but deserve a look: rules
-// with no literal to prefilter on (they run on every line) and rules
-// without tests.
+// with no literal to prefilter on (they run on every line), rules without
+// tests, counts that count nothing (gte 1 with no window and no distinct),
+// and counts with a window that no test line gives a time (t:) to.
 func (s *Set) Lint() []string {
 	var out []string
 	for _, r := range s.all {
@@ -188,6 +188,26 @@ func (s *Set) Lint() []string {
 		if len(r.Tests) == 0 {
 			out = append(out, fmt.Sprintf("%s:%d: rule %q has no tests", r.File, r.Line, r.ID))
 		}
+		if k := r.count; k != nil {
+			if k.gte == 1 && k.within == 0 && k.distinct == "" {
+				out = append(out, fmt.Sprintf("%s:%d: rule %q: count {gte: 1} without within or distinct fires on the first line, as no count does", r.File, r.Line, r.ID))
+			}
+			if k.within > 0 && len(r.Tests) > 0 && !testsGiveTimes(r.Tests) {
+				out = append(out, fmt.Sprintf("%s:%d: rule %q counts within %s but no test line has a time (t:), so no test checks the window", r.File, r.Line, r.ID, k.within))
+			}
+		}
 	}
 	return out
+}
+
+// testsGiveTimes reports whether any test line gives a time (t: or every:).
+func testsGiveTimes(tests []TestSpec) bool {
+	for _, t := range tests {
+		for _, l := range t.Lines {
+			if l.HasAt || l.Repeat > 1 {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -549,6 +549,7 @@ func (t *Tracker) line(st *state, e domain.Entry, raw string) {
 			early := st.early
 			st.early = nil
 			st.best, st.also = nil, nil
+			st.seq = rules.SeqState{} // the early lines are counted again below
 			for _, el := range early {
 				t.judgeLine(st, el.ev, t.rules.NewLine(el.line))
 			}
@@ -618,7 +619,7 @@ func (t *Tracker) judgeLine(st *state, ev domain.Evidence, l *rules.Line) {
 	st.eng.UpdateShapeLine(l, a.Shape)
 	env := &t.env
 	*env = rules.LineEnv{Line: text, Phase: string(a.Phase), Engine: a.Engine, Unit: a.Unit,
-		ReachedReady: !a.ReadyAt.IsZero(), Shape: a.Shape}
+		ReachedReady: !a.ReadyAt.IsZero(), Shape: a.Shape, Time: ev.Time}
 	for _, h := range t.rules.MatchPrepared(l, env, st.seq) {
 		t.hit(st, h, ev, text)
 	}
@@ -633,6 +634,10 @@ func (t *Tracker) setPhase(st *state, p domain.Phase, forwardOnly bool, ev domai
 	}
 	a.Phase = p
 	a.Timeline = append(a.Timeline, domain.PhaseMark{Phase: p, Time: at, Cursor: ev.Cursor, Message: ev.Message})
+	if b := st.best; b != nil && b.rule.Provisional && p.Rank() > b.phase.Rank() {
+		// The engine moved on: the stall the verdict named is over.
+		st.best, a.Context = nil, nil
+	}
 	if p == domain.PhaseReady && a.ReadyAt.IsZero() {
 		a.ReadyAt = at
 		if at.IsZero() {
