@@ -51,6 +51,7 @@ type Engine struct {
 	bannerLits  [][]string
 	bannerIDs   []int
 	strip       []*regexp.Regexp
+	stripPre    []string // per strip regex: the text every match begins with ("" unknown)
 	readyEv     []*regexp.Regexp
 	readyLits   [][]string
 	readyIDs    []int
@@ -227,6 +228,12 @@ func Load(fsys fs.FS) (*Set, error) {
 		e.readyAlts = append(e.readyAlts, parent.readyAlts...)
 		e.phases = append(e.phases, parent.phases...)
 		e.shape = append(e.shape, parent.shape...)
+	}
+	for _, e := range s.engines {
+		e.stripPre = e.stripPre[:0]
+		for _, re := range e.strip {
+			e.stripPre = append(e.stripPre, anchoredPrefix(re.String()))
+		}
 	}
 	if err := s.pre.build(); err != nil {
 		errs = append(errs, LoadError{File: "rules", Msg: fmt.Sprintf("literal prefilter: %v", err)})
@@ -622,6 +629,34 @@ func litsOf(re *syntax.Regexp) []string {
 		}
 	}
 	return nil
+}
+
+// anchoredPrefix returns the text every match of src begins with when src
+// is anchored at the start of the text ("^(?:\(Worker pid=...": "("), or "".
+// A strip regex runs on every line; a prefix check first spares the regex
+// call on lines without the prefix, most of them.
+func anchoredPrefix(src string) string {
+	re, err := syntax.Parse(src, syntax.Perl)
+	if err != nil {
+		return ""
+	}
+	re = re.Simplify()
+	if re.Op != syntax.OpConcat || len(re.Sub) < 2 || re.Sub[0].Op != syntax.OpBeginText {
+		return ""
+	}
+	for re = re.Sub[1]; ; {
+		switch {
+		case re.Flags&syntax.FoldCase != 0:
+			return ""
+		case re.Op == syntax.OpLiteral:
+			return string(re.Rune)
+		case re.Op == syntax.OpCapture || re.Op == syntax.OpPlus || (re.Op == syntax.OpRepeat && re.Min >= 1) ||
+			(re.Op == syntax.OpConcat && len(re.Sub) > 0):
+			re = re.Sub[0]
+		default:
+			return ""
+		}
+	}
 }
 
 // startLiterals returns literals of at least 3 bytes one of which every

@@ -96,7 +96,10 @@ func (e *Engine) StripLine(l *Line) {
 // stripLen is the length of the prefixes Strip removes.
 func (e *Engine) stripLen(line string) int {
 	n := 0
-	for _, re := range e.strip {
+	for i, re := range e.strip {
+		if i < len(e.stripPre) && !strings.HasPrefix(line[n:], e.stripPre[i]) {
+			continue
+		}
 		if loc := re.FindStringIndex(line[n:]); loc != nil && loc[0] == 0 {
 			n += loc[1]
 		}

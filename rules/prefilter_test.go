@@ -260,3 +260,20 @@ func TestStartLiteralsKeepMatches(t *testing.T) {
 		}
 	}
 }
+
+func TestAnchoredPrefix(t *testing.T) {
+	for src, want := range map[string]string{
+		`^(?:\((?:[A-Za-z][A-Za-z0-9_]*)(?: rank=\d+)? pid=\d+(?:, ip=[0-9.]+)?\) ?)+`: "(",
+		`^\[rank(?P<r>\d+)\]:`: "[rank",
+		`^(?i)worker `:         "",
+		`^(?:a|b)c`:            "",
+		`\(pid=\d+\)`:          "", // not anchored
+		`(?m)^x`:               "", // line anchor: matches after any newline
+		`^x*y`:                 "",
+		`^(`:                   "", // does not parse
+	} {
+		if got := anchoredPrefix(src); got != want {
+			t.Errorf("anchoredPrefix(%q) = %q, want %q", src, got, want)
+		}
+	}
+}
