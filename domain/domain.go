@@ -229,6 +229,9 @@ type Attempt struct {
 	ExitCode string
 	// EndedBy is one of EndedBy*, "" while still running.
 	EndedBy string
+	// StopRequested: systemd logged the unit's stop job ("Stopping ...")
+	// during the attempt, so its end is a stop, not an exit.
+	StopRequested bool
 	// RestartCounter is N_RESTARTS of the scheduled restart that started
 	// this attempt; nil when it was not started by a restart.
 	RestartCounter *int

@@ -536,6 +536,18 @@ func (r *Rule) matchLine(l *Line, env *LineEnv, c *matchCache) (Hit, bool) {
 // traceback line before it, the same answer with less work.
 func (r *Rule) find(l *Line, line string) []int { return search(l, r.match, r.startID, line) }
 
+// MatchAt returns the byte offset in line where r's match starts, or -1
+// (for an end rule or no match). It ignores r's other conditions.
+func (r *Rule) MatchAt(line string) int {
+	if r.match == nil {
+		return -1
+	}
+	if m := r.match.FindStringIndex(line); m != nil {
+		return m[0]
+	}
+	return -1
+}
+
 // search is re.FindStringSubmatchIndex(line), begun at the first literal of
 // start set k (see Rule.find) when l is not nil and k is not -1.
 func search(l *Line, re *regexp.Regexp, k int, line string) []int {

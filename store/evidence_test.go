@@ -106,3 +106,54 @@ func TestEvidenceMigrationKeepsRows(t *testing.T) {
 		t.Errorf("%d evidence rows outlived their attempt", n)
 	}
 }
+
+// TestReplayContinuation covers what a replay reads before and after it
+// analyzes: the open journal attempts (with stop_requested), each host's
+// offset, and the attempts of which the new input holds only the end.
+func TestReplayContinuation(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t)
+	as := storetest.Attempts()
+	var open *domain.Attempt
+	for _, a := range as {
+		if a.ID == storetest.IDReady {
+			a.EndedAt, a.EndedBy, a.StopRequested = time.Time{}, "", true
+			open = a
+		}
+	}
+	if err := db.SaveAttempts(ctx, as, nil); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.OpenAttempts(ctx)
+	if err != nil || len(got) != 1 || got[0].ID != open.ID || !got[0].StopRequested || len(got[0].Timeline) == 0 {
+		t.Fatalf("open attempts: %+v, %v", got, err)
+	}
+	zones, err := db.HostZones(ctx)
+	if err != nil || len(zones) == 0 {
+		t.Fatalf("host zones: %v, %v", zones, err)
+	}
+	for _, a := range as {
+		if _, off := a.StartedAt.Zone(); zones[a.Host] == nil || a.StartedAt.In(zones[a.Host]).Format(time.RFC3339) != a.StartedAt.Format(time.RFC3339) {
+			t.Errorf("host %s: zone %v, attempt offset %d", a.Host, zones[a.Host], off)
+		}
+	}
+
+	stored := as[0]
+	tail := *stored
+	tail.StartedAt = stored.StartedAt.Add(time.Minute) // the input began after the attempt did
+	same := *stored                                    // the input holds it from its start
+	orphan := &domain.Attempt{ID: "h/container/x", Host: stored.Host, ContainerID: "c0ffee"}
+	fresh := &domain.Attempt{ID: "new", Host: "h", StartedAt: stored.StartedAt}
+	withContainer := *as[1]
+	withContainer.ContainerID = "c0ffee"
+	if err := db.SaveAttempts(ctx, []*domain.Attempt{&withContainer}, nil); err != nil {
+		t.Fatal(err)
+	}
+	kept, dropped, err := db.DropPartial(ctx, []*domain.Attempt{&tail, orphan, fresh})
+	if err != nil || dropped != 2 || len(kept) != 1 || kept[0].ID != "new" {
+		t.Errorf("tail and orphan container: kept %d (dropped %d), %v", len(kept), dropped, err)
+	}
+	if kept, dropped, err := db.DropPartial(ctx, []*domain.Attempt{&same}); err != nil || dropped != 0 || len(kept) != 1 {
+		t.Errorf("same start: kept %d, dropped %d, %v", len(kept), dropped, err)
+	}
+}

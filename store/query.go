@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/llmfleet/analyzer/domain"
 )
@@ -42,7 +43,7 @@ func filterWhere(f Filter) (string, []any) {
 
 const attemptColumns = `id, host, unit, invocation_id, container, container_id, engine, engine_version,
 	started_at_text, ended_at_text, ready_at_text, phase, verdict, rule, note,
-	exit_status, exit_code, ended_by, restart_counter, restart_counter_after,
+	exit_status, exit_code, ended_by, stop_requested, restart_counter, restart_counter_after,
 	fingerprint, lines, shape_json, timeline_json`
 
 // ListAttempts returns the attempts matching f, newest start first (ties
@@ -55,21 +56,126 @@ func (d *DB) ListAttempts(ctx context.Context, f Filter) ([]*domain.Attempt, err
 		q += " LIMIT ?"
 		args = append(args, f.Limit)
 	}
+	out, err := d.listFull(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: list attempts: %w", err)
+	}
+	return out, nil
+}
 
-	// One read transaction: the attempts and their child rows come from the
-	// same snapshot even while ingest commits a batch.
+// OpenAttempts returns the journal attempts (those with a unit invocation)
+// that have not ended, oldest start first, in full: what a replay of the
+// next part of a journal continues (tracker.Resume).
+func (d *DB) OpenAttempts(ctx context.Context) ([]*domain.Attempt, error) {
+	out, err := d.listFull(ctx, "SELECT "+attemptColumns+` FROM attempts
+		WHERE ended_at IS NULL AND invocation_id != '' AND unit != '' ORDER BY started_at, id`)
+	if err != nil {
+		return nil, fmt.Errorf("store: open attempts: %w", err)
+	}
+	return out, nil
+}
+
+// DropPartial returns the attempts of a replay less those it saw only the
+// end of, which the database holds from an earlier start: an input that
+// overlaps an earlier one (daily exports with some hours in common) must
+// not overwrite an attempt with its tail. A container attempt without a
+// unit whose container the database knows under another attempt is such a
+// tail too (the podman events that named its unit came before the input).
+// dropped counts them.
+func (d *DB) DropPartial(ctx context.Context, attempts []*domain.Attempt) (kept []*domain.Attempt, dropped int, err error) {
+	starts := map[string]time.Time{}
+	owner := map[string]string{} // container id → stored attempt id
+	const chunk = 400
+	for i := 0; i < len(attempts); i += chunk {
+		part := attempts[i:min(i+chunk, len(attempts))]
+		var ids, cids []any
+		for _, a := range part {
+			ids = append(ids, a.ID)
+			if a.ContainerID != "" {
+				cids = append(cids, a.ContainerID)
+			}
+		}
+		q := `SELECT id, started_at_text, container_id FROM attempts WHERE id IN (?` + strings.Repeat(", ?", len(ids)-1) + `)`
+		if len(cids) > 0 {
+			q += ` OR container_id IN (?` + strings.Repeat(", ?", len(cids)-1) + `)`
+		}
+		rows, err := d.db.QueryContext(ctx, q, append(ids, cids...)...)
+		if err != nil {
+			return nil, 0, fmt.Errorf("store: stored attempts: %w", err)
+		}
+		for rows.Next() {
+			var id, started, cid string
+			if err := rows.Scan(&id, &started, &cid); err != nil {
+				rows.Close()
+				return nil, 0, fmt.Errorf("store: stored attempts: %w", err)
+			}
+			if t, err := parseTimeText(started); err == nil {
+				starts[id] = t
+			}
+			if cid != "" {
+				owner[cid] = id
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, 0, fmt.Errorf("store: stored attempts: %w", err)
+		}
+	}
+	for _, a := range attempts {
+		s, ok := starts[a.ID]
+		tail := ok && !s.IsZero() && (a.StartedAt.IsZero() || s.Before(a.StartedAt))
+		if o := owner[a.ContainerID]; a.InvocationID == "" && a.ContainerID != "" && o != "" && o != a.ID {
+			tail = true
+		}
+		if tail {
+			dropped++
+			continue
+		}
+		kept = append(kept, a)
+	}
+	return kept, dropped, nil
+}
+
+// HostZones returns each host's UTC offset as its latest stored attempt's
+// start shows it (the tracker's learned offset; UTC when it learned none).
+func (d *DB) HostZones(ctx context.Context) (map[string]*time.Location, error) {
+	rows, err := d.db.QueryContext(ctx, `SELECT host, started_at_text FROM attempts
+		WHERE started_at IS NOT NULL AND host != '' ORDER BY started_at`)
+	if err != nil {
+		return nil, fmt.Errorf("store: host zones: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]*time.Location{}
+	for rows.Next() {
+		var host, text string
+		if err := rows.Scan(&host, &text); err != nil {
+			return nil, fmt.Errorf("store: host zones: %w", err)
+		}
+		if t, err := parseTimeText(text); err == nil && !t.IsZero() {
+			out[host] = t.Location()
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: host zones: %w", err)
+	}
+	return out, nil
+}
+
+// listFull runs q (a SELECT of attemptColumns) and loads the child rows of
+// its attempts, all in one read transaction: the attempts and their child
+// rows come from the same snapshot even while ingest commits a batch.
+func (d *DB) listFull(ctx context.Context, q string, args ...any) ([]*domain.Attempt, error) {
 	tx, err := d.db.BeginTx(ctx, nil)
 	if err != nil {
-		return nil, fmt.Errorf("store: list attempts: %w", err)
+		return nil, err
 	}
 	defer tx.Rollback() //nolint:errcheck // read-only
-
 	out, err := queryAttempts(ctx, tx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("store: list attempts: %w", err)
+		return nil, err
 	}
 	if err := loadChildren(ctx, tx, out); err != nil {
-		return nil, fmt.Errorf("store: list attempts: %w", err)
+		return nil, err
 	}
 	return out, nil
 }
@@ -112,7 +218,7 @@ func queryAttempts(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]*d
 		)
 		if err := rows.Scan(&a.ID, &a.Host, &a.Unit, &a.InvocationID, &a.Container, &a.ContainerID,
 			&a.Engine, &a.EngineVersion, &started, &ended, &ready, &phase, &verdict, &a.Rule, &a.Note,
-			&exitStatus, &a.ExitCode, &a.EndedBy, &restartBefore, &restartAfter,
+			&exitStatus, &a.ExitCode, &a.EndedBy, &a.StopRequested, &restartBefore, &restartAfter,
 			&a.Fingerprint, &a.Lines, &shapeJSON, &timelineJSON); err != nil {
 			return nil, err
 		}

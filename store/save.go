@@ -90,11 +90,11 @@ func (d *DB) SaveAttempts(ctx context.Context, attempts []*domain.Attempt, pos *
 const upsertAttempt = `INSERT INTO attempts (
 	id, host, unit, invocation_id, container, container_id, engine, engine_version,
 	started_at, started_at_text, ended_at, ended_at_text, ready_at, ready_at_text,
-	phase, verdict, rule, note, exit_status, exit_code, ended_by,
+	phase, verdict, rule, note, exit_status, exit_code, ended_by, stop_requested,
 	restart_counter, restart_counter_after, fingerprint, lines,
 	max_model_len, max_num_seqs, kv_cache_dtype, kv_cache_memory_bytes, kv_cache_tokens,
 	max_concurrency, tensor_parallel_size, served_model_name, shape_json, timeline_json
-) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT(id) DO UPDATE SET
 	host = excluded.host, unit = excluded.unit, invocation_id = excluded.invocation_id,
 	container = excluded.container, container_id = excluded.container_id,
@@ -104,7 +104,7 @@ ON CONFLICT(id) DO UPDATE SET
 	ready_at = excluded.ready_at, ready_at_text = excluded.ready_at_text,
 	phase = excluded.phase, verdict = excluded.verdict, rule = excluded.rule, note = excluded.note,
 	exit_status = excluded.exit_status, exit_code = excluded.exit_code, ended_by = excluded.ended_by,
-	restart_counter = excluded.restart_counter, restart_counter_after = excluded.restart_counter_after,
+	stop_requested = excluded.stop_requested, restart_counter = excluded.restart_counter, restart_counter_after = excluded.restart_counter_after,
 	fingerprint = excluded.fingerprint, lines = excluded.lines,
 	max_model_len = excluded.max_model_len, max_num_seqs = excluded.max_num_seqs,
 	kv_cache_dtype = excluded.kv_cache_dtype, kv_cache_memory_bytes = excluded.kv_cache_memory_bytes,
@@ -120,8 +120,7 @@ const (
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT(attempt_id, finding_id, rule) DO NOTHING`
 	insertLine = `INSERT INTO evidence (attempt_id, seq, kind, finding_id, time, time_us, cursor, message)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-`
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
 )
 
 // saver holds the statements of one SaveAttempts, prepared once for all
@@ -176,7 +175,7 @@ func (s *saver) saveAttempt(ctx context.Context, a *domain.Attempt) error {
 		a.ID, a.Host, a.Unit, a.InvocationID, a.Container, a.ContainerID, a.Engine, a.EngineVersion,
 		timeMicros(a.StartedAt), timeText(a.StartedAt), timeMicros(a.EndedAt), timeText(a.EndedAt),
 		timeMicros(a.ReadyAt), timeText(a.ReadyAt),
-		string(a.Phase), string(a.Verdict), a.Rule, a.Note, nullInt(a.ExitStatus), a.ExitCode, a.EndedBy,
+		string(a.Phase), string(a.Verdict), a.Rule, a.Note, nullInt(a.ExitStatus), a.ExitCode, a.EndedBy, a.StopRequested,
 		nullInt(a.RestartCounter), nullInt(a.RestartCounterAfter), a.Fingerprint, a.Lines,
 		shapeInt(shape, domain.ShapeMaxModelLen), shapeInt(shape, domain.ShapeMaxNumSeqs),
 		shapeText(shape, domain.ShapeKVCacheDtype), shapeInt(shape, domain.ShapeKVCacheMemoryBytes),

@@ -83,8 +83,13 @@ type Tracker struct {
 	// zones holds each host's UTC offset, learned from the first engine
 	// line with a local wall-clock stamp; attempts show their times in it.
 	zones map[string]*time.Location
-	scan  rules.Line    // the line being judged (reused)
-	env   rules.LineEnv // its rule environment (reused)
+	// resumable holds stored open attempts (Resume) by host|unit|invocation
+	// until an entry of theirs arrives; resumableCID maps their container.
+	resumable    map[string]*domain.Attempt
+	resumableCID map[string]string
+	knownZones   map[string]*time.Location // KnowZone: used when zones has none
+	scan         rules.Line                // the line being judged (reused)
+	env          rules.LineEnv             // its rule environment (reused)
 }
 
 // restart is a "Scheduled restart job" record: its N_RESTARTS and cursor.
@@ -117,6 +122,7 @@ type state struct {
 	readyEv    []domain.Evidence // readiness lines and the boot-shape lines around them
 	also       []domain.Evidence // lines of root causes that lost to the verdict
 	seq0       int               // creation order
+	skipUntil  time.Time         // resumed: entries up to this time were read before
 }
 
 // pending is a finding before the attempt ends (its note is rendered at
@@ -146,7 +152,8 @@ func New(set *rules.Set, opt Options) *Tracker {
 	return &Tracker{rules: set, opt: opt,
 		byKey: map[string]*state{}, lastByUnit: map[string]*state{}, byContainer: map[string]*state{},
 		byName: map[string]*state{}, engineUnits: map[string]bool{}, textCurrent: map[string]*state{},
-		nextRestarts: map[string]restart{}, zones: map[string]*time.Location{}}
+		nextRestarts: map[string]restart{}, zones: map[string]*time.Location{},
+		resumable: map[string]*domain.Attempt{}, resumableCID: map[string]string{}, knownZones: map[string]*time.Location{}}
 }
 
 // SetRules swaps the rule set; attempts in progress keep their findings.
@@ -173,7 +180,11 @@ func (t *Tracker) journalAttempt(host, unit, inv string, at time.Time) *state {
 	if st, ok := t.byKey[key]; ok {
 		return st
 	}
+	if st := t.continueResumed(key, at); st != nil {
+		return st
+	}
 	uk := host + "|" + unit
+	t.replaceResumed(uk, at)
 	if prev := t.lastByUnit[uk]; prev != nil && !prev.ended {
 		t.end(prev, at, domain.EndedByReplaced)
 	}
@@ -225,6 +236,9 @@ func (t *Tracker) Add(e domain.Entry) {
 	var st *state
 	if cid := e.Field("CONTAINER_ID_FULL"); cid != "" {
 		st = t.byContainer[cid]
+		if a := t.resumable[t.resumableCID[cid]]; st == nil && a != nil {
+			st = t.journalAttempt(a.Host, a.Unit, a.InvocationID, e.Time)
+		}
 	}
 	if st == nil && e.Field("CONTAINER_NAME") != "" {
 		st = t.byName[host+"|"+e.Field("CONTAINER_NAME")]
@@ -261,7 +275,7 @@ func (t *Tracker) Add(e domain.Entry) {
 			st = t.journalAttempt(host, e.Unit, "", e.Time)
 		}
 	}
-	if st == nil {
+	if st == nil || st.reread(e) {
 		return
 	}
 	st.touch(e)
@@ -353,6 +367,8 @@ func (t *Tracker) lifecycle(e domain.Entry, host, unit string) {
 	if inv != "" {
 		if s, ok := t.byKey[uk+"|"+inv]; ok {
 			st = s
+		} else if _, ok := t.resumable[uk+"|"+inv]; ok {
+			st = t.journalAttempt(host, unit, inv, e.Time)
 		}
 	} else {
 		st = t.lastByUnit[uk]
@@ -374,13 +390,14 @@ func (t *Tracker) lifecycle(e domain.Entry, host, unit string) {
 		}
 		return
 	}
-	if st == nil || st.ended {
+	if st == nil || st.ended || st.reread(e) {
 		return
 	}
 	ev := domain.Evidence{Time: e.Time, Cursor: e.Cursor, Message: firstLine(e.Message)}
 	switch msgID {
 	case msgUnitStopping:
 		st.stopReq = true
+		st.a.StopRequested = true
 	case msgUnitExited:
 		st.a.ExitCode = e.Field("EXIT_CODE")
 		if n, err := strconv.Atoi(e.Field("EXIT_STATUS")); err == nil {
@@ -434,6 +451,9 @@ func (t *Tracker) podmanEvent(e domain.Entry, host, ev string) {
 		return
 	}
 	st := t.journalAttempt(host, e.Unit, e.InvocationID, e.Time)
+	if st.reread(e) {
+		return
+	}
 	st.touch(e)
 	name := e.Field("PODMAN_NAME")
 	switch ev {
@@ -804,7 +824,11 @@ func (t *Tracker) Attempts() []*domain.Attempt {
 		if !st.text && st.a.Engine == "" && !t.engineUnits[st.a.Host+"|"+st.a.Unit] {
 			continue
 		}
-		out = append(out, t.judge(st).In(t.zones[st.a.Host]))
+		loc := t.zones[st.a.Host]
+		if loc == nil {
+			loc = t.knownZones[st.a.Host]
+		}
+		out = append(out, t.judge(st).In(loc))
 	}
 	return out
 }

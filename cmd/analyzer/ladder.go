@@ -47,7 +47,7 @@ func runLadder(ctx context.Context, args []string, w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if attempts, _, err = analyzeFiles(ctx, fs.Args(), set, false); err != nil {
+		if attempts, _, err = analyzeFiles(ctx, fs.Args(), set, false, nil); err != nil {
 			return err
 		}
 	} else {

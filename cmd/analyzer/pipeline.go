@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"time"
 
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/ingest"
@@ -39,13 +40,31 @@ type fileResult struct {
 // analyze reads every file through one tracker (a host's journal may be
 // split over several files) and returns the judged attempts.
 func analyze(ctx context.Context, paths []string, set *rules.Set, progress bool) ([]*domain.Attempt, error) {
-	attempts, _, err := analyzeFiles(ctx, paths, set, progress)
+	attempts, _, err := analyzeFiles(ctx, paths, set, progress, nil)
 	return attempts, err
 }
 
-func analyzeFiles(ctx context.Context, paths []string, set *rules.Set, progress bool) ([]*domain.Attempt, []fileResult, error) {
+// earlierRuns is what a database holds from earlier replays that the next
+// files build on: attempts their input left open (tracker.Resume) and each
+// host's UTC offset (tracker.KnowZone).
+type earlierRuns struct {
+	open  []*domain.Attempt
+	zones map[string]*time.Location
+}
+
+// analyzeFiles is analyze that also reports what each file contributed,
+// continuing from earlier runs when prior is not nil.
+func analyzeFiles(ctx context.Context, paths []string, set *rules.Set, progress bool, prior *earlierRuns) ([]*domain.Attempt, []fileResult, error) {
 	batchGC()
 	tr := tracker.New(set, tracker.Options{})
+	if prior != nil {
+		for host, loc := range prior.zones {
+			tr.KnowZone(host, loc)
+		}
+		for _, a := range prior.open {
+			tr.Resume(a)
+		}
+	}
 	var results []fileResult
 	for _, p := range paths {
 		res := fileResult{path: p}

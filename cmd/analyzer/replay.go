@@ -35,7 +35,21 @@ func cmdReplay(ctx context.Context, args []string) error {
 		return err
 	}
 	defer db.Close()
-	attempts, files, err := analyzeFiles(ctx, fs.Args(), set, true)
+	// Attempts a previous replay left open (its file ended mid-boot) go on
+	// in these files, with what the earlier part established; hosts keep
+	// the UTC offset learned from earlier files.
+	var prior earlierRuns
+	if prior.open, err = db.OpenAttempts(ctx); err != nil {
+		return err
+	}
+	if prior.zones, err = db.HostZones(ctx); err != nil {
+		return err
+	}
+	attempts, files, err := analyzeFiles(ctx, fs.Args(), set, true, &prior)
+	if err != nil {
+		return err
+	}
+	attempts, tails, err := db.DropPartial(ctx, attempts)
 	if err != nil {
 		return err
 	}
@@ -62,6 +76,9 @@ func cmdReplay(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(stdout, "replayed %d entries from %d files (%d malformed skipped): %d attempts, %d failed, into %s\n",
 		entries, len(files), malformed, len(attempts), failed, *dbPath)
+	if tails > 0 {
+		fmt.Fprintf(stdout, "kept %d stored attempts of which these files hold only the end\n", tails)
+	}
 	if *writeNotes {
 		w, err := notesWriter(db, metrics.New(metrics.Options{NoProcessMetrics: true}))
 		if err != nil {

@@ -1,0 +1,206 @@
+package tracker
+
+import (
+	"time"
+
+	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/rules"
+)
+
+// Resume continues a journal attempt that an earlier run stored while it
+// was still open, because that run's input stopped in the middle of it
+// (yesterday's export replayed, then today's). Later entries of the same
+// unit invocation then extend it, with its engine, phase, shape, timeline,
+// findings and evidence, instead of starting an attempt without its
+// beginning, which no engine rule would recognise. What the earlier run
+// held only in memory starts empty: sequence and count progress, the
+// context ring, lines before the engine was known.
+//
+// The stored attempt is taken up when an entry of it arrives: an entry
+// after its start continues it (when that entry is older than the last
+// time the attempt recorded, the input overlaps the earlier one and entries
+// up to that time are skipped as read before); one at or before its start means
+// the input holds the whole attempt, which is then judged afresh. A new
+// invocation of the unit ends it as replaced, as in one run. Ended
+// attempts, attempts without an ID, unit or invocation, and ones the
+// tracker already has are ignored.
+func (t *Tracker) Resume(a *domain.Attempt) {
+	if a == nil || a.ID == "" || !a.EndedAt.IsZero() || a.Unit == "" || a.InvocationID == "" {
+		return
+	}
+	key := a.Host + "|" + a.Unit + "|" + a.InvocationID
+	if _, ok := t.byKey[key]; ok {
+		return
+	}
+	t.resumable[key] = a
+	if a.ContainerID != "" {
+		t.resumableCID[a.ContainerID] = key
+	}
+}
+
+// continueResumed takes up the stored attempt of key when an entry at time
+// at continues it; nil when there is none or the entry re-reads it.
+func (t *Tracker) continueResumed(key string, at time.Time) *state {
+	a := t.resumable[key]
+	if a == nil {
+		return nil
+	}
+	t.forgetResumed(key)
+	if !at.IsZero() && !a.StartedAt.IsZero() && !at.After(a.StartedAt) {
+		return nil // the input holds it from its start
+	}
+	st := t.resumeState(a)
+	if last := lastKnown(a); at.IsZero() || !at.Before(last) {
+		// The input starts after what was read: take every entry, even
+		// one stamped a little earlier (journal streams interleave).
+		st.skipUntil = time.Time{}
+	}
+	return st
+}
+
+// replaceResumed ends the unit's stored open attempts that started before
+// at as replaced: a new invocation of the unit is starting.
+func (t *Tracker) replaceResumed(uk string, at time.Time) {
+	for key, a := range t.resumable {
+		if a.Host+"|"+a.Unit == uk && a.StartedAt.Before(at) {
+			t.forgetResumed(key)
+			t.end(t.resumeState(a), at, domain.EndedByReplaced)
+		}
+	}
+}
+
+func (t *Tracker) forgetResumed(key string) {
+	if a := t.resumable[key]; a != nil && a.ContainerID != "" {
+		delete(t.resumableCID, a.ContainerID)
+	}
+	delete(t.resumable, key)
+}
+
+// reread reports whether e was read by the run that stored st's attempt.
+func (st *state) reread(e domain.Entry) bool {
+	return !st.skipUntil.IsZero() && !e.Time.IsZero() && !e.Time.After(st.skipUntil)
+}
+
+// resumeState rebuilds the working state of stored attempt a and registers
+// it as the tracker's attempt of its unit invocation.
+func (t *Tracker) resumeState(a *domain.Attempt) *state {
+	c := *a
+	c.Shape = domain.Shape{}
+	for k, v := range a.Shape {
+		c.Shape[k] = v
+	}
+	c.Timeline = append([]domain.PhaseMark(nil), a.Timeline...)
+	c.Context = append([]domain.Evidence(nil), a.Context...)
+	c.Findings, c.Evidence, c.Note, c.Rule, c.Fingerprint = nil, nil, "", "", ""
+	// The stored phase is the verdict's; the attempt goes on from the
+	// phase it last entered.
+	if n := len(c.Timeline); n > 0 {
+		c.Phase = c.Timeline[n-1].Phase
+	}
+	st := &state{a: &c, eng: t.rules.Engine(a.Engine), seq: rules.SeqState{}, side: map[string]*pending{},
+		seq0: len(t.attempts), skipUntil: lastKnown(a), stopReq: a.StopRequested}
+	cited := map[string]bool{}
+	for _, f := range a.Findings {
+		r := t.ruleByID(f.Rule)
+		if r == nil || r.End {
+			continue // unknown now, or an end rule: judged again at the end
+		}
+		p := &pending{rule: r, phase: f.Phase, time: f.Time, captures: f.Captures,
+			evidence: append([]domain.Evidence(nil), f.Evidence...), lineNo: -reconsiderWindow - 1}
+		if len(f.Evidence) > 0 {
+			// The decisive line as the rules saw it, cut around the match.
+			p.text = st.eng.Strip(stripCompose(stripColour(f.Evidence[0].Message)))
+			p.line = snippet(p.text, max(r.MatchAt(p.text), 0))
+		}
+		for _, e := range f.Evidence {
+			cited[e.Cursor+"\x00"+e.Message] = true
+		}
+		if r.IsRootCause() {
+			if st.best == nil {
+				st.best = p
+			}
+			continue
+		}
+		if _, ok := st.side[r.FindingID()]; !ok {
+			st.side[r.FindingID()] = p
+			st.sideOrder = append(st.sideOrder, r.FindingID())
+		}
+	}
+	// The other evidence lines: the readiness lines of a ready attempt,
+	// the error-looking lines of an unexplained one, or lines of root
+	// causes that lost to the verdict.
+	for _, e := range a.Evidence {
+		switch {
+		case cited[e.Cursor+"\x00"+e.Message]:
+		case a.Verdict == domain.VerdictReady:
+			st.addReadyEvidence(e)
+		case a.Verdict == domain.VerdictUnknownFailure:
+			st.lastErrors = append(st.lastErrors, e)
+		default:
+			st.also = append(st.also, e)
+		}
+	}
+	t.attempts = append(t.attempts, st)
+	t.byKey[a.Host+"|"+a.Unit+"|"+a.InvocationID] = st
+	uk := a.Host + "|" + a.Unit
+	if prev := t.lastByUnit[uk]; prev == nil || prev.a.StartedAt.Before(a.StartedAt) {
+		t.lastByUnit[uk] = st
+	}
+	if a.ContainerID != "" {
+		t.byContainer[a.ContainerID] = st
+	}
+	if a.Container != "" {
+		t.byName[a.Host+"|"+a.Container] = st
+	}
+	if a.Engine != "" {
+		t.engineUnits[uk] = true
+	}
+	if _, ok := t.knownZones[a.Host]; !ok && !a.StartedAt.IsZero() {
+		t.knownZones[a.Host] = a.StartedAt.Location()
+	}
+	return st
+}
+
+// KnowZone gives the UTC offset an earlier run learned for host (from its
+// stored attempts), for input that holds no line stating it; an offset
+// learned from this input's lines takes precedence.
+func (t *Tracker) KnowZone(host string, loc *time.Location) {
+	if host != "" && loc != nil {
+		t.knownZones[host] = loc
+	}
+}
+
+// lastKnown is the latest time stored attempt a records: its start, phase
+// marks, evidence, context and findings.
+func lastKnown(a *domain.Attempt) time.Time {
+	last := a.StartedAt
+	later := func(t time.Time) {
+		if t.After(last) {
+			last = t
+		}
+	}
+	later(a.ReadyAt)
+	for _, m := range a.Timeline {
+		later(m.Time)
+	}
+	for _, e := range a.Evidence {
+		later(e.Time)
+	}
+	for _, e := range a.Context {
+		later(e.Time)
+	}
+	for _, f := range a.Findings {
+		later(f.Time)
+	}
+	return last
+}
+
+// ruleByID returns the rule of the current set with that id, or nil.
+func (t *Tracker) ruleByID(id string) *rules.Rule {
+	for _, r := range t.rules.Rules() {
+		if r.ID == id {
+			return r
+		}
+	}
+	return nil
+}
