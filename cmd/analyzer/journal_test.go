@@ -71,15 +71,7 @@ func wantAttempts(t *testing.T, path, host string) map[string]*domain.Attempt {
 // (by text: the journal files assign their own cursors).
 func compareStored(t *testing.T, dbPath string, want map[string]*domain.Attempt) {
 	t.Helper()
-	db, err := store.Open(dbPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	got, err := db.ListAttempts(context.Background(), domain.AttemptFilter{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := listStored(t, dbPath)
 	if len(got) != len(want) {
 		t.Errorf("database holds %d attempts, want %d", len(got), len(want))
 	}

@@ -124,15 +124,7 @@ func TestReplayPushesFindings(t *testing.T) {
 	defer lokiSrv.Close()
 	dbPath := filepath.Join(t.TempDir(), "r.db")
 	out := runCmd(t, "replay", "--db", dbPath, "--loki-url", lokiSrv.URL, "--loki-tenant", "fleet", fixtures[0])
-	db, err := store.Open(dbPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	as, err := db.ListAttempts(context.Background(), store.Filter{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	as := listStored(t, dbPath)
 	want := 0
 	for _, a := range as {
 		want += len(a.Findings)

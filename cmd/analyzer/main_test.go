@@ -15,6 +15,7 @@ import (
 
 	_ "github.com/mattn/go-sqlite3"
 
+	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/store"
 	"github.com/llmfleet/analyzer/web"
 )
@@ -35,6 +36,21 @@ func runCmd(t *testing.T, args ...string) string {
 		t.Fatalf("analyzer %s: %v", strings.Join(args, " "), err)
 	}
 	return out.String()
+}
+
+// listStored returns every attempt of the database at dbPath.
+func listStored(t *testing.T, dbPath string) []*domain.Attempt {
+	t.Helper()
+	db, err := store.Open(dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	as, err := db.ListAttempts(context.Background(), domain.AttemptFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return as
 }
 
 func TestExplainJSONContract(t *testing.T) {

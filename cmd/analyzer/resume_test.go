@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -12,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/llmfleet/analyzer/domain"
-	"github.com/llmfleet/analyzer/store"
 )
 
 // storedAttempts returns the attempts of a database as the explain
@@ -21,17 +19,8 @@ import (
 // memory only (see tracker.Resume).
 func storedAttempts(t *testing.T, dbPath string) map[string]string {
 	t.Helper()
-	db, err := store.Open(dbPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	as, err := db.ListAttempts(context.Background(), domain.AttemptFilter{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := map[string]string{}
-	for _, a := range as {
+	for _, a := range listStored(t, dbPath) {
 		j := a.JSON()
 		if a.Verdict == domain.VerdictReady {
 			j.Evidence = nil
