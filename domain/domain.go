@@ -284,6 +284,10 @@ type AttemptFilter struct {
 	Since, Until time.Time
 	// Limit caps the number of attempts returned; 0 or less means no cap.
 	Limit int
+	// Brief leaves out the evidence and context lines, of the attempts and
+	// of their findings: what a list or a ladder shows does not need them,
+	// and they are most of an attempt's bytes.
+	Brief bool
 }
 
 // ErrNotFound is returned when an attempt id is unknown.

@@ -157,3 +157,76 @@ func TestReplayContinuation(t *testing.T) {
 		t.Errorf("same start: kept %d, dropped %d, %v", len(kept), dropped, err)
 	}
 }
+
+// TestBriefListLeavesOutLines: a brief list has the attempts' findings
+// (ids, captures) but none of the evidence and context lines.
+func TestBriefListLeavesOutLines(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t)
+	if err := db.SaveAttempts(ctx, storetest.Attempts(), nil); err != nil {
+		t.Fatal(err)
+	}
+	full, err := db.ListAttempts(ctx, Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	brief, err := db.ListAttempts(ctx, Filter{Brief: true})
+	if err != nil || len(brief) != len(full) {
+		t.Fatalf("brief list: %d attempts (%v), full %d", len(brief), err, len(full))
+	}
+	lines := 0
+	for i, b := range brief {
+		f := full[i]
+		lines += len(f.Evidence) + len(f.Context)
+		if len(b.Evidence)+len(b.Context) != 0 {
+			t.Errorf("%s: brief has %d evidence and %d context lines", b.ID, len(b.Evidence), len(b.Context))
+		}
+		if len(b.Findings) != len(f.Findings) {
+			t.Fatalf("%s: brief has %d findings, full %d", b.ID, len(b.Findings), len(f.Findings))
+		}
+		for j, bf := range b.Findings {
+			if bf.ID != f.Findings[j].ID || len(bf.Captures) != len(f.Findings[j].Captures) || bf.Evidence != nil {
+				t.Errorf("%s finding %d: brief %+v, full %+v", b.ID, j, bf, f.Findings[j])
+			}
+		}
+		if b.Verdict != f.Verdict || b.Shape.Summary() != f.Shape.Summary() || len(b.Timeline) != len(f.Timeline) {
+			t.Errorf("%s: brief differs beyond its lines", b.ID)
+		}
+	}
+	if lines == 0 {
+		t.Fatal("the sample attempts have no lines; the test checks nothing")
+	}
+}
+
+// TestVersionChangesOnSave: every save changes Version, even one that
+// saves the same attempts again; reading does not.
+func TestVersionChangesOnSave(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t)
+	version := func() string {
+		t.Helper()
+		v, err := db.Version(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	empty := version()
+	as := storetest.Attempts()
+	if err := db.SaveAttempts(ctx, as, nil); err != nil {
+		t.Fatal(err)
+	}
+	first := version()
+	if _, err := db.ListAttempts(ctx, Filter{}); err != nil {
+		t.Fatal(err)
+	}
+	if first == empty || version() != first {
+		t.Fatalf("versions: empty %q, after save %q, after a read %q", empty, first, version())
+	}
+	if err := db.SaveAttempts(ctx, as[:1], nil); err != nil {
+		t.Fatal(err)
+	}
+	if again := version(); again == first {
+		t.Errorf("re-saving an attempt left the version at %q", again)
+	}
+}

@@ -56,7 +56,7 @@ func (d *DB) ListAttempts(ctx context.Context, f Filter) ([]*domain.Attempt, err
 		q += " LIMIT ?"
 		args = append(args, f.Limit)
 	}
-	out, err := d.listFull(ctx, q, args...)
+	out, err := d.listFull(ctx, f.Brief, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: list attempts: %w", err)
 	}
@@ -67,7 +67,7 @@ func (d *DB) ListAttempts(ctx context.Context, f Filter) ([]*domain.Attempt, err
 // that have not ended, oldest start first, in full: what a replay of the
 // next part of a journal continues (tracker.Resume).
 func (d *DB) OpenAttempts(ctx context.Context) ([]*domain.Attempt, error) {
-	out, err := d.listFull(ctx, "SELECT "+attemptColumns+` FROM attempts
+	out, err := d.listFull(ctx, false, "SELECT "+attemptColumns+` FROM attempts
 		WHERE ended_at IS NULL AND invocation_id != '' AND unit != '' ORDER BY started_at, id`)
 	if err != nil {
 		return nil, fmt.Errorf("store: open attempts: %w", err)
@@ -162,9 +162,10 @@ func (d *DB) HostZones(ctx context.Context) (map[string]*time.Location, error) {
 }
 
 // listFull runs q (a SELECT of attemptColumns) and loads the child rows of
-// its attempts, all in one read transaction: the attempts and their child
-// rows come from the same snapshot even while ingest commits a batch.
-func (d *DB) listFull(ctx context.Context, q string, args ...any) ([]*domain.Attempt, error) {
+// its attempts (brief: without evidence and context lines), all in one read
+// transaction: the attempts and their child rows come from the same
+// snapshot even while ingest commits a batch.
+func (d *DB) listFull(ctx context.Context, brief bool, q string, args ...any) ([]*domain.Attempt, error) {
 	tx, err := d.db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
@@ -174,7 +175,7 @@ func (d *DB) listFull(ctx context.Context, q string, args ...any) ([]*domain.Att
 	if err != nil {
 		return nil, err
 	}
-	if err := loadChildren(ctx, tx, out); err != nil {
+	if err := loadChildren(ctx, tx, out, brief); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -196,7 +197,7 @@ func (d *DB) GetAttempt(ctx context.Context, id string) (*domain.Attempt, error)
 	if len(out) == 0 {
 		return nil, ErrNotFound
 	}
-	if err := loadChildren(ctx, tx, out); err != nil {
+	if err := loadChildren(ctx, tx, out, false); err != nil {
 		return nil, fmt.Errorf("store: get attempt %s: %w", id, err)
 	}
 	return out[0], nil
@@ -249,7 +250,7 @@ func queryAttempts(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]*d
 const idChunk = 500
 
 // loadChildren fills the findings, evidence and context of the attempts.
-func loadChildren(ctx context.Context, tx *sql.Tx, attempts []*domain.Attempt) error {
+func loadChildren(ctx context.Context, tx *sql.Tx, attempts []*domain.Attempt, brief bool) error {
 	byID := make(map[string]*domain.Attempt, len(attempts))
 	ids := make([]any, 0, len(attempts))
 	for _, a := range attempts {
@@ -259,8 +260,11 @@ func loadChildren(ctx context.Context, tx *sql.Tx, attempts []*domain.Attempt) e
 	for start := 0; start < len(ids); start += idChunk {
 		chunk := ids[start:min(start+idChunk, len(ids))]
 		in := "(" + strings.TrimSuffix(strings.Repeat("?,", len(chunk)), ",") + ")"
-		if err := loadFindings(ctx, tx, byID, in, chunk); err != nil {
+		if err := loadFindings(ctx, tx, byID, in, chunk, brief); err != nil {
 			return err
+		}
+		if brief {
+			continue
 		}
 		if err := loadLines(ctx, tx, byID, in, chunk); err != nil {
 			return err
@@ -269,9 +273,13 @@ func loadChildren(ctx context.Context, tx *sql.Tx, attempts []*domain.Attempt) e
 	return nil
 }
 
-func loadFindings(ctx context.Context, tx *sql.Tx, byID map[string]*domain.Attempt, in string, ids []any) error {
+func loadFindings(ctx context.Context, tx *sql.Tx, byID map[string]*domain.Attempt, in string, ids []any, brief bool) error {
+	evidence := "evidence_json"
+	if brief {
+		evidence = "'[]'"
+	}
 	rows, err := tx.QueryContext(ctx, `SELECT attempt_id, finding_id, rule, severity, message_id, phase, time,
-		note, captures_json, evidence_json FROM findings WHERE attempt_id IN `+in+` ORDER BY attempt_id, seq`, ids...)
+		note, captures_json, `+evidence+` FROM findings WHERE attempt_id IN `+in+` ORDER BY attempt_id, seq`, ids...)
 	if err != nil {
 		return err
 	}

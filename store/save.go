@@ -72,7 +72,7 @@ func (d *DB) SaveAttempts(ctx context.Context, attempts []*domain.Attempt, pos *
 			return fmt.Errorf("store: attempt #%d (unit %q, started %s) has no ID", i, a.Unit, timeText(a.StartedAt))
 		}
 		if s == nil {
-			if s, err = prepareSaver(ctx, tx); err != nil {
+			if s, err = prepareSaver(ctx, tx, d.nextUpdate()); err != nil {
 				return fmt.Errorf("store: prepare: %w", err)
 			}
 			defer s.close()
@@ -93,8 +93,8 @@ const upsertAttempt = `INSERT INTO attempts (
 	phase, verdict, rule, note, exit_status, exit_code, ended_by, stop_requested,
 	restart_counter, restart_counter_after, fingerprint, lines,
 	max_model_len, max_num_seqs, kv_cache_dtype, kv_cache_memory_bytes, kv_cache_tokens,
-	max_concurrency, tensor_parallel_size, served_model_name, shape_json, timeline_json
-) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	max_concurrency, tensor_parallel_size, served_model_name, shape_json, timeline_json, updated_at
+) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT(id) DO UPDATE SET
 	host = excluded.host, unit = excluded.unit, invocation_id = excluded.invocation_id,
 	container = excluded.container, container_id = excluded.container_id,
@@ -110,7 +110,7 @@ ON CONFLICT(id) DO UPDATE SET
 	kv_cache_dtype = excluded.kv_cache_dtype, kv_cache_memory_bytes = excluded.kv_cache_memory_bytes,
 	kv_cache_tokens = excluded.kv_cache_tokens, max_concurrency = excluded.max_concurrency,
 	tensor_parallel_size = excluded.tensor_parallel_size, served_model_name = excluded.served_model_name,
-	shape_json = excluded.shape_json, timeline_json = excluded.timeline_json`
+	shape_json = excluded.shape_json, timeline_json = excluded.timeline_json, updated_at = excluded.updated_at`
 
 const (
 	deleteFindings = `DELETE FROM findings WHERE attempt_id = ?`
@@ -127,10 +127,11 @@ const (
 // its attempts: compiling them again per row was a third of a replay's save.
 type saver struct {
 	upsert, delFindings, delEvidence, finding, line *sql.Stmt
+	now                                             int64 // µs since epoch: updated_at of the saved attempts
 }
 
-func prepareSaver(ctx context.Context, tx *sql.Tx) (*saver, error) {
-	s := &saver{}
+func prepareSaver(ctx context.Context, tx *sql.Tx, now int64) (*saver, error) {
+	s := &saver{now: now}
 	for _, p := range []struct {
 		stmt **sql.Stmt
 		q    string
@@ -181,7 +182,7 @@ func (s *saver) saveAttempt(ctx context.Context, a *domain.Attempt) error {
 		shapeText(shape, domain.ShapeKVCacheDtype), shapeInt(shape, domain.ShapeKVCacheMemoryBytes),
 		shapeInt(shape, domain.ShapeKVCacheTokens), shapeFloat(shape, domain.ShapeMaxConcurrency),
 		shapeInt(shape, domain.ShapeTensorParallelSize), shapeText(shape, domain.ShapeServedModelName),
-		shapeJSON, string(timelineJSON),
+		shapeJSON, string(timelineJSON), s.now,
 	); err != nil {
 		return err
 	}
@@ -256,6 +257,27 @@ func citingFinding(a *domain.Attempt, e domain.Evidence) sql.NullString {
 		}
 	}
 	return sql.NullString{}
+}
+
+// nextUpdate returns the updated_at of a save: now in µs, but always past
+// the previous save's, so the largest updated_at grows with every save even
+// when the clock steps back.
+func (d *DB) nextUpdate() int64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.lastUpdate = max(time.Now().UnixMicro(), d.lastUpdate+1)
+	return d.lastUpdate
+}
+
+// Version changes whenever an attempt is saved (by any process): the number
+// of attempts and the latest updated_at. A reader that derives something
+// from all attempts (boot ladders) rebuilds it only when this changed.
+func (d *DB) Version(ctx context.Context) (string, error) {
+	var n, last int64
+	if err := d.db.QueryRowContext(ctx, `SELECT count(*), COALESCE(max(updated_at), 0) FROM attempts`).Scan(&n, &last); err != nil {
+		return "", fmt.Errorf("store: version: %w", err)
+	}
+	return fmt.Sprintf("%d/%d", n, last), nil
 }
 
 // Position returns the recorded position of source; ok is false when none

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/llmfleet/analyzer/domain"
@@ -26,6 +27,9 @@ var ErrNotFound = domain.ErrNotFound
 // DB is an open analyzer database. It is safe for concurrent use.
 type DB struct {
 	db *sql.DB
+
+	mu         sync.Mutex
+	lastUpdate int64 // updated_at of the last save (µs)
 }
 
 // dsnParams: WAL so the UI can read while ingest writes; a busy timeout so

@@ -171,13 +171,41 @@ type dtypeFigure struct {
 
 type ladderForm struct{ Host, Target, Since, Until string }
 
-// allLadders builds the ladders of every attempt in the database.
+// Versioner is a store that can tell whether its attempts changed
+// (*store.DB has it): the ladders are then rebuilt only after a change.
+type Versioner interface {
+	Version(ctx context.Context) (string, error)
+}
+
+// allLadders returns the ladders of every attempt in the database. They
+// are built from all attempts, which every attempt page needs for its
+// ladder link; with a Versioner they are built once per database change.
+// Callers must not modify the result.
 func (s *server) allLadders(ctx context.Context) ([]ladder.Ladder, error) {
-	attempts, err := s.db.ListAttempts(ctx, domain.AttemptFilter{})
+	version := ""
+	if v, ok := s.db.(Versioner); ok {
+		var err error
+		if version, err = v.Version(ctx); err != nil {
+			return nil, err
+		}
+		s.laddersMu.Lock()
+		cached, ls := s.laddersVersion, s.ladders
+		s.laddersMu.Unlock()
+		if cached == version {
+			return ls, nil
+		}
+	}
+	attempts, err := s.db.ListAttempts(ctx, domain.AttemptFilter{Brief: true})
 	if err != nil {
 		return nil, err
 	}
-	return ladder.Build(attempts, s.opts.Ladder), nil
+	ls := ladder.Build(attempts, s.opts.Ladder)
+	if version != "" {
+		s.laddersMu.Lock()
+		s.laddersVersion, s.ladders = version, ls
+		s.laddersMu.Unlock()
+	}
+	return ls, nil
 }
 
 // attemptLadder is the ladder link of the attempt page; nil when the

@@ -309,3 +309,41 @@ func TestLadderPageEscapes(t *testing.T) {
 	_, body, _ := get(t, srv, attemptURL(as[0].ID))
 	mustContain(t, "xss attempt", body, "&lt;script&gt;alert(1)&lt;/script&gt;", "Rung 1 of 1 of ladder")
 }
+
+// TestLaddersFollowTheDatabase: the server keeps the ladders it built, and
+// a save to the database (here a new rung on the night ladder) shows on
+// the next request.
+func TestLaddersFollowTheDatabase(t *testing.T) {
+	srv, db := newLadderServer(t)
+	rungs := func() int {
+		t.Helper()
+		code, body, _ := get(t, srv, "/api/v1/ladders?target=frank-primary")
+		var out struct {
+			Ladders []struct {
+				RungCount int `json:"rung_count"`
+			} `json:"ladders"`
+		}
+		if err := json.Unmarshal([]byte(body), &out); code != 200 || err != nil || len(out.Ladders) != 1 {
+			t.Fatalf("GET /api/v1/ladders: %d %v %s", code, err, body)
+		}
+		return out.Ladders[0].RungCount
+	}
+	before := rungs()
+	if again := rungs(); again != before || before != 16 {
+		t.Fatalf("rungs %d then %d, want 16 twice", before, again)
+	}
+	l := nightLadder(t, db)
+	last, err := db.GetAttempt(context.Background(), l.Rungs[len(l.Rungs)-1].AttemptID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := *last
+	next.ID, next.InvocationID = next.ID+"-next", "next"
+	next.StartedAt, next.EndedAt = last.EndedAt.Add(time.Minute), last.EndedAt.Add(10*time.Minute)
+	if err := db.SaveAttempts(context.Background(), []*domain.Attempt{&next}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if after := rungs(); after != before+1 {
+		t.Errorf("after saving a rung: %d rungs, want %d", after, before+1)
+	}
+}

@@ -18,11 +18,13 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/ladder"
 )
 
 //go:embed templates/*.html
@@ -70,6 +72,12 @@ type server struct {
 	db    AttemptReader
 	opts  Options
 	pages map[string]*template.Template
+
+	// The boot ladders of the whole database, kept while its Version
+	// stays the same (see allLadders); read-only once built.
+	laddersMu      sync.Mutex
+	laddersVersion string
+	ladders        []ladder.Ladder
 }
 
 // New returns the HTTP handler of the UI and API, with these routes:
@@ -217,7 +225,8 @@ func (s *server) listPage(c *gin.Context) {
 		Hosts: withValue(hosts, form.Host), Units: withValue(units, form.Unit),
 		Engines: withValue(engines, form.Engine), Verdicts: withValue(verdicts, form.Verdict),
 	}
-	f := domain.AttemptFilter{Host: form.Host, Unit: form.Unit, Engine: form.Engine, Verdict: form.Verdict, Limit: s.opts.PageLimit}
+	f := domain.AttemptFilter{Host: form.Host, Unit: form.Unit, Engine: form.Engine, Verdict: form.Verdict,
+		Limit: s.opts.PageLimit, Brief: true}
 	if n, err := strconv.Atoi(c.Query("limit")); err == nil && n > 0 {
 		f.Limit, data.Limit = n, n
 	}

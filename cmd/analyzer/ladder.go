@@ -59,7 +59,7 @@ func runLadder(ctx context.Context, args []string, w io.Writer) error {
 			return err
 		}
 		defer db.Close()
-		if attempts, err = db.ListAttempts(ctx, domain.AttemptFilter{}); err != nil {
+		if attempts, err = db.ListAttempts(ctx, domain.AttemptFilter{Brief: true}); err != nil {
 			return err
 		}
 	}
