@@ -126,13 +126,13 @@ func (t *Tracker) resumeState(a *domain.Attempt) *state {
 			st.sideOrder = append(st.sideOrder, r.FindingID())
 		}
 	}
-	// The other evidence lines: the readiness lines of a ready attempt,
-	// the error-looking lines of an unexplained one, or lines of root
-	// causes that lost to the verdict.
+	// The other evidence lines: the readiness and boot-shape lines of a
+	// ready or running attempt, the error-looking lines of an unexplained
+	// one, or lines of root causes that lost to the verdict.
 	for _, e := range a.Evidence {
 		switch {
 		case cited[e.Cursor+"\x00"+e.Message]:
-		case a.Verdict == domain.VerdictReady:
+		case a.Verdict == domain.VerdictReady || a.Verdict == domain.VerdictRunning:
 			st.addReadyEvidence(e)
 		case a.Verdict == domain.VerdictUnknownFailure:
 			st.lastErrors = append(st.lastErrors, e)

@@ -871,6 +871,10 @@ func (t *Tracker) judge(st *state) *domain.Attempt {
 		a.Verdict = domain.VerdictStopped
 	default:
 		a.Verdict = domain.VerdictRunning
+		// Where the boot has got to: its boot-shape lines so far (KV cache
+		// size, concurrency). Stored, they also let a later replay that
+		// continues the attempt quote them once it is ready.
+		a.Evidence = append(a.Evidence, st.readyEv...)
 	}
 	if a.Verdict == domain.VerdictUnknownFailure {
 		a.Evidence = append(a.Evidence, st.lastErrors...)

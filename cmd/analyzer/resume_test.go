@@ -14,17 +14,12 @@ import (
 )
 
 // storedAttempts returns the attempts of a database as the explain
-// contract shows them plus the line count, by id. The evidence of ready
-// attempts is left out: readiness lines printed before a cut are held in
-// memory only (see tracker.Resume).
+// contract shows them plus the line count, by id.
 func storedAttempts(t *testing.T, dbPath string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	for _, a := range listStored(t, dbPath) {
 		j := a.JSON()
-		if a.Verdict == domain.VerdictReady {
-			j.Evidence = nil
-		}
 		b, err := json.Marshal(struct {
 			domain.AttemptJSON
 			Lines         int
