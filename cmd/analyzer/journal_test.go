@@ -274,3 +274,16 @@ func TestServeSurvivesSIGKILL(t *testing.T) {
 		t.Errorf("%d distinct notes, want %d", len(notes), findings)
 	}
 }
+
+// TestServeStoppedWhileStarting: a stop (SIGTERM) that arrives while serve
+// is still reading its saved journal position ends it cleanly, as a stop
+// after start-up does (the SIGKILL test once caught exit status 1 here).
+func TestServeStoppedWhileStarting(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := cmdServe(ctx, []string{"--db", filepath.Join(t.TempDir(), "s.db"), "--journal-dir", t.TempDir(),
+		"--listen", "127.0.0.1:0", "--no-notes"})
+	if err != nil {
+		t.Fatalf("serve stopped during start-up returned %v, want a clean stop", err)
+	}
+}

@@ -31,7 +31,7 @@ func cmdServe(ctx context.Context, args []string) error {
 	defer db.Close()
 	lv, err := startLive(ctx, db, lf)
 	if err != nil {
-		return err
+		return stoppedWhileStarting(ctx, err)
 	}
 	defer func() {
 		if err := lv.close(); err != nil {
@@ -41,7 +41,7 @@ func cmdServe(ctx context.Context, args []string) error {
 	if jf.wanted() {
 		fol, err := startJournal(ctx, db, lv.rules.current(), jf, lv.metrics, lv.findings())
 		if err != nil {
-			return err
+			return stoppedWhileStarting(ctx, err)
 		}
 		lv.rules.add(fol.pipeline)
 		// Runs before lv.close: the follower's last findings still reach the pusher.
@@ -67,4 +67,14 @@ func cmdServe(ctx context.Context, args []string) error {
 		return err
 	}
 	return nil
+}
+
+// stoppedWhileStarting is err, or nil when the stop signal that canceled ctx
+// is what made the start fail: `systemctl stop` during start-up is a clean
+// stop, not a failure (exit status 0).
+func stoppedWhileStarting(ctx context.Context, err error) error {
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
 }
