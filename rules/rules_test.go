@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/llmfleet/analyzer/domain"
 )
 
 // TestEmbeddedRuleTests runs every test written in the shipped rule files,
@@ -89,5 +91,32 @@ func TestRequiredLiterals(t *testing.T) {
 	}
 	if got := requiredLiterals(`(?i)oom`); got != nil {
 		t.Fatalf("case-folded regex gave literals %q", got)
+	}
+}
+
+// TestSGLangGraphCaptureMarkers: both wordings SGLang has used for CUDA
+// graph capture move the phase (engine-lines.md §SGLang: the old "Capture
+// cuda graph begin." and the newest "Capture target decode CUDA graph
+// begin."), and the markers have a literal to prefilter on.
+func TestSGLangGraphCaptureMarkers(t *testing.T) {
+	set, err := LoadBuiltin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := set.Engine("sglang")
+	for line, want := range map[string]domain.Phase{
+		"[2024-12-13 01:44:59 TP0] Capture cuda graph begin. This can take up to several minutes.":                           domain.PhaseGraphCapture,
+		"[2025-11-09 00:47:25 TP3] Capture cuda graph end. Time elapsed: 31.21 s. mem usage=1.46 GB. avail mem=22.78 GB.":    domain.PhaseWarmup,
+		"[2026-02-01 10:00:00 TP0] Capture target decode CUDA graph begin. backend=full, num_tokens_per_req=1, bs=[1, 2, 4]": domain.PhaseGraphCapture,
+		"[2026-02-01 10:00:31 TP0] Capture draft verify CUDA graph end. Time elapsed: 30.02 s. mem usage=1.10 GB.":           domain.PhaseWarmup,
+	} {
+		if got, _, ok := e.Phase(line, false); !ok || got != want {
+			t.Errorf("%q: phase %q (%v), want %q", line, got, ok, want)
+		}
+	}
+	// The failure names the phase too, but only as a hint that never
+	// moves the phase back.
+	if p, fwd, ok := e.Phase("Exception: Capture cuda graph failed: CUDA out of memory.", false); !ok || p != domain.PhaseGraphCapture || !fwd {
+		t.Errorf("capture failure: phase %s forward-only %v (%v), want a forward-only graph_capture hint", p, fwd, ok)
 	}
 }
