@@ -279,6 +279,9 @@ func checkNames(t *testing.T, b *deploy.Block, path string, allowed []string) {
 	}
 }
 
+// exportedTypes is each family's type (COUNTER, GAUGE, ...), set by exported.
+var exportedTypes map[string]string
+
 // exported gathers /metrics after replaying the fixtures (and one event of
 // each live kind) and returns each family's label names.
 func exported(t *testing.T) map[string]map[string]bool {
@@ -310,7 +313,9 @@ func exported(t *testing.T) map[string]map[string]bool {
 		t.Fatal(err)
 	}
 	out := map[string]map[string]bool{}
+	exportedTypes = map[string]string{}
 	for _, mf := range mfs {
+		exportedTypes[mf.GetName()] = mf.GetType().String()
 		labels := map[string]bool{}
 		for _, s := range mf.GetMetric() {
 			for _, lp := range s.GetLabel() {
@@ -445,6 +450,7 @@ var (
 	groupRE   = regexp.MustCompile(`\b(?:by|without)\s*\(([^)]*)\)`)
 	lvRE      = regexp.MustCompile(`label_values\((?:[^,]*),\s*([A-Za-z_][A-Za-z0-9_]*)\)`)
 	selRE     = regexp.MustCompile(`\{[^}]*\}`)
+	funcOfRE  = regexp.MustCompile(`\b(increase|rate|irate|delta|deriv)\(\s*(analyzer_[a-z0-9_]+)`)
 )
 
 // TestQueriesUseExportedNames checks that every metric an alert rule or a
@@ -477,6 +483,19 @@ func TestQueriesUseExportedNames(t *testing.T) {
 				if !ok {
 					t.Errorf("%s: metric %s is not exported by /metrics", q.where, n)
 					continue
+				}
+				// increase() on a gauge that goes down counts a reset, and
+				// delta() on a counter misses one: each wants its kind.
+				for _, m := range funcOfRE.FindAllStringSubmatch(q.expr, -1) {
+					if m[2] != n {
+						continue
+					}
+					switch typ := exportedTypes[n]; {
+					case (m[1] == "increase" || m[1] == "rate" || m[1] == "irate") && typ != "COUNTER":
+						t.Errorf("%s: %s() of %s, a %s", q.where, m[1], n, typ)
+					case (m[1] == "delta" || m[1] == "deriv") && typ != "GAUGE":
+						t.Errorf("%s: %s() of %s, a %s", q.where, m[1], n, typ)
+					}
 				}
 				for l := range ls {
 					allowed[l] = true

@@ -99,9 +99,9 @@ func TestMetricsAfterReplayMatchExpected(t *testing.T) {
 	now := time.Unix(1790990000, 0)
 	m := metrics.New(metrics.Options{Store: db, Now: func() time.Time { return now }, NoProcessMetrics: true})
 
-	attempts := sums(t, m, "analyzer_attempts_total", "host", "verdict")
+	attempts := sums(t, m, "analyzer_attempts", "host", "verdict")
 	endedAttempts := sums(t, m, "analyzer_attempts_ended_total", "host", "verdict")
-	findings := sums(t, m, "analyzer_findings_total", "host", "finding")
+	findings := sums(t, m, "analyzer_findings", "host", "finding")
 	for host, e := range exp {
 		wantV := map[string]float64{}
 		wantEnded := map[string]float64{}
@@ -117,7 +117,7 @@ func TestMetricsAfterReplayMatchExpected(t *testing.T) {
 		}
 		for _, v := range domain.Verdicts {
 			if got := attempts[host+"|"+string(v)]; got != wantV[string(v)] {
-				t.Errorf("%s: analyzer_attempts_total{verdict=%q} = %v, want %v", host, v, got, wantV[string(v)])
+				t.Errorf("%s: analyzer_attempts{verdict=%q} = %v, want %v", host, v, got, wantV[string(v)])
 			}
 			if got := endedAttempts[host+"|"+string(v)]; got != wantEnded[string(v)] {
 				t.Errorf("%s: analyzer_attempts_ended_total{verdict=%q} = %v, want %v", host, v, got, wantEnded[string(v)])
@@ -125,7 +125,7 @@ func TestMetricsAfterReplayMatchExpected(t *testing.T) {
 		}
 		for f, n := range wantF {
 			if got := findings[host+"|"+f]; got != n {
-				t.Errorf("%s: analyzer_findings_total{finding=%q} = %v, want %v", host, f, got, n)
+				t.Errorf("%s: analyzer_findings{finding=%q} = %v, want %v", host, f, got, n)
 			}
 		}
 	}
@@ -166,14 +166,14 @@ analyzer_unit_restarts_total{host="dankserver",unit="frank-primary.service"} 6
 
 	// Zero series: a unit that never hit crash_loop still exports it at 0,
 	// so that increase() sees its first crash loop.
-	n, err := testutil.GatherAndCount(m.Registry(), "analyzer_findings_total")
+	n, err := testutil.GatherAndCount(m.Registry(), "analyzer_findings")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n < 4*(len(domain.NonRootFindings)+13) {
-		t.Errorf("analyzer_findings_total has %d series; want every finding for each of the 4 units", n)
+		t.Errorf("analyzer_findings has %d series; want every finding for each of the 4 units", n)
 	}
-	if got := sums(t, m, "analyzer_findings_total", "unit", "finding")["frank-small.service|crash_loop"]; got != 0 {
+	if got := sums(t, m, "analyzer_findings", "unit", "finding")["frank-small.service|crash_loop"]; got != 0 {
 		t.Errorf("frank-small crash_loop = %v", got)
 	}
 	lastVerdict := sums(t, m, "analyzer_unit_last_verdict", "unit", "verdict")
@@ -274,7 +274,7 @@ func TestSetFindingsExportsNewFindingAtZero(t *testing.T) {
 	db, _ := fixtureDB(t)
 	m := metrics.New(metrics.Options{Store: db, NoProcessMetrics: true})
 	const id = "site_frobnicator_exploded"
-	if got := sums(t, m, "analyzer_findings_total", "finding"); got[id] != 0 || len(got) == 0 {
+	if got := sums(t, m, "analyzer_findings", "finding"); got[id] != 0 || len(got) == 0 {
 		t.Fatalf("before: %v", got)
 	}
 	series := func() int {
@@ -284,7 +284,7 @@ func TestSetFindingsExportsNewFindingAtZero(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, mf := range mfs {
-			if mf.GetName() != "analyzer_findings_total" {
+			if mf.GetName() != "analyzer_findings" {
 				continue
 			}
 			for _, s := range mf.GetMetric() {

@@ -13,16 +13,16 @@ import (
 
 // Descriptions of the metrics computed from the database at scrape time.
 var (
-	attemptsDesc = prometheus.NewDesc(Namespace+"_attempts_total",
-		"Boot attempts recorded, by the verdict they have now: an attempt counts under running (or ready) "+
-			"until a failure verdict replaces it, so only the failure verdicts' counts never go down. "+
-			"For attempts by final verdict use analyzer_attempts_ended_total.",
+	attemptsDesc = prometheus.NewDesc(Namespace+"_attempts",
+		"Boot attempts recorded, by the verdict they have now. A gauge: an attempt counts under running until "+
+			"its verdict is known, and a provisional verdict (a stall) is withdrawn when the boot moves on. "+
+			"Alert on delta(); for attempts by final verdict use analyzer_attempts_ended_total.",
 		[]string{"host", "unit", "engine", "verdict"}, nil)
 	attemptsEndedDesc = prometheus.NewDesc(Namespace+"_attempts_ended_total",
 		"Boot attempts that ended (exit, stop or replaced), by their final verdict.",
 		[]string{"host", "unit", "engine", "verdict"}, nil)
-	findingsDesc = prometheus.NewDesc(Namespace+"_findings_total",
-		"Boot attempts with the finding (a verdict or a non-root finding).",
+	findingsDesc = prometheus.NewDesc(Namespace+"_findings",
+		"Boot attempts that have the finding (a verdict or a non-root finding) now; a gauge like analyzer_attempts.",
 		[]string{"host", "unit", "finding"}, nil)
 	unitStateDesc = prometheus.NewDesc(Namespace+"_unit_state",
 		"1 for the state the unit's latest attempt is in (booting, ready, failed, stopped), 0 for the others.",
@@ -129,15 +129,16 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, k := range engKeys {
 		for _, m := range []struct {
 			desc   *prometheus.Desc
+			kind   prometheus.ValueType
 			counts map[string]int64
-		}{{attemptsDesc, attempts[k]}, {attemptsEndedDesc, ended[k]}} {
+		}{{attemptsDesc, prometheus.GaugeValue, attempts[k]}, {attemptsEndedDesc, prometheus.CounterValue, ended[k]}} {
 			for _, v := range domain.Verdicts {
-				ch <- prometheus.MustNewConstMetric(m.desc, prometheus.CounterValue, float64(m.counts[string(v)]),
+				ch <- prometheus.MustNewConstMetric(m.desc, m.kind, float64(m.counts[string(v)]),
 					k.host, k.unit, k.engine, string(v))
 			}
 			for v, n := range m.counts { // verdicts outside the spec's list (extensions)
 				if !knownVerdict(v) {
-					ch <- prometheus.MustNewConstMetric(m.desc, prometheus.CounterValue, float64(n), k.host, k.unit, k.engine, v)
+					ch <- prometheus.MustNewConstMetric(m.desc, m.kind, float64(n), k.host, k.unit, k.engine, v)
 				}
 			}
 		}
@@ -184,11 +185,11 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, k := range unitKeys {
 		for _, id := range ids {
-			ch <- prometheus.MustNewConstMetric(findingsDesc, prometheus.CounterValue, float64(findings[k][id]), k.host, k.unit, id)
+			ch <- prometheus.MustNewConstMetric(findingsDesc, prometheus.GaugeValue, float64(findings[k][id]), k.host, k.unit, id)
 		}
 		for id, n := range findings[k] {
 			if !known[id] {
-				ch <- prometheus.MustNewConstMetric(findingsDesc, prometheus.CounterValue, float64(n), k.host, k.unit, id)
+				ch <- prometheus.MustNewConstMetric(findingsDesc, prometheus.GaugeValue, float64(n), k.host, k.unit, id)
 			}
 		}
 	}
