@@ -16,12 +16,10 @@ import (
 
 	"github.com/llmfleet/analyzer/deploy"
 	"github.com/llmfleet/analyzer/domain"
-	"github.com/llmfleet/analyzer/ingest"
+	"github.com/llmfleet/analyzer/internal/fixturetest"
 	"github.com/llmfleet/analyzer/loki"
 	"github.com/llmfleet/analyzer/metrics"
-	"github.com/llmfleet/analyzer/rules"
 	"github.com/llmfleet/analyzer/store"
-	"github.com/llmfleet/analyzer/tracker"
 )
 
 // files lists every file of deploy/ (embedded).
@@ -291,17 +289,9 @@ func exported(t *testing.T) map[string]map[string]bool {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	set, err := rules.LoadBuiltin()
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, f := range []string{"dankserver-night-ladder", "dankclaw-day"} {
-		tr := tracker.New(set, tracker.Options{})
-		if _, err := ingest.ReadFile(context.Background(), "../../shared/fixtures/"+f+".journal.json", ingest.Options{},
-			func(e domain.Entry) error { tr.Add(e); return nil }); err != nil {
-			t.Fatal(err)
-		}
-		if err := db.SaveAttempts(context.Background(), tr.Attempts(), nil); err != nil {
+		as := fixturetest.Attempts(t, "../../shared/fixtures/"+f+".journal.json")
+		if err := db.SaveAttempts(context.Background(), as, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
