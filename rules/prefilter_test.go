@@ -109,13 +109,7 @@ func TestPrefilterAgreesWithContains(t *testing.T) {
 	l := &Line{}
 	for _, line := range lines {
 		for _, cut := range []int{-1, 1, 7} {
-			set.Prepare(l, line)
-			switch {
-			case cut < 0:
-				vllm.StripLine(l)
-			case cut <= len(line):
-				l.narrow(cut)
-			}
+			prepareCut(set, vllm, l, line, cut)
 			for _, m := range ms {
 				if got, want := l.may(m.id), hasAny(l.Text, m.lits); got != want {
 					t.Fatalf("%s on %q: prefilter says %v, literals %q say %v", m.what, l.Text, got, m.lits, want)
@@ -223,13 +217,7 @@ func TestStartLiteralsKeepMatches(t *testing.T) {
 		"Constraints violated (L['x'].size()[0])! You marked L['x'] as dynamic but your code specialized it to be a constant (3)")
 	for _, line := range lines {
 		for _, cut := range []int{-1, 0, 3} {
-			set.Prepare(l, line)
-			switch {
-			case cut < 0:
-				vllm.StripLine(l)
-			case cut <= len(line):
-				l.narrow(cut)
-			}
+			prepareCut(set, vllm, l, line, cut)
 			for _, r := range rs {
 				if got, want := r.find(l, l.Text), r.match.FindStringSubmatchIndex(l.Text); !reflect.DeepEqual(got, want) {
 					t.Fatalf("%s on %q: from the start literals %v, whole line %v", r.ID, l.Text, got, want)
@@ -275,5 +263,17 @@ func TestAnchoredPrefix(t *testing.T) {
 		if got := anchoredPrefix(src); got != want {
 			t.Errorf("anchoredPrefix(%q) = %q, want %q", src, got, want)
 		}
+	}
+}
+
+// prepareCut prepares line into l, then strips it as eng does (cut < 0) or
+// drops its first cut bytes, as the tracker narrows prepared lines.
+func prepareCut(set *Set, eng *Engine, l *Line, line string, cut int) {
+	set.Prepare(l, line)
+	switch {
+	case cut < 0:
+		eng.StripLine(l)
+	case cut <= len(line):
+		l.narrow(cut)
 	}
 }

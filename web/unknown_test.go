@@ -1,17 +1,14 @@
 package web
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/llmfleet/analyzer/domain"
-	"github.com/llmfleet/analyzer/store"
 	"github.com/llmfleet/analyzer/store/storetest"
 )
 
@@ -23,11 +20,6 @@ const scriptFingerprint = "0badc0ffee00 RuntimeError: <script>alert(1)</script> 
 // markup.
 func newUnknownServer(t *testing.T) *httptest.Server {
 	t.Helper()
-	db, err := store.Open(filepath.Join(t.TempDir(), "unknown.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
 	as := storetest.Attempts()
 	var unknown *domain.Attempt
 	for _, a := range as {
@@ -41,12 +33,7 @@ func newUnknownServer(t *testing.T) *httptest.Server {
 	other := *unknown
 	other.ID, other.InvocationID, other.Unit = "dankserver/frank-other.service/3", "3", "frank-other.service"
 	other.Fingerprint = scriptFingerprint
-	if err := db.SaveAttempts(context.Background(), append(as, &again, &other), nil); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(New(db, Options{Location: time.UTC}))
-	t.Cleanup(srv.Close)
-	return srv
+	return serveAttempts(t, append(as, &again, &other), Options{Location: time.UTC})
 }
 
 func TestUnknownAPI(t *testing.T) {
@@ -135,21 +122,11 @@ func TestUnknownPage(t *testing.T) {
 // newServerWithout serves a database with no unknown failure.
 func newServerWithout(t *testing.T) *httptest.Server {
 	t.Helper()
-	db, err := store.Open(filepath.Join(t.TempDir(), "none.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
 	var keep []*domain.Attempt
 	for _, a := range storetest.Attempts() {
 		if a.Verdict != domain.VerdictUnknownFailure {
 			keep = append(keep, a)
 		}
 	}
-	if err := db.SaveAttempts(context.Background(), keep, nil); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(New(db, Options{}))
-	t.Cleanup(srv.Close)
-	return srv
+	return serveAttempts(t, keep, Options{})
 }

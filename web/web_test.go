@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/store"
 	"github.com/llmfleet/analyzer/store/storetest"
 )
@@ -18,15 +19,21 @@ import (
 // newServer serves a real SQLite database holding storetest.Attempts.
 func newServer(t *testing.T) *httptest.Server {
 	t.Helper()
+	return serveAttempts(t, storetest.Attempts(), Options{Location: time.UTC})
+}
+
+// serveAttempts saves as into a new SQLite file and serves it with opts.
+func serveAttempts(t *testing.T, as []*domain.Attempt, opts Options) *httptest.Server {
+	t.Helper()
 	db, err := store.Open(filepath.Join(t.TempDir(), "web.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	if err := db.SaveAttempts(context.Background(), storetest.Attempts(), nil); err != nil {
+	if err := db.SaveAttempts(context.Background(), as, nil); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(New(db, Options{Location: time.UTC}))
+	srv := httptest.NewServer(New(db, opts))
 	t.Cleanup(srv.Close)
 	return srv
 }
