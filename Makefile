@@ -6,7 +6,7 @@ DB      ?= demo.db
 LISTEN  ?= 127.0.0.1:8080
 EXAMPLE := examples/dankserver-night-ladder.journal.json examples/dankclaw-day.journal.json
 
-.PHONY: all build test bench demo explain clean deps test-deps
+.PHONY: all build test bench fuzz demo explain clean deps test-deps
 
 all: build
 
@@ -32,6 +32,11 @@ test: test-deps build
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
 	$(BIN) rules test
+
+# Every fuzz target for FUZZTIME each (CI runs them for seconds; this, long).
+FUZZTIME ?= 10m
+fuzz: deps
+	FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
 
 # Throughput against jq and grep on the same file, and note latency (see scripts/bench.sh).
 bench: test-deps build

@@ -10,10 +10,20 @@ import (
 // "non-default args: {...}" (a dict repr) and SGLang's
 // "ServerArgs(k=v, ...)" (a dataclass repr). Truncated input yields what
 // was read before the cut.
+//
+// The text is untrusted (any process can log such a line), so every loop
+// consumes at least one byte per turn or stops, and nesting deeper than
+// maxPyDepth is malformed: time is linear in the input and the stack is
+// bounded.
 type pyParser struct {
-	s string
-	i int
+	s     string
+	i     int
+	depth int
 }
+
+// maxPyDepth bounds container nesting. Engine reprs nest three or four
+// levels (speculative_config, compilation_config); 32 leaves room.
+const maxPyDepth = 32
 
 func (p *pyParser) ws() {
 	for p.i < len(p.s) && (p.s[p.i] == ' ' || p.s[p.i] == '\t') {
@@ -32,10 +42,20 @@ func (p *pyParser) value() (any, bool) {
 	switch c := p.s[p.i]; {
 	case c == '\'' || c == '"':
 		return p.str(c)
-	case c == '{':
-		return p.dict()
-	case c == '[' || c == '(':
-		return p.list(map[byte]byte{'[': ']', '(': ')'}[c])
+	case c == '{' || c == '[' || c == '(':
+		if p.depth >= maxPyDepth {
+			return nil, false
+		}
+		p.depth++
+		defer func() { p.depth-- }()
+		switch c {
+		case '{':
+			return p.dict()
+		case '[':
+			return p.list(']')
+		default:
+			return p.list(')')
+		}
 	default:
 		// number, True/False/None, or a bare token (enum reprs, paths).
 		start := p.i
@@ -52,6 +72,11 @@ func (p *pyParser) value() (any, bool) {
 				depth--
 			}
 			p.i++
+		}
+		if p.i == start {
+			// A closer that is not ours (e.g. "[)]"): nothing was
+			// consumed, so the caller must not loop on it.
+			return nil, false
 		}
 		tok := strings.TrimSpace(p.s[start:p.i])
 		switch tok {
@@ -93,6 +118,7 @@ func (p *pyParser) list(end byte) (any, bool) {
 	p.i++
 	var out []any
 	for {
+		before := p.i
 		p.ws()
 		if p.eof() {
 			return out, false
@@ -110,6 +136,9 @@ func (p *pyParser) list(end byte) (any, bool) {
 		if !p.eof() && p.s[p.i] == ',' {
 			p.i++
 		}
+		if p.i == before {
+			return out, false // no progress: malformed
+		}
 	}
 }
 
@@ -117,6 +146,7 @@ func (p *pyParser) dict() (any, bool) {
 	p.i++
 	out := map[string]any{}
 	for {
+		before := p.i
 		p.ws()
 		if p.eof() {
 			return out, false
@@ -144,6 +174,9 @@ func (p *pyParser) dict() (any, bool) {
 		p.ws()
 		if !p.eof() && p.s[p.i] == ',' {
 			p.i++
+		}
+		if p.i == before {
+			return out, false // no progress: malformed
 		}
 	}
 }

@@ -62,19 +62,6 @@ func TestBadFileReportsFileAndLine(t *testing.T) {
 	}
 }
 
-func TestParsePyDictTruncated(t *testing.T) {
-	m := parsePyDict(`{'model': '/models', 'served_model_name': ['frank-primary'], 'max_model_len': 262144, 'gpu_memory_utilization': 0.98, 'kv_cache_memory_by`)
-	if m["max_model_len"] != int64(262144) || m["gpu_memory_utilization"] != 0.98 {
-		t.Fatalf("parsed %v", m)
-	}
-	if _, ok := m["kv_cache_memory_by"]; ok {
-		t.Fatal("kept a truncated key")
-	}
-	if got := normalizeValue("served_model_name", m["served_model_name"]); got != "frank-primary" {
-		t.Fatalf("served_model_name = %v", got)
-	}
-}
-
 func TestParseBytes(t *testing.T) {
 	for in, want := range map[string]float64{"76.00 MiB": 76 << 20, "10.70 GiB": 10.70 * (1 << 30), "11.05 GB": 11.05e9, "0 bytes": 0, "512": 512} {
 		if got, ok := ParseBytes(in); !ok || got != want {

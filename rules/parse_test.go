@@ -1,0 +1,129 @@
+package rules
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParsePyDictTruncated(t *testing.T) {
+	m := parsePyDict(`{'model': '/models', 'served_model_name': ['frank-primary'], 'max_model_len': 262144, 'gpu_memory_utilization': 0.98, 'kv_cache_memory_by`)
+	if m["max_model_len"] != int64(262144) || m["gpu_memory_utilization"] != 0.98 {
+		t.Fatalf("parsed %v", m)
+	}
+	if _, ok := m["kv_cache_memory_by"]; ok {
+		t.Fatal("kept a truncated key")
+	}
+	if got := normalizeValue("served_model_name", m["served_model_name"]); got != "frank-primary" {
+		t.Fatalf("served_model_name = %v", got)
+	}
+}
+
+// TestParsePyHostile feeds the reprs that once looped forever or grew the
+// stack without bound; each must end at once with what came before the
+// damage.
+func TestParsePyHostile(t *testing.T) {
+	deep := strings.Repeat("[", 1<<20)
+	for name, in := range map[string]string{
+		"stray paren in list":   `{'a':[)]}`,
+		"stray brace in list":   `{'a':[}], 'b': 1}`,
+		"stray bracket in call": `{'a':(]), 'b': 1}`,
+		"closer as dict key":    `{)}`,
+		"1 MiB of [":            "{'a': " + deep,
+		"1 MiB of {":            strings.Repeat("{", 1<<20),
+		"1 MiB of ( as args":    "a=" + strings.Repeat("(", 1<<20),
+	} {
+		t.Run(name, func(t *testing.T) {
+			start := time.Now()
+			parsePyDict(in)
+			parsePyArgs(in)
+			if d := time.Since(start); d > time.Second {
+				t.Fatalf("took %v", d)
+			}
+		})
+	}
+	if m := parsePyDict(`{'max_model_len': 4096, 'a':[)], 'b': 2}`); m["max_model_len"] != int64(4096) {
+		t.Fatalf("lost the entries before the damage: %v", m)
+	}
+	// Nesting up to the limit still parses.
+	ok := "{'a': " + strings.Repeat("[", maxPyDepth-1) + strings.Repeat("]", maxPyDepth-1) + ", 'n': 7}"
+	if m := parsePyDict(ok); m["n"] != int64(7) {
+		t.Fatalf("nesting %d deep: %v", maxPyDepth-1, m)
+	}
+	tooDeep := "{'n': 7, 'a': " + strings.Repeat("[", maxPyDepth+1) + strings.Repeat("]", maxPyDepth+1) + "}"
+	if m := parsePyDict(tooDeep); m["n"] != int64(7) {
+		t.Fatalf("nesting past the limit: %v", m)
+	}
+}
+
+// reprLines returns the shape lines of the bundled example journals (vLLM's
+// "non-default args: {...}", SGLang's "ServerArgs(...)"): the fuzz seeds.
+func reprLines(tb testing.TB) []string {
+	tb.Helper()
+	paths, _ := filepath.Glob("../examples/*.journal.json")
+	var out []string
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 1<<20), 4<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			for _, marker := range []string{"non-default args: ", "ServerArgs("} {
+				if i := strings.Index(line, marker); i >= 0 {
+					rest := line[i+len(marker):]
+					if j := strings.Index(rest, `"`); j >= 0 {
+						rest = rest[:j] // the end of the JSON MESSAGE string
+					}
+					out = append(out, strings.ReplaceAll(rest, `\"`, `"`))
+				}
+			}
+		}
+		f.Close()
+	}
+	return out
+}
+
+// FuzzParsePy checks that the Python-repr parsers end on any input with a
+// result no larger than the input: every element costs at least one byte.
+func FuzzParsePy(f *testing.F) {
+	for _, s := range reprLines(f) {
+		f.Add(s)
+	}
+	f.Add(`{'a':[)]}`)
+	f.Add(`model_path='/m', context_length=None, speculative_algorithm=<Algo.EAGLE: 1>`)
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, m := range []map[string]any{parsePyDict(s), parsePyArgs(s)} {
+			if n := pySize(m, 0); n > len(s)+1 {
+				t.Fatalf("%d values from %d bytes", n, len(s))
+			}
+			for k, v := range m {
+				normalizeValue(k, v)
+			}
+		}
+	})
+}
+
+// pySize counts the values in a parsed repr.
+func pySize(v any, depth int) int {
+	if depth > maxPyDepth+1 {
+		panic("nesting past maxPyDepth")
+	}
+	n := 1
+	switch x := v.(type) {
+	case map[string]any:
+		for _, e := range x {
+			n += pySize(e, depth+1)
+		}
+	case []any:
+		for _, e := range x {
+			n += pySize(e, depth+1)
+		}
+	}
+	return n
+}
