@@ -54,18 +54,24 @@ func (s *Set) runLineTest(r *Rule, t TestSpec) []string {
 	if engine == "" && len(r.Engines) > 0 {
 		engine = r.Engines[0]
 	}
-	eng := s.byName[engine]
-	phase := domain.PhaseStart
+	j := s.NewJudge(engine, JudgeOptions{Only: r})
 	if t.Phase != "" {
-		phase = domain.Phase(t.Phase)
+		j.SetPhase(domain.Phase(t.Phase))
 	}
-	shape := domain.Shape{}
 	for k, v := range t.Shape {
-		shape.Set(k, normalizeValue(k, v))
+		j.SetShape(k, v)
 	}
-	ready := phase.Rank() >= domain.PhaseReady.Rank() && phase.Rank() <= domain.PhaseServing.Rank()
-	seq := SeqState{}
 	var first *Hit
+	var probs []string
+	j.OnHit = func(h Hit, phase domain.Phase) {
+		if first != nil {
+			return
+		}
+		first = &h
+		note := r.RenderNote(NoteData{Rule: r.ID, Verdict: string(r.Verdict), Phase: string(phase),
+			Engine: j.Engine(), Captures: h.Captures, Shape: j.a.Shape, Line: j.env.Line})
+		probs = checkNote(t, note)
+	}
 	at := testStart
 	for _, tl := range t.Lines {
 		if tl.HasAt {
@@ -75,26 +81,9 @@ func (s *Set) runLineTest(r *Rule, t TestSpec) []string {
 			if i > 0 {
 				at = at.Add(tl.Every)
 			}
-			line := eng.Strip(tl.Msg)
-			if p, fwd, ok := eng.Phase(line, ready); ok && !(fwd && p.Rank() <= phase.Rank()) {
-				phase = p
-				if p == domain.PhaseReady {
-					ready = true
-				}
-			}
-			eng.UpdateShape(line, shape)
-			env := &LineEnv{Line: line, Phase: string(phase), Engine: engine, ReachedReady: ready, Shape: shape, Time: at}
-			if h, ok := r.step(nil, env, seq, &matchCache{}); ok && first == nil {
-				h := h
-				first = &h
-				if r.Phase != "" {
-					phase = r.Phase
-				}
-				firstNote := r.RenderNote(NoteData{Rule: r.ID, Verdict: string(r.Verdict), Phase: string(phase),
-					Engine: engine, Captures: h.Captures, Shape: shape, Line: line})
-				if probs := checkNote(t, firstNote); len(probs) > 0 {
-					return probs
-				}
+			j.Line(tl.Msg, domain.Evidence{Time: at, Message: tl.Msg})
+			if len(probs) > 0 {
+				return probs
 			}
 		}
 	}
@@ -107,7 +96,6 @@ func (s *Set) runLineTest(r *Rule, t TestSpec) []string {
 	if first == nil {
 		return []string{"expected a match, got none"}
 	}
-	var probs []string
 	for k, want := range t.Expect.Captures {
 		if got := first.Captures[k]; got != want {
 			probs = append(probs, fmt.Sprintf("capture %s: want %q, got %q", k, want, got))

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/llmfleet/analyzer/domain"
-	"github.com/llmfleet/analyzer/rules"
 )
 
 // Resume continues a journal attempt that an earlier run stored while it
@@ -85,61 +84,10 @@ func (st *state) reread(e domain.Entry) bool {
 // it as the tracker's attempt of its unit invocation.
 func (t *Tracker) resumeState(a *domain.Attempt) *state {
 	c := *a
-	c.Shape = domain.Shape{}
-	for k, v := range a.Shape {
-		c.Shape[k] = v
-	}
-	c.Timeline = append([]domain.PhaseMark(nil), a.Timeline...)
-	c.Context = append([]domain.Evidence(nil), a.Context...)
+	c.Shape, c.Timeline, c.Context = nil, nil, nil
 	c.Findings, c.Evidence, c.Note, c.Rule, c.Fingerprint = nil, nil, "", "", ""
-	// The stored phase is the verdict's; the attempt goes on from the
-	// phase it last entered.
-	if n := len(c.Timeline); n > 0 {
-		c.Phase = c.Timeline[n-1].Phase
-	}
-	st := &state{a: &c, eng: t.rules.Engine(a.Engine), seq: rules.SeqState{}, side: map[string]*pending{},
-		seq0: len(t.attempts), skipUntil: lastKnown(a), stopReq: a.StopRequested}
-	cited := map[string]bool{}
-	for _, f := range a.Findings {
-		r := t.ruleByID(f.Rule)
-		if r == nil || r.End {
-			continue // unknown now, or an end rule: judged again at the end
-		}
-		p := &pending{rule: r, phase: f.Phase, time: f.Time, captures: f.Captures,
-			evidence: append([]domain.Evidence(nil), f.Evidence...), lineNo: -reconsiderWindow - 1}
-		if len(f.Evidence) > 0 {
-			// The decisive line as the rules saw it, cut around the match.
-			p.text = st.eng.Strip(stripCompose(stripColour(f.Evidence[0].Message)))
-			p.line = snippet(p.text, max(r.MatchAt(p.text), 0))
-		}
-		for _, e := range f.Evidence {
-			cited[e.Cursor+"\x00"+e.Message] = true
-		}
-		if r.IsRootCause() {
-			if st.best == nil {
-				st.best = p
-			}
-			continue
-		}
-		if _, ok := st.side[r.FindingID()]; !ok {
-			st.side[r.FindingID()] = p
-			st.sideOrder = append(st.sideOrder, r.FindingID())
-		}
-	}
-	// The other evidence lines: the readiness and boot-shape lines of a
-	// ready or running attempt, the error-looking lines of an unexplained
-	// one, or lines of root causes that lost to the verdict.
-	for _, e := range a.Evidence {
-		switch {
-		case cited[e.Cursor+"\x00"+e.Message]:
-		case a.Verdict == domain.VerdictReady || a.Verdict == domain.VerdictRunning:
-			st.addReadyEvidence(e)
-		case a.Verdict == domain.VerdictUnknownFailure:
-			st.lastErrors = append(st.lastErrors, e)
-		default:
-			st.also = append(st.also, e)
-		}
-	}
+	st := &state{a: &c, j: t.rules.NewJudge("", t.opt), seq0: len(t.attempts), skipUntil: lastKnown(a), stopReq: a.StopRequested}
+	st.j.Restore(a)
 	t.attempts = append(t.attempts, st)
 	t.byKey[a.Host+"|"+a.Unit+"|"+a.InvocationID] = st
 	uk := a.Host + "|" + a.Unit
@@ -193,14 +141,4 @@ func lastKnown(a *domain.Attempt) time.Time {
 		later(f.Time)
 	}
 	return last
-}
-
-// ruleByID returns the rule of the current set with that id, or nil.
-func (t *Tracker) ruleByID(id string) *rules.Rule {
-	for _, r := range t.rules.Rules() {
-		if r.ID == id {
-			return r
-		}
-	}
-	return nil
 }

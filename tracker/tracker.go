@@ -18,7 +18,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/rules"
@@ -56,15 +55,9 @@ const LogLossField = "ANALYZER_LOG_LOSS"
 // log_loss finding.
 const GapField = "ANALYZER_JOURNAL_GAP"
 
-// Options tune the tracker. Zero values take the defaults.
-type Options struct {
-	// SurvivableWindow is how long after ready a death still counts as
-	// boot_not_survivable (default 30 min).
-	SurvivableWindow time.Duration
-	// ContextBefore and ContextAfter are how many lines before and after
-	// the decisive line are kept for the UI (default 8 and 6).
-	ContextBefore, ContextAfter int
-}
+// Options tune the tracker's judges (rules.JudgeOptions; zero values take
+// the defaults).
+type Options = rules.JudgeOptions
 
 // Tracker holds the attempts seen so far. It is not safe for concurrent use.
 type Tracker struct {
@@ -88,8 +81,6 @@ type Tracker struct {
 	resumable    map[string]*domain.Attempt
 	resumableCID map[string]string
 	knownZones   map[string]*time.Location // KnowZone: used when zones has none
-	scan         rules.Line                // the line being judged (reused)
-	env          rules.LineEnv             // its rule environment (reused)
 }
 
 // restart is a "Scheduled restart job" record: its N_RESTARTS and cursor.
@@ -98,11 +89,11 @@ type restart struct {
 	cursor string
 }
 
-// state is the tracker's working copy of one attempt.
+// state is the tracker's working copy of one attempt: its identity and
+// lifecycle; the judge holds what its lines say.
 type state struct {
 	a       *domain.Attempt
-	eng     *rules.Engine
-	seq     rules.SeqState
+	j       *rules.Judge
 	text    bool
 	banner  bool
 	ended   bool
@@ -110,45 +101,14 @@ type state struct {
 	result  string // UNIT_RESULT
 	failed  bool   // the unit failed (non-zero exit or failed result)
 
-	best       *pending            // the root cause so far
-	side       map[string]*pending // side findings by id
-	sideOrder  []string
-	ring       []domain.Evidence
-	ctxAfter   int
-	lastErrors []domain.Evidence
-	endLine    *domain.Evidence
-	first      string            // cursor of the attempt's first entry
-	early      []earlyLine       // lines before the engine was known
-	readyEv    []domain.Evidence // readiness lines and the boot-shape lines around them
-	also       []domain.Evidence // lines of root causes that lost to the verdict
-	seq0       int               // creation order
-	skipUntil  time.Time         // resumed: entries up to this time were read before
-}
-
-// pending is a finding before the attempt ends (its note is rendered at
-// the end, with the final shape).
-type pending struct {
-	rule     *rules.Rule
-	phase    domain.Phase
-	time     time.Time
-	captures map[string]string
-	line     string
-	evidence []domain.Evidence
-	text     string // the decisive line as the rules saw it
-	lineNo   int    // the attempt's line count at the decisive line
+	endLine   *domain.Evidence
+	first     string    // cursor of the attempt's first entry
+	seq0      int       // creation order
+	skipUntil time.Time // resumed: entries up to this time were read before
 }
 
 // New returns a tracker that judges attempts with set.
 func New(set *rules.Set, opt Options) *Tracker {
-	if opt.SurvivableWindow == 0 {
-		opt.SurvivableWindow = 30 * time.Minute
-	}
-	if opt.ContextBefore == 0 {
-		opt.ContextBefore = 8
-	}
-	if opt.ContextAfter == 0 {
-		opt.ContextAfter = 6
-	}
 	return &Tracker{rules: set, opt: opt,
 		byKey: map[string]*state{}, lastByUnit: map[string]*state{}, byContainer: map[string]*state{},
 		byName: map[string]*state{}, engineUnits: map[string]bool{}, textCurrent: map[string]*state{},
@@ -157,7 +117,12 @@ func New(set *rules.Set, opt Options) *Tracker {
 }
 
 // SetRules swaps the rule set; attempts in progress keep their findings.
-func (t *Tracker) SetRules(set *rules.Set) { t.rules = set }
+func (t *Tracker) SetRules(set *rules.Set) {
+	t.rules = set
+	for _, st := range t.attempts {
+		st.j.SetRules(set)
+	}
+}
 
 func attemptID(parts ...string) string {
 	h := sha1.Sum([]byte(strings.Join(parts, "\x00")))
@@ -167,8 +132,8 @@ func attemptID(parts ...string) string {
 func (t *Tracker) newState(host, unit, inv string, at time.Time) *state {
 	a := &domain.Attempt{Host: host, Unit: unit, InvocationID: inv, StartedAt: at,
 		Phase: domain.PhaseStart, Verdict: domain.VerdictRunning, Shape: domain.Shape{}}
-	a.Timeline = []domain.PhaseMark{{Phase: domain.PhaseStart, Time: at}}
-	st := &state{a: a, seq: rules.SeqState{}, side: map[string]*pending{}, seq0: len(t.attempts)}
+	st := &state{a: a, j: t.rules.NewJudge("", t.opt), seq0: len(t.attempts)}
+	st.j.Start(at)
 	t.attempts = append(t.attempts, st)
 	return st
 }
@@ -323,7 +288,7 @@ func (t *Tracker) addText(e domain.Entry) {
 		if _, ok := t.rules.Banner(clean); ok {
 			// A banner opens a new attempt once the current one has failed
 			// or moved past its start (one start may print several).
-			if st != nil && st.banner && (st.best != nil || st.a.Phase.Rank() > domain.PhaseArgs.Rank()) {
+			if st != nil && st.banner && (st.j.HasRootCause() || st.j.Phase().Rank() > domain.PhaseArgs.Rank()) {
 				t.end(st, e.Time, "")
 				st = nil
 			}
@@ -491,33 +456,6 @@ func stripCompose(line string) string {
 	return line
 }
 
-// errorWords make a line look like an error (for unknown failures); plain
-// substring tests, since this runs on every line.
-var errorWords = []string{"Error", "ERROR", "error", "Exception", "Traceback", "FATAL", "Fatal", "fatal",
-	"FAILED", "Failed", "failed", "panic", "Abort", "abort", "Killed", "killed", "out of memory"}
-
-// looksLikeError reports whether s contains one of errorWords, in one pass:
-// at each byte only the words starting with that byte are compared (17
-// strings.Contains scans per line were a tenth of the tracker's time).
-func looksLikeError(s string) bool {
-	for i := 0; i < len(s); i++ {
-		for _, w := range errorWordsByFirst[s[i]] {
-			if strings.HasPrefix(s[i:], w) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// errorWordsByFirst indexes errorWords by their first byte.
-var errorWordsByFirst = func() (m [256][]string) {
-	for _, w := range errorWords {
-		m[w[0]] = append(m[w[0]], w)
-	}
-	return m
-}()
-
 // colourRemnant is an ANSI colour code whose ESC byte was lost in a paste
 // ("[1;36m"); at least one digit, so "[multiproc_executor.py:523]" stays.
 var colourRemnant = regexp.MustCompile(`\[[0-9]{1,3}(?:;[0-9]{1,3})*m`)
@@ -537,260 +475,20 @@ func stripColour(line string) string {
 	}
 }
 
-// earlyLines caps the lines kept to be judged again once the engine is
-// known (lines before the first identifying one).
-const earlyLines = 300
-
 // line processes one line of engine output for an attempt.
 func (t *Tracker) line(st *state, e domain.Entry, raw string) {
-	a := st.a
-	a.Lines++
 	line := stripCompose(stripColour(raw))
 	ev := domain.Evidence{Time: e.Time, Cursor: e.Cursor, Message: strings.TrimSpace(line)}
-	if st.ctxAfter > 0 {
-		a.Context = append(a.Context, ev)
-		st.ctxAfter--
-	}
-	st.ring = append(st.ring, ev)
-	if len(st.ring) > t.opt.ContextBefore {
-		st.ring = st.ring[1:]
-	}
-	// Detect until the engine and its version are known (and, for an engine
-	// a wrapper may embed, for as long as the wrapper may still show).
-	detect := a.Engine == "" || a.EngineVersion == "" || st.eng.HasChildren()
-	l := &t.scan
-	t.rules.Prepare(l, line)
-	if name, version, ok := t.detect(l, detect); ok {
-		switch {
-		case a.Engine == "":
-			t.setEngine(st, name, version)
-			// Judge the lines seen before the engine was known again, now
-			// with its phases and shape.
-			early := st.early
-			st.early = nil
-			st.best, st.also = nil, nil
-			st.seq = rules.SeqState{} // the early lines are counted again below
-			for _, el := range early {
-				t.judgeLine(st, el.ev, t.rules.NewLine(el.line))
-			}
-		case name != a.Engine && st.eng.Parent() == "" && t.rules.Engine(name).Parent() == a.Engine:
-			// A wrapper shows itself after the engine it embeds (Ollama
-			// after llama-server's first lines).
-			t.setEngine(st, name, version)
-		case a.EngineVersion == "" && name == a.Engine:
-			a.EngineVersion = version
-		}
-	}
-	if a.Engine == "" && len(st.early) < earlyLines {
-		st.early = append(st.early, earlyLine{ev, line})
-	}
-	t.judgeLine(st, ev, l)
-}
-
-func (t *Tracker) detect(l *rules.Line, wanted bool) (name, version string, ok bool) {
-	if !wanted {
-		return "", "", false
-	}
-	return t.rules.DetectLine(l)
-}
-
-type earlyLine struct {
-	ev   domain.Evidence
-	line string
-}
-
-func (t *Tracker) setEngine(st *state, name, version string) {
-	a := st.a
-	a.Engine = name
-	if version != "" {
-		a.EngineVersion = version
-	}
-	st.eng = t.rules.Engine(name)
-	if a.Unit != "" {
-		t.engineUnits[a.Host+"|"+a.Unit] = true
+	t.learnZone(st.a.Host, line, e.Time)
+	st.j.Line(line, ev)
+	if st.a.Unit != "" && st.j.Engine() != "" {
+		t.engineUnits[st.a.Host+"|"+st.a.Unit] = true
 	}
 }
 
-// judgeLine moves the phase, updates the shape and runs the rules on one
-// line (phase markers first: a line can be both the phase's marker and the
-// decisive line). It strips l in place.
-func (t *Tracker) judgeLine(st *state, ev domain.Evidence, l *rules.Line) {
-	a := st.a
-	t.learnZone(a.Host, l.Text, ev.Time)
-	st.eng.StripLine(l)
-	text := l.Text
-	if looksLikeError(text) {
-		st.lastErrors = append(st.lastErrors, ev)
-		if len(st.lastErrors) > 5 {
-			st.lastErrors = st.lastErrors[1:]
-		}
-	}
-	if p, fwd, ok := st.eng.PhaseLine(l, !a.ReadyAt.IsZero()); ok {
-		if p == domain.PhaseReady {
-			st.addReadyEvidence(ev)
-		}
-		if t.setPhase(st, p, fwd, ev) && fwd {
-			t.reconsider(st)
-		}
-	}
-	if st.eng.IsReadyEvidenceLine(l) {
-		st.addReadyEvidence(ev)
-	}
-	st.eng.UpdateShapeLine(l, a.Shape)
-	env := &t.env
-	*env = rules.LineEnv{Line: text, Phase: string(a.Phase), Engine: a.Engine, Unit: a.Unit,
-		ReachedReady: !a.ReadyAt.IsZero(), Shape: a.Shape, Time: ev.Time}
-	for _, h := range t.rules.MatchPrepared(l, env, st.seq) {
-		t.hit(st, h, ev, text)
-	}
-}
-
-// setPhase moves the attempt into p; it reports whether the phase changed.
-func (t *Tracker) setPhase(st *state, p domain.Phase, forwardOnly bool, ev domain.Evidence) bool {
-	a := st.a
-	at := ev.Time
-	if p == a.Phase || (forwardOnly && p.Rank() <= a.Phase.Rank()) {
-		return false
-	}
-	a.Phase = p
-	a.Timeline = append(a.Timeline, domain.PhaseMark{Phase: p, Time: at, Cursor: ev.Cursor, Message: ev.Message})
-	if b := st.best; b != nil && b.rule.Provisional && p.Rank() > b.phase.Rank() {
-		// The engine moved on: the stall the verdict named is over.
-		st.best, a.Context = nil, nil
-	}
-	if p == domain.PhaseReady && a.ReadyAt.IsZero() {
-		a.ReadyAt = at
-		if at.IsZero() {
-			a.ReadyAt = time.Unix(0, 1) // plain text without times: still "reached"
-		}
-	}
-	return true
-}
-
-// reconsiderWindow is how many lines after the decisive line a traceback
-// frame may still tell where the engine was (vLLM logs the exception first
-// and its traceback after it).
-const reconsiderWindow = 400
-
-// reconsider re-judges the decisive line when a traceback frame arriving
-// shortly after it moved the phase forward (e.g. "in capture_model" below a
-// bare OOM line): the phase-dependent rules then pick the right verdict. The
-// rule that fired keeps the verdict if it still holds in the new phase.
-func (t *Tracker) reconsider(st *state) {
-	b := st.best
-	if b == nil || st.a.Lines-b.lineNo > reconsiderWindow || st.a.Phase.Rank() <= b.phase.Rank() {
-		return
-	}
-	env := &rules.LineEnv{Line: b.text, Phase: string(st.a.Phase), Engine: st.a.Engine, Unit: st.a.Unit,
-		ReachedReady: !st.a.ReadyAt.IsZero(), Shape: st.a.Shape}
-	var pick *rules.Hit
-	for _, h := range t.rules.MatchLine(env, rules.SeqState{}) {
-		h := h
-		if !h.Rule.IsRootCause() {
-			continue
-		}
-		if h.Rule == b.rule {
-			pick = &h
-			break
-		}
-		if pick == nil || h.Rule.Priority > pick.Rule.Priority {
-			pick = &h
-		}
-	}
-	if pick == nil {
-		return
-	}
-	b.rule, b.captures = pick.Rule, pick.Captures
-	b.phase = phaseFor(pick.Rule, st.a.Phase)
-}
-
-// phaseFor is the phase a rule's finding is in when it fires in phase cur.
-func phaseFor(r *rules.Rule, cur domain.Phase) domain.Phase {
-	switch {
-	case r.Phase != "":
-		return r.Phase
-	case r.Floor != "" && r.Floor.Rank() > cur.Rank():
-		return r.Floor
-	}
-	return cur
-}
-
-const maxEvidencePerFinding = 4
-
-// hit records a rule firing.
-func (t *Tracker) hit(st *state, h rules.Hit, ev domain.Evidence, text string) {
-	r := h.Rule
-	phase := phaseFor(r, st.a.Phase)
-	if !r.IsRootCause() {
-		t.addSide(st, r, phase, h.Captures, ev)
-		return
-	}
-	if b := st.best; b != nil {
-		if b.rule.FindingID() == r.FindingID() {
-			if len(b.evidence) < maxEvidencePerFinding {
-				b.evidence = append(b.evidence, ev)
-			}
-			return
-		}
-		if r.Priority <= b.rule.Priority {
-			st.addAlso(ev)
-			return
-		}
-		st.addAlso(b.evidence...)
-	}
-	st.best = &pending{rule: r, phase: phase, time: ev.Time, captures: h.Captures, line: snippet(text, h.At),
-		evidence: []domain.Evidence{ev}, text: text, lineNo: st.a.Lines}
-	st.a.Context = append([]domain.Evidence{}, st.ring...)
-	st.ctxAfter = t.opt.ContextAfter
-}
-
-// addReadyEvidence keeps the latest readiness and boot-shape lines.
-func (st *state) addReadyEvidence(ev domain.Evidence) {
-	st.readyEv = append(st.readyEv, ev)
-	if len(st.readyEv) > 6 {
-		st.readyEv = st.readyEv[1:]
-	}
-}
-
-// addAlso keeps lines of root causes that did not win: they support the
-// verdict (llama.cpp prints its allocation error, then "error loading model").
-func (st *state) addAlso(evs ...domain.Evidence) {
-	for _, ev := range evs {
-		if len(st.also) < 2*maxEvidencePerFinding {
-			st.also = append(st.also, ev)
-		}
-	}
-}
-
-func (t *Tracker) addSide(st *state, r *rules.Rule, phase domain.Phase, caps map[string]string, ev domain.Evidence) {
-	id := r.FindingID()
-	if p, ok := st.side[id]; ok {
-		if len(p.evidence) < maxEvidencePerFinding {
-			p.evidence = append(p.evidence, ev)
-		}
-		return
-	}
-	st.side[id] = &pending{rule: r, phase: phase, time: ev.Time, captures: caps, line: ev.Message,
-		evidence: []domain.Evidence{ev}}
-	st.sideOrder = append(st.sideOrder, id)
-}
-
-// sideFinding records a finding raised by the tracker itself (log loss),
-// with the rule of that id when the set has one.
+// sideFinding records a finding raised by the tracker itself (log loss).
 func (t *Tracker) sideFinding(st *state, id string, e domain.Entry, msg string) {
-	ev := domain.Evidence{Time: e.Time, Cursor: e.Cursor, Message: msg}
-	r := t.findingRule(id)
-	t.addSide(st, r, st.a.Phase, nil, ev)
-}
-
-// findingRule returns the first rule that sets finding id, or a bare rule.
-func (t *Tracker) findingRule(id string) *rules.Rule {
-	for _, r := range t.rules.Rules() {
-		if r.FindingID() == id {
-			return r
-		}
-	}
-	return &rules.Rule{ID: "analyzer." + id, Finding: id, Severity: domain.SeverityWarning, MessageID: messageIDLogLoss}
+	st.j.Finding(id, domain.Evidence{Time: e.Time, Cursor: e.Cursor, Message: msg})
 }
 
 // end closes an attempt: it decides the verdict and evaluates end rules.
@@ -821,7 +519,7 @@ func (t *Tracker) Attempts() []*domain.Attempt {
 		return ai.Before(aj)
 	})
 	for _, st := range states {
-		if !st.text && st.a.Engine == "" && !t.engineUnits[st.a.Host+"|"+st.a.Unit] {
+		if !st.text && st.j.Engine() == "" && !t.engineUnits[st.a.Host+"|"+st.a.Unit] {
 			continue
 		}
 		loc := t.zones[st.a.Host]
@@ -836,144 +534,7 @@ func (t *Tracker) Attempts() []*domain.Attempt {
 // judge computes the attempt's verdict, phase, findings, notes and evidence
 // from its state. It does not change the state, so it can run repeatedly.
 func (t *Tracker) judge(st *state) *domain.Attempt {
-	a := *st.a
-	a.Shape = domain.Shape{}
-	for k, v := range st.a.Shape {
-		a.Shape[k] = v
-	}
-	st.eng.ApplyDefaults(a.Shape)
-	a.Findings = nil
-	a.Evidence = nil
-	a.Note, a.Rule = "", ""
-	reached := !a.ReadyAt.IsZero()
-	var failedAt time.Time
-	switch {
-	case st.best != nil:
-		a.Verdict = st.best.rule.Verdict
-		a.Phase = st.best.phase
-		a.Rule = st.best.rule.ID
-		failedAt = st.best.time
-	case st.result == "timeout":
-		a.Verdict = domain.VerdictTimeout
-	case st.failed || (st.ended && a.EndedBy == domain.EndedByExit && !reached):
-		a.Verdict = domain.VerdictUnknownFailure
-		if st.endLine != nil {
-			failedAt = st.endLine.Time
-		}
-	case reached || (st.text && a.Phase == domain.PhaseWarmup):
-		// A plain-text excerpt that ends after the engine's last boot step
-		// (warmup) with no failure booted; its readiness line is often cut.
-		a.Verdict = domain.VerdictReady
-		a.Phase = domain.PhaseReady
-		a.Evidence = append(a.Evidence, milestones(st.a.Timeline, domain.PhaseWarmup, domain.PhaseReady)...)
-		a.Evidence = append(a.Evidence, st.readyEv...)
-	case st.ended && a.EndedBy == domain.EndedByStop:
-		a.Verdict = domain.VerdictStopped
-	default:
-		a.Verdict = domain.VerdictRunning
-		// Where the boot has got to: its boot-shape lines so far (KV cache
-		// size, concurrency). Stored, they also let a later replay that
-		// continues the attempt quote them once it is ready.
-		a.Evidence = append(a.Evidence, st.readyEv...)
-	}
-	if a.Verdict == domain.VerdictUnknownFailure {
-		a.Evidence = append(a.Evidence, st.lastErrors...)
-		if st.endLine != nil {
-			a.Evidence = append(a.Evidence, *st.endLine)
-		}
-		a.Fingerprint = fingerprint(st.lastErrors)
-		a.Note = unknownNote(&a, st)
-		a.Rule = "analyzer.unknown_failure"
-		a.Findings = append(a.Findings, domain.Finding{ID: string(domain.VerdictUnknownFailure), Rule: a.Rule,
-			Severity: domain.SeverityError, MessageID: messageIDUnknownFailure, Phase: a.Phase, Time: failedAt,
-			Note: a.Note, Evidence: a.Evidence})
-	}
-	data := func(p *pending) rules.NoteData {
-		return rules.NoteData{Rule: p.rule.ID, Verdict: string(a.Verdict), Phase: string(p.phase), Engine: a.Engine,
-			Unit: a.Unit, Captures: p.captures, Shape: a.Shape, Line: p.line}
-	}
-	if b := st.best; b != nil {
-		note := b.rule.RenderNote(data(b))
-		if !strings.Contains(note, b.line) {
-			note += " Decisive line: \"" + b.line + "\""
-		}
-		a.Note = note
-		a.Findings = append(a.Findings, finding(b, note))
-		a.Evidence = append(a.Evidence, b.evidence...)
-		a.Evidence = append(a.Evidence, st.also...)
-	}
-	for _, id := range st.sideOrder {
-		p := st.side[id]
-		f := finding(p, p.rule.RenderNote(data(p)))
-		a.Findings = append(a.Findings, f)
-		a.Evidence = append(a.Evidence, p.evidence...)
-	}
-	// End rules see the attempt as it ended (or stands, while running).
-	env := &rules.EndEnv{Verdict: string(a.Verdict), Phase: string(a.Phase), Failed: a.Verdict.IsFailure(),
-		Engine: a.Engine, Unit: a.Unit, EndedBy: a.EndedBy, ExitCode: a.ExitCode, ReachedReady: reached,
-		SecondsReadyToFailure: -1, SurvivableSeconds: t.opt.SurvivableWindow.Seconds(), Findings: a.FindingIDs(), Shape: a.Shape}
-	if a.ExitStatus != nil {
-		env.ExitStatus, env.HasExit = *a.ExitStatus, true
-	}
-	if a.RestartCounterAfter != nil {
-		env.RestartCounterAfter = *a.RestartCounterAfter
-	}
-	if reached && !failedAt.IsZero() && a.Verdict.IsFailure() {
-		env.SecondsReadyToFailure = failedAt.Sub(a.ReadyAt).Seconds()
-	}
-	for _, r := range t.rules.MatchEnd(env) {
-		if a.HasFinding(r.FindingID()) {
-			continue
-		}
-		p := &pending{rule: r, phase: a.Phase, time: a.EndedAt, captures: rules.EndCaptures(env)}
-		if st.endLine != nil {
-			p.evidence = []domain.Evidence{*st.endLine}
-			p.line = st.endLine.Message
-			p.time = st.endLine.Time
-		}
-		a.Findings = append(a.Findings, finding(p, r.RenderNote(data(p))))
-		a.Evidence = append(a.Evidence, p.evidence...)
-		env.Findings = append(env.Findings, r.FindingID())
-	}
-	a.Evidence = dedupeEvidence(a.Evidence)
-	if !a.ReadyAt.IsZero() && a.ReadyAt.Equal(time.Unix(0, 1)) {
-		a.ReadyAt = time.Time{}
-	}
-	return &a
-}
-
-// milestones returns the lines that moved the attempt into the given phases.
-func milestones(tl []domain.PhaseMark, phases ...domain.Phase) []domain.Evidence {
-	var out []domain.Evidence
-	for _, m := range tl {
-		for _, p := range phases {
-			if m.Phase == p && m.Message != "" {
-				out = append(out, domain.Evidence{Time: m.Time, Cursor: m.Cursor, Message: m.Message})
-			}
-		}
-	}
-	return out
-}
-
-func finding(p *pending, note string) domain.Finding {
-	return domain.Finding{ID: p.rule.FindingID(), Rule: p.rule.ID, Severity: p.rule.Severity,
-		MessageID: p.rule.MessageID, Phase: p.phase, Time: p.time, Note: note, Captures: p.captures,
-		Evidence: p.evidence}
-}
-
-func dedupeEvidence(in []domain.Evidence) []domain.Evidence {
-	seen := map[string]bool{}
-	out := in[:0:0]
-	for _, e := range in {
-		k := e.Cursor + "\x00" + e.Message
-		if seen[k] {
-			continue
-		}
-		seen[k] = true
-		out = append(out, e)
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
-	return out
+	return st.j.Judge(st.a, rules.End{Ended: st.ended, Text: st.text, Failed: st.failed, Result: st.result, Line: st.endLine})
 }
 
 // ReplayCursor returns the cursor of the first entry of the oldest journal
@@ -1048,36 +609,6 @@ func splitLines(msg string) []string {
 		if strings.TrimSpace(l) != "" {
 			out = append(out, l)
 		}
-	}
-	return out
-}
-
-// snippet is the part of a long line around offset at (a reassembled
-// 16 KiB traceback line holds its decisive words in the middle).
-func snippet(line string, at int) string {
-	const before, after = 60, 240
-	if len(line) <= before+after {
-		return line
-	}
-	start, end := at-before, at+after
-	if start < 0 {
-		start, end = 0, before+after
-	}
-	if end > len(line) {
-		start, end = len(line)-before-after, len(line)
-	}
-	for start > 0 && !utf8.RuneStart(line[start]) {
-		start--
-	}
-	for end < len(line) && !utf8.RuneStart(line[end]) {
-		end++
-	}
-	out := line[start:end]
-	if start > 0 {
-		out = "…" + out
-	}
-	if end < len(line) {
-		out += "…"
 	}
 	return out
 }

@@ -1,4 +1,4 @@
-package tracker
+package rules
 
 import (
 	"strings"
