@@ -141,6 +141,7 @@ type run struct {
 	st           Stats
 	lastProgress int64
 	out          []domain.Entry // entries of the last push, reused
+	paste        *pasteReader   // plain text: the envelope of pasted lines
 }
 
 // push feeds one record to asm and emits what it completes.

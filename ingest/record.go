@@ -30,6 +30,9 @@ const (
 	// FieldLineCapped marks a piece of a line longer than
 	// Options.MaxLineBytes, which was emitted as several entries.
 	FieldLineCapped = "ANALYZER_LINE_CAPPED"
+	// FieldPasted marks a unit lifecycle record read back from pasted
+	// journalctl output (no MESSAGE_ID or INVOCATION_ID of its own).
+	FieldPasted = "ANALYZER_PASTED"
 	// FieldPieces is the number of journal records joined into the entry
 	// (set only when more than one, or for orphans).
 	FieldPieces = "ANALYZER_PIECES"

@@ -100,9 +100,27 @@ func (r *run) textEntry(line []byte, off int64, mark string) error {
 		Source:  r.source,
 		Message: CleanMessage(line),
 	}
-	if !strings.HasPrefix(mark, "end of") { // a continuation does not start with a stamp
-		if t, ok := LineTime(e.Message); ok {
-			e.Time = t
+	if !strings.HasPrefix(mark, "end of") { // a continuation has no envelope
+		if r.paste == nil {
+			r.paste = newPasteReader(r.source)
+		}
+		ok := r.paste.read(e.Message, &e)
+		for i, b := range r.paste.before {
+			b.Cursor = e.Cursor + "#" + strconv.Itoa(i)
+			if b.Source == "" {
+				b.Source = r.source
+			}
+			if err := r.emit(b); err != nil {
+				return err
+			}
+		}
+		if !ok {
+			return nil
+		}
+		if e.Time.IsZero() {
+			if t, ok := LineTime(e.Message); ok {
+				e.Time = t
+			}
 		}
 	}
 	if mark != "" {

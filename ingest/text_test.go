@@ -90,13 +90,17 @@ func TestTextReader(t *testing.T) {
 	}{
 		{"engine.log:0", "2026-10-01T09:12:00Z first", false},
 		{"engine.log:28", "", true},
-		{"engine.log:29", "vllm-1  | INFO 10-01 21:40:04 colour", true},
+		{"engine.log:29", "INFO 10-01 21:40:04 colour", true}, // compose's service column: a stream of its own
 		{"engine.log:75", "progress\n 10%\n 20%", true},
 		{"engine.log:95", "last line without newline", true},
 	}
 	for i, w := range want {
 		e := es[i]
-		if e.Cursor != w.cursor || e.Message != w.msg || e.Time.IsZero() != w.zero || e.Source != "engine.log" {
+		source := "engine.log"
+		if i == 2 {
+			source = "engine.log|vllm-1"
+		}
+		if e.Cursor != w.cursor || e.Message != w.msg || e.Time.IsZero() != w.zero || e.Source != source {
 			t.Errorf("entry %d = %q %q %v, want %q %q", i, e.Cursor, e.Message, e.Time, w.cursor, w.msg)
 		}
 	}
@@ -165,7 +169,8 @@ func TestCorpusText(t *testing.T) {
 		t.Errorf("tgi time %v", es[0].Time)
 	}
 	es = readPath(t, "../../shared/corpus/ollama-02/log.txt")
-	if !strings.HasPrefix(es[0].Message, "ollama  | llm_load_print_meta: max token length = 256") || !es[0].Time.IsZero() {
+	if !strings.HasPrefix(es[0].Message, "llm_load_print_meta: max token length = 256") || !es[0].Time.IsZero() ||
+		!strings.HasSuffix(es[0].Source, "|ollama") {
 		t.Errorf("compose prefix: %q %v", es[0].Message, es[0].Time)
 	}
 	es = readPath(t, "../../shared/corpus/vllm-02/log.txt")

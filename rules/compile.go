@@ -35,6 +35,20 @@ type Set struct {
 	endRules  []*Rule
 	all       []*Rule
 	pre       *prefilter
+	// fallback is the profile of attempts no engine profile claims.
+	fallback *Engine
+	// frames are the shared traceback-frame phase markers (File.Frames).
+	frames []phaseMarker
+	// fatal is the shared vocabulary of death lines (File.Fatal).
+	fatal []fatalLine
+}
+
+// fatalLine is one compiled death line.
+type fatalLine struct {
+	re   *regexp.Regexp
+	lits []string
+	id   int // prefilter matcher id
+	exit int // index of the exit_status capture, -1: none
 }
 
 // Engine is a compiled engine profile.
@@ -45,6 +59,8 @@ type Engine struct {
 	Defaults    map[string]any
 	BlockTokens int
 	detect      []*regexp.Regexp
+	detectW     []int // weight of evidence per detect pattern
+	fallback    bool
 	detectLits  [][]string
 	detectIDs   []int // prefilter matcher ids, per detect pattern
 	banner      []*regexp.Regexp
@@ -173,6 +189,34 @@ func Load(fsys fs.FS) (*Set, error) {
 		}
 	}
 	for _, f := range files {
+		for _, ps := range f.Frames {
+			m, err := compilePhase(f, ps)
+			if err != nil {
+				errs = append(errs, *err)
+				continue
+			}
+			m.forwardOnly = true
+			s.frames = append(s.frames, m)
+		}
+		for _, fs := range f.Fatal {
+			re, err := compileRE(fileOf(f), fs.line, "fatal", fs.Match)
+			if err != nil {
+				errs = append(errs, *err)
+				continue
+			}
+			s.fatal = append(s.fatal, fatalLine{re: re, lits: requiredLiterals(fs.Match), exit: re.SubexpIndex("exit_status")})
+		}
+	}
+	for _, e := range s.engines {
+		if !e.fallback {
+			continue
+		}
+		if s.fallback != nil {
+			errs = append(errs, LoadError{File: "engines", Msg: fmt.Sprintf("two fallback profiles: %q and %q", s.fallback.Name, e.Name)})
+		}
+		s.fallback = e
+	}
+	for _, f := range files {
 		for _, rs := range f.Rules {
 			r, err := compileRule(rs)
 			errs = append(errs, err...)
@@ -230,6 +274,8 @@ func Load(fsys fs.FS) (*Set, error) {
 		e.shape = append(e.shape, parent.shape...)
 	}
 	for _, e := range s.engines {
+		// Shared frames after the engine's own markers: the first match wins.
+		e.phases = append(e.phases, s.frames...)
 		e.stripPre = e.stripPre[:0]
 		for _, re := range e.strip {
 			e.stripPre = append(e.stripPre, anchoredPrefix(re.String()))
@@ -261,6 +307,13 @@ func Load(fsys fs.FS) (*Set, error) {
 // (before engines copy their parent's markers, ids included).
 func (s *Set) register() {
 	p := s.pre
+	for i := range s.frames {
+		s.frames[i].id = p.add(s.frames[i].lits)
+		p.addAlts(s.frames[i].alts)
+	}
+	for i := range s.fatal {
+		s.fatal[i].id = p.add(s.fatal[i].lits)
+	}
 	for _, e := range s.engines {
 		e.pre = p
 		for _, l := range e.detectLits {
@@ -319,7 +372,8 @@ func compileEngine(es EngineSpec) (*Engine, Errors) {
 	if es.Engine == "" {
 		return nil, Errors{{es.file, es.line, "engine: missing name"}}
 	}
-	e := &Engine{Name: es.Engine, Extends: es.Extends, priority: es.DetectPriority, Defaults: es.Defaults, BlockTokens: es.BlockTokens}
+	e := &Engine{Name: es.Engine, Extends: es.Extends, priority: es.DetectPriority, Defaults: es.Defaults, BlockTokens: es.BlockTokens,
+		fallback: es.Fallback}
 	if e.BlockTokens == 0 {
 		e.BlockTokens = 4096
 	}
@@ -333,9 +387,18 @@ func compileEngine(es EngineSpec) (*Engine, Errors) {
 			*dst = append(*dst, re)
 		}
 	}
-	add(&e.detect, "detect", es.Detect)
-	for _, src := range es.Detect {
-		e.detectLits = append(e.detectLits, requiredLiterals(src))
+	for _, d := range es.Detect {
+		re, err := compileRE(es.file, es.line, "detect", d.Match)
+		if err != nil {
+			errs = append(errs, *err)
+			continue
+		}
+		e.detect = append(e.detect, re)
+		e.detectW = append(e.detectW, d.Weight)
+		e.detectLits = append(e.detectLits, requiredLiterals(d.Match))
+	}
+	if es.Fallback && len(es.Detect) > 0 {
+		errs = append(errs, LoadError{es.file, es.line, fmt.Sprintf("engine %q: a fallback profile is never detected: drop detect", es.Engine)})
 	}
 	add(&e.banner, "banner", es.Banner)
 	for _, src := range es.Banner {
@@ -348,17 +411,12 @@ func compileEngine(es EngineSpec) (*Engine, Errors) {
 		e.readyAlts = append(e.readyAlts, compileAlts(src))
 	}
 	for _, p := range es.Phases {
-		if !domain.Phase(p.Phase).Valid() {
-			errs = append(errs, LoadError{es.file, p.line, fmt.Sprintf("unknown phase %q", p.Phase)})
-			continue
-		}
-		re, err := compileRE(es.file, p.line, "phase "+p.Phase, p.Match)
+		m, err := compilePhaseIn(es.file, p)
 		if err != nil {
 			errs = append(errs, *err)
 			continue
 		}
-		e.phases = append(e.phases, phaseMarker{domain.Phase(p.Phase), re, requiredLiterals(p.Match), p.AfterReady, p.ForwardOnly, 0,
-			compileAlts(p.Match)})
+		e.phases = append(e.phases, m)
 	}
 	for _, sh := range es.Shape {
 		re, err := compileRE(es.file, sh.line, "shape", sh.Match)
@@ -380,6 +438,25 @@ func compileEngine(es EngineSpec) (*Engine, Errors) {
 	}
 	return e, errs
 }
+
+// compilePhaseIn compiles a phase marker of file.
+func compilePhaseIn(file string, p PhaseSpec) (phaseMarker, *LoadError) {
+	if !domain.Phase(p.Phase).Valid() {
+		return phaseMarker{}, &LoadError{file, p.line, fmt.Sprintf("unknown phase %q", p.Phase)}
+	}
+	re, err := compileRE(file, p.line, "phase "+p.Phase, p.Match)
+	if err != nil {
+		return phaseMarker{}, err
+	}
+	return phaseMarker{domain.Phase(p.Phase), re, requiredLiterals(p.Match), p.AfterReady, p.ForwardOnly, 0,
+		compileAlts(p.Match)}, nil
+}
+
+// compilePhase compiles a shared frame marker of f.
+func compilePhase(f *File, p PhaseSpec) (phaseMarker, *LoadError) { return compilePhaseIn(fileOf(f), p) }
+
+// fileOf is the name of the file f was read from.
+func fileOf(f *File) string { return f.name }
 
 var knownFindings = map[string]bool{}
 

@@ -21,6 +21,9 @@ type LineEnv struct {
 	ReachedReady bool              `expr:"reached_ready"`
 	Captures     map[string]string `expr:"captures"`
 	Shape        map[string]any    `expr:"shape"`
+	// Error: the line reports an error (an exception or death line, or
+	// error words in a line not logged below error level).
+	Error bool `expr:"error_line"`
 	// Time is the line's timestamp (zero when unknown), for count windows;
 	// `when` does not see it.
 	Time time.Time `expr:"-"`

@@ -19,19 +19,76 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// File is one rule file. It may hold engine profiles, rules, or both.
+// File is one rule file. It may hold engine profiles, shared traceback
+// frames and fatal lines, rules, or any of them.
 type File struct {
 	Engines []EngineSpec `yaml:"engines"`
-	Rules   []RuleSpec   `yaml:"rules"`
+	// Frames map traceback frames (module and function) to the phase the
+	// engine was in, for every engine: forward-only phase markers that
+	// apply after each engine's own.
+	Frames []PhaseSpec `yaml:"frames"`
+	// Fatal lines end a process: signals, "Killed", core dumps, stated
+	// exit codes. A named capture exit_status gives the exit status.
+	Fatal []FatalSpec `yaml:"fatal"`
+	Rules []RuleSpec  `yaml:"rules"`
+
+	name string
+}
+
+// FatalSpec is one death line of the shared fatal vocabulary.
+type FatalSpec struct {
+	Match string `yaml:"match"`
+
+	line int
+}
+
+// DetectSpec is one engine detection pattern: a string (weight 10), or
+// {match, weight}. The engine with the most weight of evidence wins, so a
+// banner or a module path (10) outweighs a logger format shared with other
+// engines (1-3).
+type DetectSpec struct {
+	Match  string
+	Weight int
+}
+
+// UnmarshalYAML reads a detect pattern from a string or a {match, weight}
+// mapping.
+func (d *DetectSpec) UnmarshalYAML(n *yaml.Node) error {
+	d.Weight = 10
+	if n.Kind == yaml.ScalarNode {
+		d.Match = n.Value
+		return nil
+	}
+	var m struct {
+		Match  string `yaml:"match"`
+		Weight *int   `yaml:"weight"`
+	}
+	if err := n.Decode(&m); err != nil {
+		return err
+	}
+	if m.Match == "" {
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: detect: match is missing", n.Line)}}
+	}
+	d.Match = m.Match
+	if m.Weight != nil {
+		if *m.Weight < 1 {
+			return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: detect: weight must be at least 1", n.Line)}}
+		}
+		d.Weight = *m.Weight
+	}
+	return nil
 }
 
 // EngineSpec describes one engine family (spec: "Engines").
 type EngineSpec struct {
 	// Engine is the spec's engine id: vllm, sglang, llamacpp, halogen, ...
 	Engine string `yaml:"engine"`
-	// Detect regexes identify the engine; a named capture engine_version
-	// sets the version.
-	Detect []string `yaml:"detect"`
+	// Detect regexes identify the engine, each with a weight of evidence
+	// (DetectSpec); a named capture engine_version sets the version.
+	Detect []DetectSpec `yaml:"detect"`
+	// Fallback marks the profile of attempts whose engine no profile
+	// claims (generic readiness and phases); it is never detected.
+	Fallback bool `yaml:"fallback"`
 	// Banner regexes start a new boot attempt in a plain-text log.
 	Banner []string `yaml:"banner"`
 	// Strip regexes remove per-process prefixes such as vLLM's
@@ -299,7 +356,7 @@ func parseFile(name string, data []byte) (*File, Errors) {
 	if err := dec.Decode(&root); err != nil {
 		return nil, Errors{{File: name, Line: yamlErrLine(err), Msg: err.Error()}}
 	}
-	var f File
+	f := File{name: name}
 	dec2 := yaml.NewDecoder(bytes.NewReader(data))
 	dec2.KnownFields(true)
 	if err := dec2.Decode(&f); err != nil {
@@ -316,6 +373,18 @@ func parseFile(name string, data []byte) (*File, Errors) {
 					if j < len(f.Engines) {
 						f.Engines[j].file, f.Engines[j].line = name, n.Line
 						attachEngineLines(&f.Engines[j], n)
+					}
+				}
+			case "frames":
+				for j, n := range val.Content {
+					if j < len(f.Frames) {
+						f.Frames[j].line = n.Line
+					}
+				}
+			case "fatal":
+				for j, n := range val.Content {
+					if j < len(f.Fatal) {
+						f.Fatal[j].line = n.Line
 					}
 				}
 			case "rules":

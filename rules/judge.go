@@ -49,15 +49,22 @@ type Judge struct {
 	eng *Engine
 	seq SeqState
 
-	best       *pending            // the root cause so far
+	roots      []*pending          // root causes the rules named, in firing order
 	side       map[string]*pending // side findings by id
 	sideOrder  []string
+	external   []domain.Evidence // findings given by Finding, by id in externalID
+	externalID []string
 	ring       []domain.Evidence
-	ctxAfter   int
+	ctxFill    []*pending // roots whose context still takes the lines after them
 	lastErrors []domain.Evidence
 	early      []earlyLine       // lines kept to judge again when the engine changes
+	earlyBytes int               // their size
+	locked     bool              // the early lines overflowed: the engine no longer changes
+	votes      map[string]int    // weight of evidence per engine
 	readyEv    []domain.Evidence // readiness lines and the boot-shape lines around them
-	also       []domain.Evidence // lines of root causes that lost to the verdict
+	exc        excReader         // tracebacks and death lines
+	progress   int               // line of the last forward boot-phase step (0: none)
+	exit       int               // exit status a line stated (-1: none)
 	version    uint64
 
 	scan Line    // the line being judged (reused)
@@ -78,6 +85,10 @@ type pending struct {
 	text     string // the decisive line as the rules saw it
 	lineNo   int    // the attempt's line count at the decisive line
 	event    int    // the line count where the decisive line's event (its traceback) began
+	ready    bool   // the engine had reported readiness
+	context  []domain.Evidence
+	ctxLeft  int  // lines after it still to add to context
+	gone     bool // withdrawn: the engine made progress after it
 }
 
 type earlyLine struct {
@@ -88,11 +99,14 @@ type earlyLine struct {
 // NewJudge returns a judge for a new attempt of engine ("" when not known
 // yet: the lines will tell).
 func (s *Set) NewJudge(engine string, opt JudgeOptions) *Judge {
-	j := &Judge{set: s, opt: opt.withDefaults(), seq: SeqState{}, side: map[string]*pending{}}
+	j := &Judge{set: s, opt: opt.withDefaults(), seq: SeqState{}, side: map[string]*pending{}, exit: -1,
+		eng: s.fallback, votes: map[string]int{}}
 	j.a.Phase = domain.PhaseStart
 	j.a.Shape = domain.Shape{}
 	if engine != "" {
 		j.setEngine(engine, "")
+		j.votes[engine] = 1 << 20 // given, not detected
+		j.locked = true
 	}
 	return j
 }
@@ -100,6 +114,7 @@ func (s *Set) NewJudge(engine string, opt JudgeOptions) *Judge {
 // SetRules swaps the rule set; findings so far stay.
 func (j *Judge) SetRules(s *Set) {
 	j.set = s
+	j.eng = s.fallback
 	if j.a.Engine != "" {
 		j.eng = s.Engine(j.a.Engine)
 	}
@@ -115,8 +130,16 @@ func (j *Judge) Engine() string { return j.a.Engine }
 // Phase is the phase the attempt is in now.
 func (j *Judge) Phase() domain.Phase { return j.a.Phase }
 
-// HasRootCause reports whether a rule has named a root cause.
-func (j *Judge) HasRootCause() bool { return j.best != nil }
+// HasRootCause reports whether a rule has named a root cause that still
+// stands.
+func (j *Judge) HasRootCause() bool {
+	for _, r := range j.roots {
+		if !j.withdrawn(r) {
+			return true
+		}
+	}
+	return false
+}
 
 // ReachedReady reports whether the engine reported readiness.
 func (j *Judge) ReachedReady() bool { return !j.a.ReadyAt.IsZero() }
@@ -139,55 +162,118 @@ func (j *Judge) SetPhase(p domain.Phase) {
 // SetShape sets a shape key as if a line had reported it (rule tests).
 func (j *Judge) SetShape(key string, v any) { j.a.Shape.Set(key, normalizeValue(key, v)); j.version++ }
 
-// earlyLines caps the lines kept to be judged again once the engine is
-// known (lines before the first identifying one).
-const earlyLines = 300
+// earlyLines and earlyBytes cap the lines kept to be judged again when the
+// engine detection changes its mind; past them the engine is fixed.
+const (
+	earlyLines    = 400
+	earlyMaxBytes = 256 << 10
+)
 
 // Line judges one line of the attempt's output: text is the line with
 // colour remnants and container prefixes removed, ev the line's time,
 // cursor and trimmed text for evidence.
 func (j *Judge) Line(text string, ev domain.Evidence) {
 	j.version++
+	l := &j.scan
+	j.set.Prepare(l, text)
+	if !j.locked {
+		j.early = append(j.early, earlyLine{ev, text})
+		j.earlyBytes += len(text)
+		if len(j.early) > earlyLines || j.earlyBytes > earlyMaxBytes {
+			j.locked, j.early = true, nil
+		}
+	}
+	if j.detect(l) {
+		// The engine changed: judge every line kept so far again with its
+		// profile (this one included).
+		early := j.early
+		j.reset()
+		for _, el := range early {
+			j.lineJudged(el.ev, j.set.NewLine(el.line))
+		}
+		return
+	}
+	j.lineJudged(ev, l)
+}
+
+// detect weighs the engine evidence of l; it reports whether the engine
+// changed from one already chosen (a first choice is not a change: the
+// lines so far were judged with the fallback profile, which a first
+// engine re-judges too).
+func (j *Judge) detect(l *Line) bool {
+	a := &j.a
+	if j.locked && a.EngineVersion != "" && !j.eng.HasChildren() {
+		return false
+	}
+	name, version, weight, ok := j.set.detectWeighted(l)
+	if !ok {
+		return false
+	}
+	if a.EngineVersion == "" && name == a.Engine && version != "" {
+		a.EngineVersion = version
+	}
+	if a.Engine != "" && name != a.Engine && j.eng.Parent() == "" && j.set.Engine(name).Parent() == a.Engine {
+		// A wrapper shows itself after the engine it embeds (Ollama after
+		// llama-server's first lines): same lines, the wrapper's rules.
+		j.setEngine(name, version)
+		j.votes[name] = j.votes[a.Engine] + weight
+		return false
+	}
+	if j.locked {
+		return false
+	}
+	j.votes[name] += weight
+	best := a.Engine
+	for e, v := range j.votes {
+		if best == "" || v > j.votes[best] || (v == j.votes[best] && e < best && e != a.Engine) {
+			best = e
+		}
+	}
+	if best == a.Engine {
+		return false
+	}
+	j.setEngine(best, "")
+	if best == name {
+		j.a.EngineVersion = version
+	}
+	return true
+}
+
+// reset forgets what the lines said (before they are judged again with
+// another engine's profile); findings given by Finding stay.
+func (j *Judge) reset() {
+	a := &j.a
+	eng, version := a.Engine, a.EngineVersion
+	start := a.StartedAt
+	*a = domain.Attempt{Engine: eng, EngineVersion: version, Phase: domain.PhaseStart, Shape: domain.Shape{}}
+	a.StartedAt = start
+	a.Timeline = []domain.PhaseMark{{Phase: domain.PhaseStart, Time: start}}
+	j.seq = SeqState{}
+	j.roots, j.ring, j.ctxFill, j.lastErrors, j.readyEv = nil, nil, nil, nil, nil
+	j.side, j.sideOrder = map[string]*pending{}, nil
+	j.exc = excReader{}
+	j.progress, j.exit = 0, -1
+	for i, ev := range j.external {
+		j.addSide(j.set.findingRule(j.externalID[i]), a.Phase, nil, ev)
+	}
+}
+
+// lineJudged counts and judges one line, prepared as l.
+func (j *Judge) lineJudged(ev domain.Evidence, l *Line) {
 	a := &j.a
 	a.Lines++
-	if j.ctxAfter > 0 {
-		a.Context = append(a.Context, ev)
-		j.ctxAfter--
+	for _, p := range j.ctxFill {
+		if p.ctxLeft > 0 {
+			p.context = append(p.context, ev)
+			p.ctxLeft--
+		}
+	}
+	if n := len(j.ctxFill); n > 0 && j.ctxFill[n-1].ctxLeft == 0 {
+		j.ctxFill = j.ctxFill[:0]
 	}
 	j.ring = append(j.ring, ev)
 	if len(j.ring) > j.opt.ContextBefore {
 		j.ring = j.ring[1:]
-	}
-	// Detect until the engine and its version are known (and, for an engine
-	// a wrapper may embed, for as long as the wrapper may still show).
-	detect := a.Engine == "" || a.EngineVersion == "" || j.eng.HasChildren()
-	l := &j.scan
-	j.set.Prepare(l, text)
-	if detect {
-		if name, version, ok := j.set.DetectLine(l); ok {
-			switch {
-			case a.Engine == "":
-				j.setEngine(name, version)
-				// Judge the lines seen before the engine was known again, now
-				// with its phases and shape.
-				early := j.early
-				j.early = nil
-				j.best, j.also = nil, nil
-				j.seq = SeqState{} // the early lines are counted again below
-				for _, el := range early {
-					j.judgeLine(el.ev, j.set.NewLine(el.line))
-				}
-			case name != a.Engine && j.eng.Parent() == "" && j.set.Engine(name).Parent() == a.Engine:
-				// A wrapper shows itself after the engine it embeds (Ollama
-				// after llama-server's first lines).
-				j.setEngine(name, version)
-			case a.EngineVersion == "" && name == a.Engine:
-				a.EngineVersion = version
-			}
-		}
-	}
-	if a.Engine == "" && len(j.early) < earlyLines {
-		j.early = append(j.early, earlyLine{ev, text})
 	}
 	j.judgeLine(ev, l)
 }
@@ -198,6 +284,9 @@ func (j *Judge) setEngine(name, version string) {
 		j.a.EngineVersion = version
 	}
 	j.eng = j.set.Engine(name)
+	if j.eng == nil {
+		j.eng = j.set.fallback
+	}
 }
 
 // judgeLine moves the phase, updates the shape and runs the rules on one
@@ -217,20 +306,50 @@ func (j *Judge) judgeLine(ev domain.Evidence, l *Line) {
 		if p == domain.PhaseReady {
 			j.addReadyEvidence(ev)
 		}
-		if j.setPhase(p, fwd, ev) && fwd {
-			j.reconsider()
+		before := a.Phase.Rank()
+		if j.setPhase(p, fwd, ev) {
+			if fwd {
+				j.reconsider()
+			} else if p.Rank() > before && p.Rank() <= domain.PhaseReady.Rank() {
+				j.progress = a.Lines
+			}
 		}
 	}
 	if j.eng.IsReadyEvidenceLine(l) {
 		j.addReadyEvidence(ev)
 	}
 	j.eng.UpdateShapeLine(l, a.Shape)
+	reached := !a.ReadyAt.IsZero()
+	info := j.exc.line(text, a.Lines, ev, a.Phase, reached)
+	if exit, ok := j.set.fatalLine(l); ok {
+		j.exc.addDeath(a.Lines, ev, a.Phase, reached, exit)
+		if exit >= 0 {
+			j.exit = exit
+		}
+	}
 	env := &j.env
 	*env = LineEnv{Line: text, Phase: string(a.Phase), Engine: a.Engine, Unit: a.Unit,
-		ReachedReady: !a.ReadyAt.IsZero(), Shape: a.Shape, Time: ev.Time}
+		ReachedReady: reached, Shape: a.Shape, Time: ev.Time, Error: isErrorLine(text, info)}
 	for _, h := range j.match(l, env, j.seq) {
-		j.hit(h, ev, text)
+		j.hit(h, ev, text, info.event)
 	}
+}
+
+// isErrorLine reports whether a line reports an error: an exception or
+// death line, or error words in a line not logged below error level (a
+// WARNING that something failed is not one).
+func isErrorLine(text string, info lineInfo) bool {
+	if info.fatal != nil {
+		return true
+	}
+	if !looksLikeError(text) {
+		return false
+	}
+	level := info.level
+	if !info.parsed {
+		_, _, level = envelope(text)
+	}
+	return level == "" || level == "error" || level == "critical"
 }
 
 // match runs the line rules (or, in a rule test, the one rule) on env.Line
@@ -257,9 +376,10 @@ func (j *Judge) setPhase(p domain.Phase, forwardOnly bool, ev domain.Evidence) b
 	}
 	a.Phase = p
 	a.Timeline = append(a.Timeline, domain.PhaseMark{Phase: p, Time: at, Cursor: ev.Cursor, Message: ev.Message})
-	if b := j.best; b != nil && b.rule.Provisional && p.Rank() > b.phase.Rank() {
-		// The engine moved on: the stall the verdict named is over.
-		j.best, a.Context = nil, nil
+	for _, r := range j.roots {
+		if r.rule.Provisional && p.Rank() > r.phase.Rank() {
+			r.gone = true // the engine moved on: the stall the verdict named is over
+		}
 	}
 	if p == domain.PhaseReady && a.ReadyAt.IsZero() {
 		a.ReadyAt = at
@@ -280,49 +400,75 @@ const reconsiderWindow = 400
 // bare OOM line): the phase-dependent rules then pick the right verdict. The
 // rule that fired keeps the verdict if it still holds in the new phase.
 func (j *Judge) reconsider() {
-	b := j.best
 	a := &j.a
-	if b == nil || a.Lines-b.lineNo > reconsiderWindow || a.Phase.Rank() <= b.phase.Rank() {
-		return
-	}
-	env := &LineEnv{Line: b.text, Phase: string(a.Phase), Engine: a.Engine, Unit: a.Unit,
-		ReachedReady: !a.ReadyAt.IsZero(), Shape: a.Shape}
-	var pick *Hit
-	for _, h := range j.match(nil, env, SeqState{}) {
-		h := h
-		if !h.Rule.IsRootCause() {
+	for _, b := range j.roots {
+		if b.gone || a.Lines-b.lineNo > reconsiderWindow || a.Phase.Rank() <= b.phase.Rank() {
 			continue
 		}
-		if h.Rule == b.rule {
-			pick = &h
-			break
+		env := &LineEnv{Line: b.text, Phase: string(a.Phase), Engine: a.Engine, Unit: a.Unit,
+			ReachedReady: b.ready, Shape: a.Shape}
+		var pick *Hit
+		for _, h := range j.match(nil, env, SeqState{}) {
+			h := h
+			if !h.Rule.IsRootCause() {
+				continue
+			}
+			if h.Rule == b.rule {
+				pick = &h
+				break
+			}
+			if pick == nil || h.Rule.Priority > pick.Rule.Priority {
+				pick = &h
+			}
 		}
-		if pick == nil || h.Rule.Priority > pick.Rule.Priority {
-			pick = &h
+		if pick == nil {
+			continue
 		}
+		b.rule, b.captures = pick.Rule, pick.Captures
+		b.phase = phaseFor(pick.Rule, a.Phase)
 	}
-	if pick == nil {
-		return
-	}
-	b.rule, b.captures = pick.Rule, pick.Captures
-	b.phase = phaseFor(pick.Rule, a.Phase)
 }
 
-// phaseFor is the phase a rule's finding is in when it fires in phase cur.
+// phaseFor is the phase a rule's finding is in when it fires in phase cur:
+// the rule's own phase where it names one (it knows where the failure
+// was, e.g. an allocation the size of the KV pool); else its floor or its
+// verdict's lifts the phase, and nothing moves it backwards.
 func phaseFor(r *Rule, cur domain.Phase) domain.Phase {
-	switch {
-	case r.Phase != "":
+	if r.Phase != "" {
 		return r.Phase
-	case r.Floor != "" && r.Floor.Rank() > cur.Rank():
-		return r.Floor
 	}
-	return cur
+	p := cur
+	for _, q := range []domain.Phase{r.Floor, verdictFloor[r.Verdict]} {
+		if q != "" && q.Rank() > p.Rank() {
+			p = q
+		}
+	}
+	return p
+}
+
+// verdictFloor is the earliest phase a verdict can happen in (spec: a
+// weights OOM happened in weights).
+var verdictFloor = map[domain.Verdict]domain.Phase{
+	domain.VerdictOOMWeights:          domain.PhaseWeights,
+	domain.VerdictOOMProfile:          domain.PhaseProfile,
+	domain.VerdictOOMKVAlloc:          domain.PhaseKVAlloc,
+	domain.VerdictOOMGraphCapture:     domain.PhaseGraphCapture,
+	domain.VerdictOOMRuntime:          domain.PhaseServing,
+	domain.VerdictKVCacheInsufficient: domain.PhaseKVAlloc,
+	domain.VerdictCompileError:        domain.PhaseCompile,
+	domain.VerdictDynamoConstraint:    domain.PhaseCompile,
+	domain.VerdictDistributedError:    domain.PhaseInit,
+	domain.VerdictConfigError:         domain.PhaseArgs,
+	domain.VerdictMissingPayload:      domain.PhaseArgs,
 }
 
 const maxEvidencePerFinding = 4
 
-// hit records a rule firing.
-func (j *Judge) hit(h Hit, ev domain.Evidence, text string) {
+// maxRoots bounds the root causes kept per attempt (one per finding id).
+const maxRoots = 32
+
+// hit records a rule firing on a line of the event that began at line event.
+func (j *Judge) hit(h Hit, ev domain.Evidence, text string, event int) {
 	r := h.Rule
 	phase := phaseFor(r, j.a.Phase)
 	if j.OnHit != nil {
@@ -332,23 +478,97 @@ func (j *Judge) hit(h Hit, ev domain.Evidence, text string) {
 		j.addSide(r, phase, h.Captures, ev)
 		return
 	}
-	if b := j.best; b != nil {
-		if b.rule.FindingID() == r.FindingID() {
+	for _, b := range j.roots {
+		if b.rule.FindingID() == r.FindingID() && !b.gone {
 			if len(b.evidence) < maxEvidencePerFinding {
 				b.evidence = append(b.evidence, ev)
 			}
 			return
 		}
-		if r.Priority <= b.rule.Priority {
-			j.addAlso(ev)
-			return
-		}
-		j.addAlso(b.evidence...)
 	}
-	j.best = &pending{rule: r, phase: phase, time: ev.Time, captures: h.Captures, line: snippet(text, h.At),
-		evidence: []domain.Evidence{ev}, text: text, lineNo: j.a.Lines}
-	j.a.Context = append([]domain.Evidence{}, j.ring...)
-	j.ctxAfter = j.opt.ContextAfter
+	if len(j.roots) >= maxRoots {
+		return
+	}
+	p := &pending{rule: r, phase: phase, time: ev.Time, captures: h.Captures, line: snippet(text, h.At),
+		evidence: []domain.Evidence{ev}, text: text, lineNo: j.a.Lines, event: event, ready: !j.a.ReadyAt.IsZero(),
+		context: append([]domain.Evidence{}, j.ring...), ctxLeft: j.opt.ContextAfter}
+	j.roots = append(j.roots, p)
+	j.ctxFill = append(j.ctxFill, p)
+}
+
+// withdrawn reports whether root r no longer stands: a provisional verdict
+// the engine moved past, or a failure the boot went on after (a later
+// forward step of the boot phases shows the engine survived it).
+func (j *Judge) withdrawn(r *pending) bool {
+	return r.gone || (!r.ready && j.progress > r.lineNo)
+}
+
+// weakVerdict: a verdict that says a process died or failed without naming
+// why; any named cause, and any exception no rule knows, explains more.
+func weakVerdict(v domain.Verdict) bool {
+	return v == domain.VerdictEngineDied || v == domain.VerdictUnknownFailure
+}
+
+// choose picks the attempt's root cause (spec: the first root exception in
+// time, not the wrappers and cascades after it): the earliest event with a
+// named cause (ties: priority); else the first fatal exception no rule
+// names (unknown); else the strongest death or wrapper rule. It returns the
+// other standing roots too, as supporting evidence.
+func (j *Judge) choose() (best *pending, unknown *Fatal, others []*pending) {
+	var weak *pending
+	for _, r := range j.roots {
+		if j.withdrawn(r) {
+			continue
+		}
+		if weakVerdict(r.rule.Verdict) {
+			if weak == nil || r.rule.Priority > weak.rule.Priority {
+				weak = r
+			}
+			continue
+		}
+		if best == nil || r.event < best.event || (r.event == best.event && r.rule.Priority > best.rule.Priority) {
+			best = r
+		}
+	}
+	if best == nil {
+		// An exception no rule names explains a failed boot better than a
+		// wrapper; not a death the rules place after readiness (serving),
+		// where exceptions are often per-request errors the server survives.
+		if weak == nil || (weak.phase.Rank() < domain.PhaseServing.Rank() && !weak.ready) {
+			unknown = j.unnamedException()
+		}
+		if unknown == nil {
+			best = weak
+		}
+	}
+	for _, r := range j.roots {
+		if r != best && !j.withdrawn(r) {
+			others = append(others, r)
+		}
+	}
+	return best, unknown, others
+}
+
+// unnamedException is the first fatal exception before readiness that no
+// root-cause rule fired on and the boot did not go on after.
+func (j *Judge) unnamedException() *Fatal {
+	for i := range j.exc.fatals {
+		f := &j.exc.fatals[i]
+		if f.Kind != FatalException || f.AfterReady || j.progress > f.Line {
+			continue
+		}
+		named := false
+		for _, r := range j.roots {
+			if r.lineNo >= f.Start && r.lineNo <= f.Line {
+				named = true
+				break
+			}
+		}
+		if !named {
+			return f
+		}
+	}
+	return nil
 }
 
 // addReadyEvidence keeps the latest readiness and boot-shape lines.
@@ -356,16 +576,6 @@ func (j *Judge) addReadyEvidence(ev domain.Evidence) {
 	j.readyEv = append(j.readyEv, ev)
 	if len(j.readyEv) > 6 {
 		j.readyEv = j.readyEv[1:]
-	}
-}
-
-// addAlso keeps lines of root causes that did not win: they support the
-// verdict (llama.cpp prints its allocation error, then "error loading model").
-func (j *Judge) addAlso(evs ...domain.Evidence) {
-	for _, ev := range evs {
-		if len(j.also) < 2*maxEvidencePerFinding {
-			j.also = append(j.also, ev)
-		}
 	}
 }
 
@@ -387,6 +597,9 @@ func (j *Judge) addSide(r *Rule, phase domain.Phase, caps map[string]string, ev 
 // has one.
 func (j *Judge) Finding(id string, ev domain.Evidence) {
 	j.version++
+	if len(j.external) < maxRoots {
+		j.external, j.externalID = append(j.external, ev), append(j.externalID, id)
+	}
 	j.addSide(j.set.findingRule(id), j.a.Phase, nil, ev)
 }
 
@@ -421,6 +634,33 @@ type End struct {
 	Result string
 	// Line is the lifecycle record that ended the attempt.
 	Line *domain.Evidence
+
+	fatal *Fatal // the fatal end the lines show (set by Judge)
+}
+
+func intp(n int) *int { return &n }
+
+// verdictPhase is the phase of a failure judged in phase p: after the
+// engine reported readiness, anything is serving (spec).
+func (j *Judge) verdictPhase(p domain.Phase, afterReady bool) domain.Phase {
+	if afterReady && p.Rank() < domain.PhaseServing.Rank() {
+		return domain.PhaseServing
+	}
+	return p
+}
+
+// fatalEnd is the fatal end of an attempt whose lines show one (spec:
+// plain text that ends in a fatal exception, a death line, an assertion or
+// panic, or a stated exit, with no readiness after it): the first fatal
+// event the boot did not go on after. Lines logged at error level count
+// only once the attempt has ended (a running engine often logs errors it
+// survives), and a stated exit status 0 is no failure.
+func (j *Judge) fatalEnd(end End) *Fatal {
+	kinds := []FatalKind{FatalException, FatalDeath}
+	if end.Ended {
+		kinds = append(kinds, FatalErrorLog)
+	}
+	return j.exc.firstFatal(j.progress, kinds...)
 }
 
 // Judge returns the attempt base (identity and lifecycle fields, from the
@@ -442,17 +682,31 @@ func (j *Judge) Judge(base *domain.Attempt, end End) *domain.Attempt {
 	a.Evidence = nil
 	a.Note, a.Rule, a.Fingerprint = "", "", ""
 	reached := !a.ReadyAt.IsZero()
+	if a.ExitStatus == nil && j.exit >= 0 {
+		a.ExitStatus = intp(j.exit) // the text states it ("exited with code 1")
+	}
+	best, unknown, others := j.choose()
+	end.fatal = j.fatalEnd(end)
 	var failedAt time.Time
 	switch {
-	case j.best != nil:
-		a.Verdict = j.best.rule.Verdict
-		a.Phase = j.best.phase
-		a.Rule = j.best.rule.ID
-		failedAt = j.best.time
+	case best != nil:
+		a.Verdict = best.rule.Verdict
+		a.Phase = j.verdictPhase(best.phase, best.ready)
+		a.Rule = best.rule.ID
+		failedAt = best.time
+		a.Context = append(best.context[:len(best.context):len(best.context)], nil...)
+	case unknown != nil:
+		a.Verdict = domain.VerdictUnknownFailure
+		a.Phase = j.verdictPhase(unknown.Phase, unknown.AfterReady)
+		failedAt = unknown.Evidence.Time
 	case end.Result == "timeout":
 		a.Verdict = domain.VerdictTimeout
-	case end.Failed || (end.Ended && a.EndedBy == domain.EndedByExit && !reached):
+	case end.Failed || (end.Ended && a.EndedBy == domain.EndedByExit && !reached) || end.fatal != nil:
 		a.Verdict = domain.VerdictUnknownFailure
+		if end.fatal != nil {
+			a.Phase = j.verdictPhase(end.fatal.Phase, end.fatal.AfterReady)
+			failedAt = end.fatal.Evidence.Time
+		}
 		if end.Line != nil {
 			failedAt = end.Line.Time
 		}
@@ -473,12 +727,20 @@ func (j *Judge) Judge(base *domain.Attempt, end End) *domain.Attempt {
 		a.Evidence = append(a.Evidence, j.readyEv...)
 	}
 	if a.Verdict == domain.VerdictUnknownFailure {
+		var decisive []domain.Evidence
+		for _, f := range []*Fatal{unknown, end.fatal} {
+			if f != nil {
+				decisive = append(decisive, f.Evidence)
+				break
+			}
+		}
+		a.Evidence = append(a.Evidence, decisive...)
 		a.Evidence = append(a.Evidence, j.lastErrors...)
 		if end.Line != nil {
 			a.Evidence = append(a.Evidence, *end.Line)
 		}
-		a.Fingerprint = fingerprint(j.lastErrors)
-		a.Note = unknownNote(&a, end.Result, j.lastErrors)
+		a.Fingerprint = fingerprint(append(append([]domain.Evidence(nil), j.lastErrors...), decisive...))
+		a.Note = unknownNote(&a, end.Result, append(append([]domain.Evidence(nil), j.lastErrors...), decisive...))
 		a.Rule = "analyzer.unknown_failure"
 		a.Findings = append(a.Findings, domain.Finding{ID: string(domain.VerdictUnknownFailure), Rule: a.Rule,
 			Severity: domain.SeverityError, MessageID: MessageIDUnknownFailure, Phase: a.Phase, Time: failedAt,
@@ -488,15 +750,27 @@ func (j *Judge) Judge(base *domain.Attempt, end End) *domain.Attempt {
 		return NoteData{Rule: p.rule.ID, Verdict: string(a.Verdict), Phase: string(p.phase), Engine: a.Engine,
 			Unit: a.Unit, Captures: p.captures, Shape: a.Shape, Line: p.line}
 	}
-	if b := j.best; b != nil {
+	if b := best; b != nil {
 		note := b.rule.RenderNote(data(b))
 		if !strings.Contains(note, b.line) {
 			note += " Decisive line: \"" + b.line + "\""
 		}
 		a.Note = note
-		a.Findings = append(a.Findings, finding(b, note))
+		f := finding(b, note)
+		f.Phase = a.Phase
+		a.Findings = append(a.Findings, f)
 		a.Evidence = append(a.Evidence, b.evidence...)
-		a.Evidence = append(a.Evidence, j.also...)
+		// Root causes that lost support the verdict (llama.cpp prints its
+		// allocation error, then "error loading model").
+		n := 0
+		for _, o := range others {
+			for _, ev := range o.evidence {
+				if n < 2*maxEvidencePerFinding {
+					a.Evidence = append(a.Evidence, ev)
+					n++
+				}
+			}
+		}
 	}
 	for _, id := range j.sideOrder {
 		p := j.side[id]
@@ -610,9 +884,7 @@ func snippet(line string, at int) string {
 func (j *Judge) Restore(a *domain.Attempt) {
 	j.version++
 	j.setEngine(a.Engine, a.EngineVersion)
-	if a.Engine == "" {
-		j.eng = nil
-	}
+	j.locked = true
 	j.a.StartedAt, j.a.ReadyAt, j.a.Lines = a.StartedAt, a.ReadyAt, a.Lines
 	j.a.Shape = domain.Shape{}
 	for k, v := range a.Shape {
@@ -643,8 +915,10 @@ func (j *Judge) Restore(a *domain.Attempt) {
 			cited[e.Cursor+"\x00"+e.Message] = true
 		}
 		if r.IsRootCause() {
-			if j.best == nil {
-				j.best = p
+			p.event = p.lineNo
+			p.ready = !a.ReadyAt.IsZero() && !f.Time.Before(a.ReadyAt)
+			if len(j.roots) < maxRoots {
+				j.roots = append(j.roots, p)
 			}
 			continue
 		}
@@ -663,8 +937,6 @@ func (j *Judge) Restore(a *domain.Attempt) {
 			j.addReadyEvidence(e)
 		case a.Verdict == domain.VerdictUnknownFailure:
 			j.lastErrors = append(j.lastErrors, e)
-		default:
-			j.also = append(j.also, e)
 		}
 	}
 }

@@ -597,3 +597,49 @@ func (s *Set) MatchEnd(env *EndEnv) []*Rule {
 	}
 	return out
 }
+
+// detectWeighted returns the first engine (in detection priority order) a
+// line identifies, the version it states and the weight of its evidence.
+func (s *Set) detectWeighted(l *Line) (engine, version string, weight int, ok bool) {
+	l = s.pre.line(l)
+	line := l.Text
+	for _, e := range s.engines {
+		for i, re := range e.detect {
+			if !l.may(e.detectIDs[i]) {
+				continue
+			}
+			m := re.FindStringSubmatchIndex(line)
+			if m == nil {
+				continue
+			}
+			if k := re.SubexpIndex("engine_version"); k >= 0 && m[2*k] >= 0 {
+				version = line[m[2*k]:m[2*k+1]]
+			}
+			return e.Name, version, e.detectW[i], true
+		}
+	}
+	return "", "", 0, false
+}
+
+// fatalLine reports whether l is a death line of the shared fatal
+// vocabulary, and the exit status it states (-1: none).
+func (s *Set) fatalLine(l *Line) (exit int, ok bool) {
+	l = s.pre.line(l)
+	for _, f := range s.fatal {
+		if !l.may(f.id) {
+			continue
+		}
+		m := f.re.FindStringSubmatch(l.Text)
+		if m == nil {
+			continue
+		}
+		exit = -1
+		if f.exit >= 0 && m[f.exit] != "" {
+			if n, err := strconv.Atoi(m[f.exit]); err == nil {
+				exit = n
+			}
+		}
+		return exit, true
+	}
+	return -1, false
+}

@@ -67,6 +67,25 @@ var requiredVerdicts = map[string][]domain.Verdict{
 		domain.VerdictOOMWeights, domain.VerdictOOMProfile, domain.VerdictOOMKVAlloc, domain.VerdictOOMRuntime,
 		domain.VerdictConfigError, domain.VerdictMissingPayload, domain.VerdictEngineDied,
 	},
+	// LMDeploy (TurboMind and PyTorch engines): loads weights, sizes its KV
+	// blocks from a memory fraction and serves; ranks talk over NCCL. Not
+	// oom_graph_capture nor compile: TurboMind captures no graphs and
+	// compiles nothing at boot.
+	"lmdeploy": {
+		domain.VerdictOOMWeights, domain.VerdictOOMKVAlloc, domain.VerdictConfigError, domain.VerdictMissingPayload,
+		domain.VerdictDistributedError, domain.VerdictEngineDied,
+	},
+	// ExLlamaV2 / TabbyAPI: one process, no torch.compile, no NCCL, no graph
+	// capture, no profiling run.
+	"exllama": {
+		domain.VerdictOOMWeights, domain.VerdictConfigError, domain.VerdictMissingPayload, domain.VerdictEngineDied,
+	},
+	// Output no profile claims (plain PyTorch/transformers scripts): the
+	// engine-independent rules.
+	"unknown": {
+		domain.VerdictOOMWeights, domain.VerdictConfigError, domain.VerdictMissingPayload,
+		domain.VerdictDistributedError, domain.VerdictCompileError, domain.VerdictEngineDied,
+	},
 	// halogen. Not oom_profile / oom_graph_capture: no profiling run and no
 	// graph capture phase. Not kv_cache_insufficient: it lowers the pool
 	// and tries anyway, failing in dmalloc (oom_kv_alloc). Not

@@ -11,7 +11,7 @@ import (
 )
 
 var (
-	exceptionLine = regexp.MustCompile(`([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt))\s*:\s*(.*)`)
+	lastExceptionLine = regexp.MustCompile(`([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt))\s*:\s*(.*)`)
 	maskPath      = regexp.MustCompile(`(?:/[\w.@+-]+)+`)
 	maskHex       = regexp.MustCompile(`\b0x[0-9a-fA-F]+\b|\b[0-9a-f]{12,}\b`)
 	maskNum       = regexp.MustCompile(`\d+(?:[.,]\d+)*`)
@@ -26,13 +26,13 @@ func fingerprint(lines []domain.Evidence) string {
 	}
 	pick := lines[len(lines)-1].Message
 	for i := len(lines) - 1; i >= 0; i-- {
-		if exceptionLine.MatchString(lines[i].Message) {
+		if lastExceptionLine.MatchString(lines[i].Message) {
 			pick = lines[i].Message
 			break
 		}
 	}
 	s := maskPrefix.ReplaceAllString(pick, "")
-	if m := exceptionLine.FindStringSubmatch(s); m != nil {
+	if m := lastExceptionLine.FindStringSubmatch(s); m != nil {
 		s = m[1] + ": " + m[2]
 	}
 	s = maskPath.ReplaceAllString(s, "<path>")

@@ -14,5 +14,5 @@ var Fields = []string{
 	// The analyzer's own notes, which the tracker must recognise and skip.
 	"OBJECT_SYSTEMD_UNIT",
 	// Set by the journal follower and by ingest.
-	GapField, LogLossField,
+	GapField, LogLossField, PastedField,
 }

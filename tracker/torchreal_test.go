@@ -21,9 +21,11 @@ func TestTorchReal(t *testing.T) {
 		"dynamo_constraint":           domain.VerdictDynamoConstraint,
 		"dynamo_constraint_fullgraph": domain.VerdictDynamoConstraint,
 		"oom_graph_capture":           domain.VerdictOOMGraphCapture, // CUDA error: out of memory at capture_begin
-		"oom_inside_capture":          domain.VerdictRunning,         // "Offset increment outside graph capture" is no OOM
-		"oom_plain_10.70GiB":          domain.VerdictOOMWeights,      // no phase marker: still loading
-		"oom_zero_free_50MiB":         domain.VerdictOOMWeights,
+		// "Offset increment outside graph capture" is no OOM; an exception
+		// that ends the output is a failure no rule names (spec).
+		"oom_inside_capture":  domain.VerdictUnknownFailure,
+		"oom_plain_10.70GiB":  domain.VerdictOOMWeights, // no phase marker: still loading
+		"oom_zero_free_50MiB": domain.VerdictOOMWeights,
 	}
 	set, err := rules.LoadBuiltin()
 	if err != nil {

@@ -49,6 +49,10 @@ const (
 // says why (ingest.FieldLogLoss; the tracker does not import ingest).
 const LogLossField = "ANALYZER_LOG_LOSS"
 
+// PastedField marks a unit lifecycle record read back from pasted
+// journalctl output (ingest.FieldPasted).
+const PastedField = "ANALYZER_PASTED"
+
 // GapField marks a synthetic entry a journal follower sends when part of
 // the journal is gone (a vacuumed cursor); its value says what was lost.
 // Every attempt open at that point, and the next one to start, get a
@@ -81,6 +85,10 @@ type Tracker struct {
 	resumable    map[string]*domain.Attempt
 	resumableCID map[string]string
 	knownZones   map[string]*time.Location // KnowZone: used when zones has none
+	// pastedUnits are units whose lifecycle came from pasted journalctl
+	// output: the operator chose to show them, so they are attempts even
+	// without engine lines, when no unit of the input has any.
+	pastedUnits map[string]bool
 }
 
 // restart is a "Scheduled restart job" record: its N_RESTARTS and cursor.
@@ -113,7 +121,8 @@ func New(set *rules.Set, opt Options) *Tracker {
 		byKey: map[string]*state{}, lastByUnit: map[string]*state{}, byContainer: map[string]*state{},
 		byName: map[string]*state{}, engineUnits: map[string]bool{}, textCurrent: map[string]*state{},
 		nextRestarts: map[string]restart{}, zones: map[string]*time.Location{},
-		resumable: map[string]*domain.Attempt{}, resumableCID: map[string]string{}, knownZones: map[string]*time.Location{}}
+		resumable: map[string]*domain.Attempt{}, resumableCID: map[string]string{}, knownZones: map[string]*time.Location{},
+		pastedUnits: map[string]bool{}}
 }
 
 // SetRules swaps the rule set; attempts in progress keep their findings.
@@ -191,6 +200,9 @@ func (t *Tracker) Add(e domain.Entry) {
 		return
 	}
 	if unit := e.Field("UNIT"); unit != "" && (e.PID == 1 || e.Identifier == "systemd") {
+		if e.Field(PastedField) != "" {
+			t.pastedUnits[host+"|"+unit] = true
+		}
 		t.lifecycle(e, host, unit)
 		return
 	}
@@ -519,7 +531,8 @@ func (t *Tracker) Attempts() []*domain.Attempt {
 		return ai.Before(aj)
 	})
 	for _, st := range states {
-		if !st.text && st.j.Engine() == "" && !t.engineUnits[st.a.Host+"|"+st.a.Unit] {
+		uk := st.a.Host + "|" + st.a.Unit
+		if !st.text && st.j.Engine() == "" && !t.engineUnits[uk] && !(t.pastedUnits[uk] && len(t.engineUnits) == 0) {
 			continue
 		}
 		loc := t.zones[st.a.Host]

@@ -1,0 +1,402 @@
+package rules
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/llmfleet/analyzer/domain"
+)
+
+// FatalKind says what ended (or may have ended) a process.
+type FatalKind string
+
+// Fatal kinds, strongest evidence first.
+const (
+	// FatalException is an exception that ended a Python traceback (or a
+	// bare "SomeError: ..." line), a C++ terminate, a Go or Rust panic, or
+	// a failed GGML_ASSERT.
+	FatalException FatalKind = "exception"
+	// FatalDeath is a death line: a signal, "Killed", a core dump, a
+	// stated non-zero exit code (the rule files' fatal vocabulary).
+	FatalDeath FatalKind = "death"
+	// FatalErrorLog is a line logged at ERROR, CRITICAL or FATAL level.
+	FatalErrorLog FatalKind = "error_log"
+)
+
+// Fatal is one fatal event of an attempt's output.
+type Fatal struct {
+	Kind FatalKind
+	// Type and Message of an exception ("torch.OutOfMemoryError",
+	// "CUDA out of memory. Tried to allocate ...").
+	Type, Message string
+	// Frames are the traceback's frames, outermost first ("file:func").
+	Frames []string
+	// Start is the attempt's line number where the event began (its
+	// traceback, or the first exception of a chain); Line where it ended.
+	Start, Line int
+	// Evidence is the event's final line.
+	Evidence domain.Evidence
+	// Phase the attempt was in; AfterReady: the engine had reported
+	// readiness.
+	Phase      domain.Phase
+	AfterReady bool
+	// ExitStatus is the exit status the line states (-1: none).
+	ExitStatus int
+}
+
+// Python traceback grammar (CPython's traceback module): a header, frames
+// `File "path", line N, in func` each followed by source lines, and the
+// exception line `module.Type: message`. Chained exceptions are separated
+// by one of the two chain sentences.
+var (
+	frameLine = regexp.MustCompile(`^\s*File "([^"]*)", line \d+(?:, in (\S+))?`)
+	// IPython/Jupyter frames: "/path/mod.py in func(args)" or
+	// "File /path/mod.py:12, in func(args)", possibly as markdown links.
+	ipythonFrame = regexp.MustCompile(`^\s*(?:File )?\[?([^\s\[\]()]+\.py)(?:\]\([^)]*\))?(?::\d+,)? in (\w+)\(`)
+	// excLine is a Python exception line: a dotted name whose last part is
+	// capitalized, then ": message" or the end of the line.
+	excLine = regexp.MustCompile(`^((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Z][A-Za-z0-9_]*)(?::(?:\s+(.*))?)?\s*$`)
+	// excSuffix: the last part of a name that is an exception without a
+	// module path.
+	excSuffix = regexp.MustCompile(`(?:Error|Exception|Exit|Interrupt|Failure|Fault|Unsupported|Timeout|Violation)$`)
+	cppThrow  = regexp.MustCompile(`terminate called after throwing an instance of '([^']+)'`)
+	cppWhat   = regexp.MustCompile(`^\s*what\(\):\s*(.*)$`)
+	ggmlAbort = regexp.MustCompile(`GGML_ASSERT\((.*)\) failed|GGML_ABORT|ggml_abort`)
+	goPanic   = regexp.MustCompile(`^panic: (.*)$`)
+	rustPanic = regexp.MustCompile(`^thread '[^']*' panicked at (.*)$`)
+	// excHeader: Jupyter's "RuntimeError     Traceback (most recent call last)".
+	excHeader = regexp.MustCompile(`Traceback \(most recent call last\)`)
+)
+
+// envelope strips the generic per-line envelope engines and pasters add in
+// front of a message: process prefixes ("(EngineCore_DP0 pid=12) ",
+// "[rank0]: ", Ray's "(ServeReplica:app:LLM pid=3, ip=10.0.0.1) "),
+// timestamps, log levels and source locations ("INFO 10-31 15:07:50
+// [core.py:708] ", "[2025-08-13 14:29:40 TP0] ", "2024-05-01T10:00:00Z ERROR
+// "), and TensorRT-LLM's bracket tags. key is the process the line came
+// from, as far as the prefixes tell; level is the log level ("" unknown).
+func envelope(line string) (rest, key, level string) {
+	s := line
+	for guard := 0; guard < 12; guard++ {
+		t := strings.TrimLeft(s, " \t")
+		if t == "" {
+			break
+		}
+		if m := procPrefix.FindStringSubmatch(t); m != nil {
+			key += m[1] + ";"
+			s = t[len(m[0]):]
+			continue
+		}
+		if m := bracketPrefix.FindStringSubmatch(t); m != nil {
+			inner := m[1]
+			if lv := levelWord(inner); lv != "" {
+				level = lv
+			}
+			if tp := tpRank.FindString(inner); tp != "" {
+				key += tp + ";"
+			}
+			s = t[len(m[0]):]
+			continue
+		}
+		if m := stampPrefix.FindString(t); m != "" {
+			s = t[len(m):]
+			continue
+		}
+		if m := levelPrefix.FindStringSubmatch(t); m != nil {
+			level = levelWord(m[1])
+			s = t[len(m[0]):]
+			continue
+		}
+		if m := sourcePrefix.FindString(t); m != "" {
+			s = t[len(m):]
+			continue
+		}
+		break
+	}
+	// Keep the message's own indentation (frames and source lines are
+	// indented under the envelope); drop one separating blank.
+	if strings.HasPrefix(s, " ") && !strings.HasPrefix(s, "  ") {
+		s = s[1:]
+	}
+	return s, key, level
+}
+
+var (
+	procPrefix    = regexp.MustCompile(`^\(([A-Za-z][\w:.-]*(?: rank=\d+)? pid=\d+)(?:, ip=[0-9a-fA-F.:]+)?\)\s?|^\[(rank\d+)\]:\s?|^(\[rank\d+\]:)`)
+	bracketPrefix = regexp.MustCompile(`^\[([^\]]{1,60})\]:?\s`)
+	tpRank        = regexp.MustCompile(`\b(?:TP|DP|PP|EP|RANK |rank)\s?\d+\b`)
+	stampPrefix   = regexp.MustCompile(`^(?:\d{4}[-/]\d\d[-/]\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?|\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?|\d\d:\d\d:\d\d(?:\.\d+)?|[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [\w.]+:\d+\])\s`)
+	levelPrefix   = regexp.MustCompile(`^(DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|CRITICAL|FATAL|PANIC)(?::\s*|\s+)`)
+	sourcePrefix  = regexp.MustCompile(`^(?:\[?[\w./-]+\.(?:py|cc|cpp|cu|go|rs|h):\d+(?:\[\])?\]:?|[a-z_]+(?:::[a-z_]+)+: |(?:text_generation_launcher|shard-manager|text_generation_router\S*): )\s?`)
+)
+
+// levelWord normalizes a log level or returns "".
+func levelWord(s string) string {
+	switch strings.ToUpper(strings.TrimSpace(s)) {
+	case "E", "ERROR", "ERR":
+		return "error"
+	case "CRITICAL", "FATAL", "PANIC", "F":
+		return "critical"
+	case "W", "WARN", "WARNING":
+		return "warning"
+	case "I", "INFO", "NOTICE":
+		return "info"
+	case "D", "DEBUG":
+		return "debug"
+	}
+	return ""
+}
+
+// excState is one process's traceback in progress.
+type excState struct {
+	open     bool // inside a traceback, before its exception line
+	start    int  // line where this traceback (or its chain) began
+	frames   []string
+	lines    int  // lines read in this traceback
+	chained  bool // a chain sentence was read: the next traceback continues the event
+	lastExc  int  // line of the last exception line of this process
+	chainBeg int  // start of the event the chain continues
+	cpp      *Fatal
+}
+
+// maxTracebackLines bounds a traceback: past it, the block is closed (a
+// cut paste) and the next line judged on its own.
+const maxTracebackLines = 400
+
+// excReader follows tracebacks per process through an attempt's lines and
+// collects its fatal events. It holds a bounded amount of state: at most
+// maxProcs processes, maxFatals events, maxFrames frames per traceback.
+type excReader struct {
+	procs  map[string]*excState
+	fatals []Fatal
+}
+
+const (
+	maxProcs  = 64
+	maxFatals = 32
+	maxFrames = 64
+)
+
+// lineInfo is what the exception reader made of one line.
+type lineInfo struct {
+	// event is the line number where the line's event began: its
+	// traceback's (or chain's) start, or the line itself.
+	event int
+	// frame is "file:func" for a traceback frame line.
+	frame string
+	// fatal is set when the line ended a fatal event.
+	fatal *Fatal
+	// level is the line's log level ("" unknown); parsed says whether the
+	// envelope was read at all.
+	level  string
+	parsed bool
+}
+
+func (x *excReader) proc(key string) *excState {
+	if x.procs == nil {
+		x.procs = map[string]*excState{}
+	}
+	st := x.procs[key]
+	if st == nil {
+		if len(x.procs) >= maxProcs {
+			for k := range x.procs { // forget an arbitrary one: bounded memory
+				delete(x.procs, k)
+				break
+			}
+		}
+		st = &excState{lastExc: -1}
+		x.procs[key] = st
+	}
+	return st
+}
+
+// mayMatter is a cheap test of whether the exception reader needs the line
+// at all (most lines of a healthy boot do not).
+func mayMatter(s string) bool {
+	return strings.Contains(s, "Error") || strings.Contains(s, "Exception") || strings.Contains(s, "Traceback") ||
+		strings.Contains(s, `File "`) || strings.Contains(s, "panic") || strings.Contains(s, "terminate called") ||
+		strings.Contains(s, "what()") || strings.Contains(s, "GGML_") || strings.Contains(s, "ERROR") ||
+		strings.Contains(s, "CRITICAL") || strings.Contains(s, "FATAL") || strings.Contains(s, "Exit") ||
+		strings.Contains(s, "Interrupt") || strings.Contains(s, "Unsupported") || strings.Contains(s, "] E ") ||
+		strings.Contains(s, " in ") || strings.Contains(s, "direct cause") || strings.Contains(s, "During handling") ||
+		strings.Contains(s, "Timeout") || strings.Contains(s, "Violation") || strings.Contains(s, "Failure") ||
+		strings.Contains(s, "Fault")
+}
+
+// line reads one line (after the engine's prefix strip), number n of the
+// attempt, in phase p.
+func (x *excReader) line(text string, n int, ev domain.Evidence, p domain.Phase, afterReady bool) lineInfo {
+	info := lineInfo{event: n}
+	anyOpen := false
+	for _, st := range x.procs {
+		if st.open || st.cpp != nil {
+			anyOpen = true
+			break
+		}
+	}
+	if !anyOpen && !mayMatter(text) {
+		return info
+	}
+	msg, key, level := envelope(text)
+	info.level, info.parsed = level, true
+	st := x.proc(key)
+	trimmed := strings.TrimSpace(msg)
+	newFatal := func(f Fatal) *Fatal {
+		f.Line, f.Evidence, f.Phase, f.AfterReady = n, ev, p, afterReady
+		if f.ExitStatus == 0 {
+			f.ExitStatus = -1
+		}
+		if len(x.fatals) < maxFatals {
+			x.fatals = append(x.fatals, f)
+			return &x.fatals[len(x.fatals)-1]
+		}
+		return &f
+	}
+	// C++: "terminate called after throwing an instance of 'T'" then
+	// "  what():  message".
+	if st.cpp != nil {
+		f := st.cpp
+		st.cpp = nil
+		if m := cppWhat.FindStringSubmatch(msg); m != nil {
+			f.Message = m[1]
+			info.fatal = newFatal(*f)
+			info.event = f.Start
+			return info
+		}
+		info.fatal = newFatal(*f)
+	}
+	if m := cppThrow.FindStringSubmatch(trimmed); m != nil {
+		st.cpp = &Fatal{Kind: FatalException, Type: m[1], Start: n}
+		return info
+	}
+	switch {
+	case excHeader.MatchString(trimmed):
+		start := n
+		if st.chained && st.lastExc >= 0 && n-st.lastExc < 50 {
+			start = st.chainBeg
+		}
+		*st = excState{open: true, start: start, lastExc: st.lastExc, chainBeg: start}
+		info.event = start
+		if m := excLine.FindStringSubmatch(strings.TrimSpace(strings.SplitN(trimmed, "Traceback", 2)[0])); m != nil && m[1] != "" {
+			// Jupyter's header names the type first; the message comes at the end.
+			st.frames = append(st.frames, "")[:0]
+		}
+		return info
+	case strings.HasPrefix(trimmed, "The above exception was the direct cause") || strings.HasPrefix(trimmed, "During handling of the above exception"):
+		st.chained = true
+		info.event = st.chainBeg
+		return info
+	}
+	if st.open {
+		st.lines++
+		info.event = st.start
+		if m := frameLine.FindStringSubmatch(msg); m != nil {
+			info.frame = m[1] + ":" + m[2]
+		} else if m := ipythonFrame.FindStringSubmatch(msg); m != nil {
+			info.frame = m[1] + ":" + m[2]
+		}
+		if info.frame != "" {
+			if len(st.frames) < maxFrames {
+				st.frames = append(st.frames, info.frame)
+			}
+			return info
+		}
+		if t, m, ok := exceptionLine(msg); ok {
+			st.open = false
+			st.lastExc = n
+			st.chained = false
+			info.fatal = newFatal(Fatal{Kind: FatalException, Type: t, Message: m, Start: st.start,
+				Frames: append([]string(nil), st.frames...)})
+			return info
+		}
+		if st.lines > maxTracebackLines {
+			st.open = false
+		}
+		return info
+	}
+	// Outside a traceback: a bare exception line (a paste that starts at
+	// the end of a traceback, or an error printed without one), a panic, a
+	// failed assertion.
+	if t, m, ok := exceptionLine(msg); ok {
+		if t == "Error" {
+			// "Error: ..." is a program's last word (Go's cobra, Rust's
+			// main returning Err): it ended, but says no more than that.
+			info.fatal = newFatal(Fatal{Kind: FatalDeath, Type: t, Message: m, Start: n})
+			return info
+		}
+		start := n
+		if st.chained && st.lastExc >= 0 && n-st.lastExc < 50 {
+			start = st.chainBeg
+		}
+		st.lastExc, st.chainBeg, st.chained = n, start, false
+		info.event = start
+		info.fatal = newFatal(Fatal{Kind: FatalException, Type: t, Message: m, Start: start})
+		return info
+	}
+	if m := goPanic.FindStringSubmatch(trimmed); m != nil {
+		info.fatal = newFatal(Fatal{Kind: FatalException, Type: "panic", Message: m[1], Start: n})
+		return info
+	}
+	if m := rustPanic.FindStringSubmatch(trimmed); m != nil {
+		info.fatal = newFatal(Fatal{Kind: FatalException, Type: "panic", Message: m[1], Start: n})
+		return info
+	}
+	if m := ggmlAbort.FindStringSubmatch(trimmed); m != nil {
+		info.fatal = newFatal(Fatal{Kind: FatalException, Type: "GGML_ASSERT", Message: trimmed, Start: n})
+		return info
+	}
+	if level == "error" || level == "critical" {
+		info.fatal = newFatal(Fatal{Kind: FatalErrorLog, Message: trimmed, Start: n})
+	}
+	return info
+}
+
+// exceptionLine reports whether s (an enveloped-stripped line) is a Python
+// exception line, and its type and message. Indented lines are source or
+// frames, not the exception.
+func exceptionLine(s string) (typ, msg string, ok bool) {
+	if s == "" || s[0] == ' ' || s[0] == '\t' {
+		return "", "", false
+	}
+	m := excLine.FindStringSubmatch(s)
+	if m == nil {
+		return "", "", false
+	}
+	name := m[1]
+	last := name[strings.LastIndexByte(name, '.')+1:]
+	if !excSuffix.MatchString(last) && !(strings.Contains(name, ".") && m[2] != "") {
+		return "", "", false
+	}
+	if !strings.Contains(s, ":") && !excSuffix.MatchString(last) {
+		return "", "", false
+	}
+	return name, m[2], true
+}
+
+// addDeath records a death line matched by the fatal vocabulary.
+func (x *excReader) addDeath(n int, ev domain.Evidence, p domain.Phase, afterReady bool, exit int) *Fatal {
+	f := Fatal{Kind: FatalDeath, Start: n, Line: n, Evidence: ev, Phase: p, AfterReady: afterReady, ExitStatus: exit, Message: ev.Message}
+	if len(x.fatals) < maxFatals {
+		x.fatals = append(x.fatals, f)
+		return &x.fatals[len(x.fatals)-1]
+	}
+	return &f
+}
+
+// firstFatal returns the first fatal event of the given kinds, before
+// readiness, that the engine made no progress after (progress: the line of
+// the last forward boot-phase step). A stated exit status 0 is not fatal.
+func (x *excReader) firstFatal(progress int, kinds ...FatalKind) *Fatal {
+	for i := range x.fatals {
+		f := &x.fatals[i]
+		if f.Line < progress || f.AfterReady || f.ExitStatus == 0 {
+			continue
+		}
+		for _, k := range kinds {
+			if f.Kind == k {
+				return f
+			}
+		}
+	}
+	return nil
+}
