@@ -105,7 +105,7 @@ type pasteReader struct {
 	pendingDesc map[string]*unitRun
 	partial     []byte // a CRI line continued (P) in the next one
 	partialAt   time.Time
-	restarts    map[string]int  // host|unit → restarts counted (systemd's older wording states none)
+	restarts    map[string]int // host|unit → restarts counted (systemd's older wording states none)
 	before      []domain.Entry // records to emit before the current line's
 }
 

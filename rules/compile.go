@@ -453,7 +453,9 @@ func compilePhaseIn(file string, p PhaseSpec) (phaseMarker, *LoadError) {
 }
 
 // compilePhase compiles a shared frame marker of f.
-func compilePhase(f *File, p PhaseSpec) (phaseMarker, *LoadError) { return compilePhaseIn(fileOf(f), p) }
+func compilePhase(f *File, p PhaseSpec) (phaseMarker, *LoadError) {
+	return compilePhaseIn(fileOf(f), p)
+}
 
 // fileOf is the name of the file f was read from.
 func fileOf(f *File) string { return f.name }

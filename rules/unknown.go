@@ -12,10 +12,10 @@ import (
 
 var (
 	lastExceptionLine = regexp.MustCompile(`([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt))\s*:\s*(.*)`)
-	maskPath      = regexp.MustCompile(`(?:/[\w.@+-]+)+`)
-	maskHex       = regexp.MustCompile(`\b0x[0-9a-fA-F]+\b|\b[0-9a-f]{12,}\b`)
-	maskNum       = regexp.MustCompile(`\d+(?:[.,]\d+)*`)
-	maskPrefix    = regexp.MustCompile(`^.*?\b(?:ERROR|WARNING|INFO|CRITICAL)\b[^\]]*\]\s*`)
+	maskPath          = regexp.MustCompile(`(?:/[\w.@+-]+)+`)
+	maskHex           = regexp.MustCompile(`\b0x[0-9a-fA-F]+\b|\b[0-9a-f]{12,}\b`)
+	maskNum           = regexp.MustCompile(`\d+(?:[.,]\d+)*`)
+	maskPrefix        = regexp.MustCompile(`^.*?\b(?:ERROR|WARNING|INFO|CRITICAL)\b[^\]]*\]\s*`)
 )
 
 // fingerprint groups identical unknown failures: the last exception (or
