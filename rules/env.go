@@ -24,6 +24,9 @@ type LineEnv struct {
 	// Error: the line reports an error (an exception or death line, or
 	// error words in a line not logged below error level).
 	Error bool `expr:"error_line"`
+	// Frames are the frames of the traceback an exception line ends, one
+	// "file:function" per line, outermost first ("" for other lines).
+	Frames string `expr:"frames"`
 	// Time is the line's timestamp (zero when unknown), for count windows;
 	// `when` does not see it.
 	Time time.Time `expr:"-"`

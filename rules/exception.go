@@ -61,9 +61,12 @@ var (
 	excSuffix = regexp.MustCompile(`(?:Error|Exception|Exit|Interrupt|Failure|Fault|Unsupported|Timeout|Violation)$`)
 	cppThrow  = regexp.MustCompile(`terminate called after throwing an instance of '([^']+)'`)
 	cppWhat   = regexp.MustCompile(`^\s*what\(\):\s*(.*)$`)
-	ggmlAbort = regexp.MustCompile(`GGML_ASSERT\((.*)\) failed|GGML_ABORT|ggml_abort`)
+	ggmlAbort = regexp.MustCompile(`GGML_ASSERT(?:\((.*)\) failed|: )|GGML_ABORT|ggml_abort`)
 	goPanic   = regexp.MustCompile(`^panic: (.*)$`)
 	rustPanic = regexp.MustCompile(`^thread '[^']*' panicked at (.*)$`)
+	// raiseSource is a frame's source line that raises: when the paste is
+	// cut before the exception line, it names the exception.
+	raiseSource = regexp.MustCompile(`^\s*raise ((?:[A-Za-z_]\w*\.)*[A-Z]\w*)\(`)
 	// excHeader: Jupyter's "RuntimeError     Traceback (most recent call last)".
 	excHeader = regexp.MustCompile(`Traceback \(most recent call last\)`)
 )
@@ -157,6 +160,11 @@ type excState struct {
 	lastExc  int  // line of the last exception line of this process
 	chainBeg int  // start of the event the chain continues
 	cpp      *Fatal
+	// intro is the line that opened the traceback when it says more than
+	// the header ("Initialization failed. warmup error: Traceback ...").
+	intro *domain.Evidence
+	// raising is the exception the innermost frame so far raises.
+	raising string
 }
 
 // maxTracebackLines bounds a traceback: past it, the block is closed (a
@@ -169,6 +177,10 @@ const maxTracebackLines = 400
 type excReader struct {
 	procs  map[string]*excState
 	fatals []Fatal
+	// lastKey is the process whose traceback opened last: a line with no
+	// process prefix continues it (engines that prefix only the first
+	// line of a multi-line message, SGLang's logger among them).
+	lastKey string
 }
 
 const (
@@ -186,6 +198,13 @@ type lineInfo struct {
 	frame string
 	// fatal is set when the line ended a fatal event.
 	fatal *Fatal
+	// intro is the line that opened the line's traceback, when it says
+	// more than the traceback header.
+	intro *domain.Evidence
+	// raising is the exception type a frame's source line raises, and
+	// block the traceback it is in (a cut paste may end there).
+	raising string
+	block   *excState
 	// level is the line's log level ("" unknown); parsed says whether the
 	// envelope was read at all.
 	level  string
@@ -239,6 +258,13 @@ func (x *excReader) line(text string, n int, ev domain.Evidence, p domain.Phase,
 	}
 	msg, key, level := envelope(text)
 	info.level, info.parsed = level, true
+	if key == "" && x.lastKey != "" {
+		if own := x.procs[""]; own == nil || !own.open {
+			if last := x.procs[x.lastKey]; last != nil && last.open {
+				key = x.lastKey
+			}
+		}
+	}
 	st := x.proc(key)
 	trimmed := strings.TrimSpace(msg)
 	newFatal := func(f Fatal) *Fatal {
@@ -275,7 +301,16 @@ func (x *excReader) line(text string, n int, ev domain.Evidence, p domain.Phase,
 		if st.chained && st.lastExc >= 0 && n-st.lastExc < 50 {
 			start = st.chainBeg
 		}
-		*st = excState{open: true, start: start, lastExc: st.lastExc, chainBeg: start}
+		intro := st.intro
+		if start == n {
+			intro = nil
+			if before, _, _ := strings.Cut(trimmed, "Traceback"); len(strings.TrimSpace(strings.TrimRight(before, ": "))) > 12 {
+				e := ev
+				intro = &e
+			}
+		}
+		*st = excState{open: true, start: start, lastExc: st.lastExc, chainBeg: start, intro: intro}
+		x.lastKey = key
 		info.event = start
 		if m := excLine.FindStringSubmatch(strings.TrimSpace(strings.SplitN(trimmed, "Traceback", 2)[0])); m != nil && m[1] != "" {
 			// Jupyter's header names the type first; the message comes at the end.
@@ -287,9 +322,15 @@ func (x *excReader) line(text string, n int, ev domain.Evidence, p domain.Phase,
 		info.event = st.chainBeg
 		return info
 	}
+	if !st.open && st.cpp == nil && frameLine.MatchString(msg) {
+		// A paste that starts inside a traceback: its frames open one.
+		*st = excState{open: true, start: n, lastExc: st.lastExc, chainBeg: n}
+		x.lastKey = key
+	}
 	if st.open {
 		st.lines++
 		info.event = st.start
+		info.intro = st.intro
 		if m := frameLine.FindStringSubmatch(msg); m != nil {
 			info.frame = m[1] + ":" + m[2]
 		} else if m := ipythonFrame.FindStringSubmatch(msg); m != nil {
@@ -299,6 +340,11 @@ func (x *excReader) line(text string, n int, ev domain.Evidence, p domain.Phase,
 			if len(st.frames) < maxFrames {
 				st.frames = append(st.frames, info.frame)
 			}
+			return info
+		}
+		if m := raiseSource.FindStringSubmatch(msg); m != nil {
+			st.raising = m[1]
+			info.raising, info.block = m[1], st
 			return info
 		}
 		if t, m, ok := exceptionLine(msg); ok {
@@ -383,20 +429,3 @@ func (x *excReader) addDeath(n int, ev domain.Evidence, p domain.Phase, afterRea
 	return &f
 }
 
-// firstFatal returns the first fatal event of the given kinds, before
-// readiness, that the engine made no progress after (progress: the line of
-// the last forward boot-phase step). A stated exit status 0 is not fatal.
-func (x *excReader) firstFatal(progress int, kinds ...FatalKind) *Fatal {
-	for i := range x.fatals {
-		f := &x.fatals[i]
-		if f.Line < progress || f.AfterReady || f.ExitStatus == 0 {
-			continue
-		}
-		for _, k := range kinds {
-			if f.Kind == k {
-				return f
-			}
-		}
-	}
-	return nil
-}

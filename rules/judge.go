@@ -60,10 +60,10 @@ type Judge struct {
 	early      []earlyLine       // lines kept to judge again when the engine changes
 	earlyBytes int               // their size
 	locked     bool              // the early lines overflowed: the engine no longer changes
-	votes      map[string]int    // weight of evidence per engine
+	votes      map[string]vote   // evidence per engine
 	readyEv    []domain.Evidence // readiness lines and the boot-shape lines around them
 	exc        excReader         // tracebacks and death lines
-	progress   int               // line of the last forward boot-phase step (0: none)
+	steps      []step            // forward boot-phase steps, in order
 	exit       int               // exit status a line stated (-1: none)
 	version    uint64
 
@@ -89,6 +89,9 @@ type pending struct {
 	context  []domain.Evidence
 	ctxLeft  int  // lines after it still to add to context
 	gone     bool // withdrawn: the engine made progress after it
+	// block, for a cause read from a "raise X(" source line, is its
+	// traceback: the cause stands only while that traceback stays cut.
+	block *excState
 }
 
 type earlyLine struct {
@@ -100,12 +103,12 @@ type earlyLine struct {
 // yet: the lines will tell).
 func (s *Set) NewJudge(engine string, opt JudgeOptions) *Judge {
 	j := &Judge{set: s, opt: opt.withDefaults(), seq: SeqState{}, side: map[string]*pending{}, exit: -1,
-		eng: s.fallback, votes: map[string]int{}}
+		eng: s.fallback, votes: map[string]vote{}}
 	j.a.Phase = domain.PhaseStart
 	j.a.Shape = domain.Shape{}
 	if engine != "" {
 		j.setEngine(engine, "")
-		j.votes[engine] = 1 << 20 // given, not detected
+		j.votes[engine] = vote{max: 1 << 20} // given, not detected
 		j.locked = true
 	}
 	return j
@@ -196,10 +199,16 @@ func (j *Judge) Line(text string, ev domain.Evidence) {
 	j.lineJudged(ev, l)
 }
 
+// vote is an engine's evidence so far: its strongest signal, and how many
+// lines gave one. A strong signal (a banner, a module path) outweighs any
+// number of weak ones (a logger format several engines share).
+type vote struct{ max, n int }
+
+func (v vote) beats(w vote) bool { return v.max > w.max || (v.max == w.max && v.n > w.n) }
+
 // detect weighs the engine evidence of l; it reports whether the engine
-// changed from one already chosen (a first choice is not a change: the
-// lines so far were judged with the fallback profile, which a first
-// engine re-judges too).
+// changed family (vLLM to SGLang, not llama.cpp to the Ollama that embeds
+// it): the lines so far must then be judged again with its profile.
 func (j *Judge) detect(l *Line) bool {
 	a := &j.a
 	if j.locked && a.EngineVersion != "" && !j.eng.HasChildren() {
@@ -212,31 +221,56 @@ func (j *Judge) detect(l *Line) bool {
 	if a.EngineVersion == "" && name == a.Engine && version != "" {
 		a.EngineVersion = version
 	}
-	if a.Engine != "" && name != a.Engine && j.eng.Parent() == "" && j.set.Engine(name).Parent() == a.Engine {
-		// A wrapper shows itself after the engine it embeds (Ollama after
-		// llama-server's first lines): same lines, the wrapper's rules.
-		j.setEngine(name, version)
-		j.votes[name] = j.votes[a.Engine] + weight
-		return false
-	}
 	if j.locked {
+		// Only a wrapper may still show itself (Ollama after llama-server's
+		// first lines).
+		if a.Engine != "" && name != a.Engine && j.set.Engine(name).Parent() == a.Engine {
+			j.setEngine(name, version)
+		}
 		return false
 	}
-	j.votes[name] += weight
-	best := a.Engine
+	v := j.votes[name]
+	v.n++
+	v.max = max(v.max, weight)
+	j.votes[name] = v
+	// The strongest family wins; within it, the wrapper once it showed.
+	family := func(e string) string {
+		if p := j.set.Engine(e).Parent(); p != "" {
+			return p
+		}
+		return e
+	}
+	totals := map[string]vote{}
 	for e, v := range j.votes {
-		if best == "" || v > j.votes[best] || (v == j.votes[best] && e < best && e != a.Engine) {
-			best = e
+		f := family(e)
+		t := totals[f]
+		t.n += v.n
+		t.max = max(t.max, v.max)
+		totals[f] = t
+	}
+	cur := family(a.Engine)
+	best := cur
+	for f, t := range totals {
+		if best == "" || t.beats(totals[best]) {
+			best = f
 		}
 	}
-	if best == a.Engine {
+	pick := best
+	for e := range j.votes {
+		if e != best && family(e) == best {
+			pick = e // the wrapper showed itself
+		}
+	}
+	if pick == a.Engine {
 		return false
 	}
-	j.setEngine(best, "")
-	if best == name {
-		j.a.EngineVersion = version
+	changed := a.Engine != "" && best != cur
+	first := a.Engine == ""
+	j.setEngine(pick, "")
+	if pick == name {
+		a.EngineVersion = version
 	}
-	return true
+	return changed || first
 }
 
 // reset forgets what the lines said (before they are judged again with
@@ -252,7 +286,7 @@ func (j *Judge) reset() {
 	j.roots, j.ring, j.ctxFill, j.lastErrors, j.readyEv = nil, nil, nil, nil, nil
 	j.side, j.sideOrder = map[string]*pending{}, nil
 	j.exc = excReader{}
-	j.progress, j.exit = 0, -1
+	j.steps, j.exit = nil, -1
 	for i, ev := range j.external {
 		j.addSide(j.set.findingRule(j.externalID[i]), a.Phase, nil, ev)
 	}
@@ -311,7 +345,7 @@ func (j *Judge) judgeLine(ev domain.Evidence, l *Line) {
 			if fwd {
 				j.reconsider()
 			} else if p.Rank() > before && p.Rank() <= domain.PhaseReady.Rank() {
-				j.progress = a.Lines
+				j.addStep(a.Lines, p)
 			}
 		}
 	}
@@ -330,8 +364,27 @@ func (j *Judge) judgeLine(ev domain.Evidence, l *Line) {
 	env := &j.env
 	*env = LineEnv{Line: text, Phase: string(a.Phase), Engine: a.Engine, Unit: a.Unit,
 		ReachedReady: reached, Shape: a.Shape, Time: ev.Time, Error: isErrorLine(text, info)}
+	if info.fatal != nil && len(info.fatal.Frames) > 0 {
+		env.Frames = strings.Join(info.fatal.Frames, "\n")
+	}
 	for _, h := range j.match(l, env, j.seq) {
-		j.hit(h, ev, text, info.event)
+		j.hit(h, ev, text, info)
+	}
+	if info.raising != "" {
+		// "raise X(" in the innermost frame: should the paste end before
+		// the exception line, X is the exception. Judged now as the line
+		// "X:", withdrawn if the traceback goes on to its exception line.
+		cut := *env
+		cut.Line = info.raising + ": (the exception line is cut)"
+		cut.Error = true
+		for _, h := range j.match(nil, &cut, SeqState{}) {
+			if h.Rule.IsRootCause() && !weakVerdict(h.Rule.Verdict) {
+				j.hit(h, ev, text, info)
+				if n := len(j.roots); n > 0 && j.roots[n-1].lineNo == a.Lines {
+					j.roots[n-1].block = info.block
+				}
+			}
+		}
 	}
 }
 
@@ -438,12 +491,23 @@ func phaseFor(r *Rule, cur domain.Phase) domain.Phase {
 		return r.Phase
 	}
 	p := cur
+	if p == domain.PhaseStart && verdictNatural[r.Verdict] != "" {
+		// No phase marker seen: the verdict's own phase (spec: "phase from
+		// evidence").
+		p = verdictNatural[r.Verdict]
+	}
 	for _, q := range []domain.Phase{r.Floor, verdictFloor[r.Verdict]} {
 		if q != "" && q.Rank() > p.Rank() {
 			p = q
 		}
 	}
 	return p
+}
+
+// verdictNatural is the phase a verdict names when nothing else tells:
+// model files are read while loading the weights.
+var verdictNatural = map[domain.Verdict]domain.Phase{
+	domain.VerdictMissingPayload: domain.PhaseWeights,
 }
 
 // verdictFloor is the earliest phase a verdict can happen in (spec: a
@@ -467,8 +531,9 @@ const maxEvidencePerFinding = 4
 // maxRoots bounds the root causes kept per attempt (one per finding id).
 const maxRoots = 32
 
-// hit records a rule firing on a line of the event that began at line event.
-func (j *Judge) hit(h Hit, ev domain.Evidence, text string, event int) {
+// hit records a rule firing on a line of the event info tells.
+func (j *Judge) hit(h Hit, ev domain.Evidence, text string, info lineInfo) {
+	event := info.event
 	r := h.Rule
 	phase := phaseFor(r, j.a.Phase)
 	if j.OnHit != nil {
@@ -479,7 +544,7 @@ func (j *Judge) hit(h Hit, ev domain.Evidence, text string, event int) {
 		return
 	}
 	for _, b := range j.roots {
-		if b.rule.FindingID() == r.FindingID() && !b.gone {
+		if b.rule.FindingID() == r.FindingID() && !b.gone && b.block == nil {
 			if len(b.evidence) < maxEvidencePerFinding {
 				b.evidence = append(b.evidence, ev)
 			}
@@ -489,18 +554,57 @@ func (j *Judge) hit(h Hit, ev domain.Evidence, text string, event int) {
 	if len(j.roots) >= maxRoots {
 		return
 	}
+	evidence := []domain.Evidence{ev}
+	if info.intro != nil {
+		// The line that announced the traceback says what failed.
+		evidence = []domain.Evidence{*info.intro, ev}
+	}
 	p := &pending{rule: r, phase: phase, time: ev.Time, captures: h.Captures, line: snippet(text, h.At),
-		evidence: []domain.Evidence{ev}, text: text, lineNo: j.a.Lines, event: event, ready: !j.a.ReadyAt.IsZero(),
+		evidence: evidence, text: text, lineNo: j.a.Lines, event: event, ready: !j.a.ReadyAt.IsZero(),
 		context: append([]domain.Evidence{}, j.ring...), ctxLeft: j.opt.ContextAfter}
 	j.roots = append(j.roots, p)
 	j.ctxFill = append(j.ctxFill, p)
+}
+
+// step is a forward step of the boot phases by one of the engine's own
+// progress lines (not a traceback frame): at line line, into phase.
+type step struct {
+	line  int
+	phase domain.Phase
+}
+
+// maxSteps bounds the steps kept; the phases are few, so only an engine
+// that keeps going back and forth reaches it (the latest steps count).
+const maxSteps = 64
+
+func (j *Judge) addStep(line int, p domain.Phase) {
+	if len(j.steps) == maxSteps {
+		j.steps = append(j.steps[:0], j.steps[1:]...)
+	}
+	j.steps = append(j.steps, step{line, p})
+}
+
+// movedOn reports whether the boot went on past phase p after line n: a
+// later step into a later boot phase shows the engine survived what line
+// n said. (A step into the same phase does not: progress bars flushed
+// after the error, other ranks still at it.)
+func (j *Judge) movedOn(n int, p domain.Phase) bool {
+	for i := len(j.steps) - 1; i >= 0 && j.steps[i].line > n; i-- {
+		if j.steps[i].phase.Rank() > p.Rank() {
+			return true
+		}
+	}
+	return false
 }
 
 // withdrawn reports whether root r no longer stands: a provisional verdict
 // the engine moved past, or a failure the boot went on after (a later
 // forward step of the boot phases shows the engine survived it).
 func (j *Judge) withdrawn(r *pending) bool {
-	return r.gone || (!r.ready && j.progress > r.lineNo)
+	if r.block != nil && (!r.block.open || r.block.raising == "") {
+		return true
+	}
+	return r.gone || (!r.ready && j.movedOn(r.lineNo, r.phase))
 }
 
 // weakVerdict: a verdict that says a process died or failed without naming
@@ -554,7 +658,7 @@ func (j *Judge) choose() (best *pending, unknown *Fatal, others []*pending) {
 func (j *Judge) unnamedException() *Fatal {
 	for i := range j.exc.fatals {
 		f := &j.exc.fatals[i]
-		if f.Kind != FatalException || f.AfterReady || j.progress > f.Line {
+		if f.Kind != FatalException || f.AfterReady || j.movedOn(f.Line, f.Phase) {
 			continue
 		}
 		named := false
@@ -632,8 +736,9 @@ type End struct {
 	Failed bool
 	// Result is systemd's UNIT_RESULT ("timeout", "exit-code", ...).
 	Result string
-	// Line is the lifecycle record that ended the attempt.
-	Line *domain.Evidence
+	// Line is the lifecycle record that ended the attempt; Exit the main
+	// process's exit record (with its status), when there was one.
+	Line, Exit *domain.Evidence
 
 	fatal *Fatal // the fatal end the lines show (set by Judge)
 }
@@ -660,7 +765,18 @@ func (j *Judge) fatalEnd(end End) *Fatal {
 	if end.Ended {
 		kinds = append(kinds, FatalErrorLog)
 	}
-	return j.exc.firstFatal(j.progress, kinds...)
+	for i := range j.exc.fatals {
+		f := &j.exc.fatals[i]
+		if f.AfterReady || f.ExitStatus == 0 || j.movedOn(f.Line, f.Phase) {
+			continue
+		}
+		for _, k := range kinds {
+			if f.Kind == k {
+				return f
+			}
+		}
+	}
+	return nil
 }
 
 // Judge returns the attempt base (identity and lifecycle fields, from the
@@ -736,8 +852,10 @@ func (j *Judge) Judge(base *domain.Attempt, end End) *domain.Attempt {
 		}
 		a.Evidence = append(a.Evidence, decisive...)
 		a.Evidence = append(a.Evidence, j.lastErrors...)
-		if end.Line != nil {
-			a.Evidence = append(a.Evidence, *end.Line)
+		for _, l := range []*domain.Evidence{end.Exit, end.Line} {
+			if l != nil {
+				a.Evidence = append(a.Evidence, *l)
+			}
 		}
 		a.Fingerprint = fingerprint(append(append([]domain.Evidence(nil), j.lastErrors...), decisive...))
 		a.Note = unknownNote(&a, end.Result, append(append([]domain.Evidence(nil), j.lastErrors...), decisive...))

@@ -72,7 +72,8 @@ func orUnknown(s string) string {
 // errorWords make a line look like an error (for unknown failures); plain
 // substring tests, since this runs on every line.
 var errorWords = []string{"Error", "ERROR", "error", "Exception", "Traceback", "FATAL", "Fatal", "fatal",
-	"FAILED", "Failed", "failed", "panic", "Abort", "abort", "Killed", "killed", "out of memory"}
+	"FAILED", "Failed", "failed", "panic", "Abort", "abort", "Killed", "killed", "out of memory",
+	"Invalid", "invalid", "Validation"}
 
 // looksLikeError reports whether s contains one of errorWords, in one pass:
 // at each byte only the words starting with that byte are compared (17

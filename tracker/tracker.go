@@ -110,6 +110,7 @@ type state struct {
 	failed  bool   // the unit failed (non-zero exit or failed result)
 
 	endLine   *domain.Evidence
+	exitLine  *domain.Evidence // the main process's exit record
 	first     string    // cursor of the attempt's first entry
 	seq0      int       // creation order
 	skipUntil time.Time // resumed: entries up to this time were read before
@@ -385,7 +386,7 @@ func (t *Tracker) lifecycle(e domain.Entry, host, unit string) {
 		if st.a.ExitStatus != nil && *st.a.ExitStatus != 0 && !st.stopReq {
 			st.failed = true
 		}
-		st.endLine = &ev
+		st.endLine, st.exitLine = &ev, &ev
 	case msgUnitFailed:
 		st.result = e.Field("UNIT_RESULT")
 		if !st.stopReq || st.result == "timeout" {
@@ -547,7 +548,8 @@ func (t *Tracker) Attempts() []*domain.Attempt {
 // judge computes the attempt's verdict, phase, findings, notes and evidence
 // from its state. It does not change the state, so it can run repeatedly.
 func (t *Tracker) judge(st *state) *domain.Attempt {
-	return st.j.Judge(st.a, rules.End{Ended: st.ended, Text: st.text, Failed: st.failed, Result: st.result, Line: st.endLine})
+	return st.j.Judge(st.a, rules.End{Ended: st.ended, Text: st.text, Failed: st.failed, Result: st.result, Line: st.endLine,
+		Exit: st.exitLine})
 }
 
 // ReplayCursor returns the cursor of the first entry of the oldest journal
