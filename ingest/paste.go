@@ -226,6 +226,17 @@ func (p *pasteReader) journal(e *domain.Entry, at time.Time, host, ident, pid, m
 	if n, err := strconv.Atoi(pid); err == nil {
 		e.PID = n
 	}
+	if ident == "systemd" && pid != "1" && pid != "" {
+		// The service manager's child forked for a unit, failing before
+		// it could run the unit's program: a line of that unit.
+		if unit, _, ok := strings.Cut(msg, ": "); ok && unitName.MatchString(unit) {
+			if r := p.units[host+"|"+unit]; r != nil {
+				e.Unit, e.InvocationID = r.unit, r.inv
+				e.Fields = map[string]string{"_TRANSPORT": "stdout"}
+				return
+			}
+		}
+	}
 	if ident == "systemd" {
 		if !p.lifecycle(e, host, msg) {
 			// Other service manager chatter ("Reloading.", a unit's

@@ -125,7 +125,7 @@ func envelope(line string) (rest, key, level string) {
 }
 
 var (
-	procPrefix    = regexp.MustCompile(`^\(([A-Za-z][\w:.-]*(?: rank=\d+)? pid=\d+)(?:, ip=[0-9a-fA-F.:]+)?\)\s?|^\[(rank\d+)\]:\s?|^(\[rank\d+\]:)`)
+	procPrefix    = regexp.MustCompile(`^\(([A-Za-z][\w:.-]*(?: rank=\d+)? pid=\d+|[A-Z][\w:.-]*)(?:, ip=[0-9a-fA-F.:]+)?\)\s?|^\[(rank\d+)\]:\s?|^(\[rank\d+\]:)`)
 	bracketPrefix = regexp.MustCompile(`^\[([^\]]{1,60})\]:?\s`)
 	tpRank        = regexp.MustCompile(`\b(?:TP|DP|PP|EP|RANK |rank)\s?\d+\b`)
 	stampPrefix   = regexp.MustCompile(`^(?:\d{4}[-/]\d\d[-/]\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?|\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?|\d\d:\d\d:\d\d(?:\.\d+)?|[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [\w.]+:\d+\])\s`)
@@ -384,7 +384,9 @@ func (x *excReader) line(text string, n int, ev domain.Evidence, p domain.Phase,
 		return info
 	}
 	if m := rustPanic.FindStringSubmatch(trimmed); m != nil {
-		info.fatal = newFatal(Fatal{Kind: FatalException, Type: "panic", Message: m[1], Start: n})
+		// A Rust panic names a source location, rarely a cause: the
+		// process died.
+		info.fatal = newFatal(Fatal{Kind: FatalDeath, Type: "panic", Message: m[1], Start: n})
 		return info
 	}
 	if m := ggmlAbort.FindStringSubmatch(trimmed); m != nil {

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -355,6 +356,14 @@ func (j *Judge) judgeLine(ev domain.Evidence, l *Line) {
 	j.eng.UpdateShapeLine(l, a.Shape)
 	reached := !a.ReadyAt.IsZero()
 	info := j.exc.line(text, a.Lines, ev, a.Phase, reached)
+	// Frames printed after an exception (vLLM logs the message first, a
+	// chained traceback follows) tell where it happened.
+	for i := range j.exc.fatals {
+		if f := &j.exc.fatals[i]; f.Start == info.event && f.Line < a.Lines && a.Phase.Rank() > f.Phase.Rank() &&
+			a.Phase.Rank() < domain.PhaseReady.Rank() {
+			f.Phase = a.Phase
+		}
+	}
 	if exit, ok := j.set.fatalLine(l); ok {
 		j.exc.addDeath(a.Lines, ev, a.Phase, reached, exit)
 		if exit >= 0 {
@@ -434,7 +443,9 @@ func (j *Judge) setPhase(p domain.Phase, forwardOnly bool, ev domain.Evidence) b
 			r.gone = true // the engine moved on: the stall the verdict named is over
 		}
 	}
-	if p == domain.PhaseReady && a.ReadyAt.IsZero() {
+	if (p == domain.PhaseReady || p == domain.PhaseServing) && a.ReadyAt.IsZero() {
+		// Serving a request means the engine was ready, whether or not the
+		// paste kept its readiness line.
 		a.ReadyAt = at
 		if at.IsZero() {
 			a.ReadyAt = time.Unix(0, 1) // plain text without times: still "reached"
@@ -722,6 +733,7 @@ func (s *Set) findingRule(id string) *Rule {
 const (
 	MessageIDUnknownFailure = "c4deb1c694538b4d8d75dce263d1534e"
 	MessageIDLogLoss        = "d7bd97a9522bf7b670303457da23dd0c"
+	MessageIDEngineDied     = "5dea6626c591aab3f8877d14c919ebd1"
 )
 
 // End is what the tracker knows of how an attempt ended, besides the
@@ -817,6 +829,13 @@ func (j *Judge) Judge(base *domain.Attempt, end End) *domain.Attempt {
 		failedAt = unknown.Evidence.Time
 	case end.Result == "timeout":
 		a.Verdict = domain.VerdictTimeout
+	case end.Failed && (a.ExitCode == "killed" || a.ExitCode == "dumped") && end.fatal == nil && !a.StopRequested:
+		// The main process died by a signal and no line says why.
+		a.Verdict = domain.VerdictEngineDied
+		a.Rule = "analyzer.killed_by_signal"
+		if end.Exit != nil {
+			failedAt = end.Exit.Time
+		}
 	case end.Failed || (end.Ended && a.EndedBy == domain.EndedByExit && !reached) || end.fatal != nil:
 		a.Verdict = domain.VerdictUnknownFailure
 		if end.fatal != nil {
@@ -841,6 +860,22 @@ func (j *Judge) Judge(base *domain.Attempt, end End) *domain.Attempt {
 		// size, concurrency). Stored, they also let a later replay that
 		// continues the attempt quote them once it is ready.
 		a.Evidence = append(a.Evidence, j.readyEv...)
+	}
+	if a.Rule == "analyzer.killed_by_signal" {
+		status := "?"
+		if a.ExitStatus != nil {
+			status = strconv.Itoa(*a.ExitStatus)
+		}
+		a.Note = "The engine's main process was killed by signal " + status + " (" + a.ExitCode + ") in phase " + string(a.Phase) +
+			" and no line names a cause: 11 (SEGV) and 6 (ABRT) are crashes in native code, 9 (KILL) usually the OOM killer, 4 (ILL) a build for other CPU instructions."
+		for _, l := range []*domain.Evidence{end.Exit, end.Line} {
+			if l != nil {
+				a.Evidence = append(a.Evidence, *l)
+			}
+		}
+		a.Findings = append(a.Findings, domain.Finding{ID: string(domain.VerdictEngineDied), Rule: a.Rule,
+			Severity: domain.SeverityError, MessageID: MessageIDEngineDied, Phase: a.Phase, Time: failedAt,
+			Note: a.Note, Evidence: a.Evidence})
 	}
 	if a.Verdict == domain.VerdictUnknownFailure {
 		var decisive []domain.Evidence
