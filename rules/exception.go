@@ -126,7 +126,7 @@ func envelope(line string) (rest, key, level string) {
 
 var (
 	procPrefix    = regexp.MustCompile(`^\(([A-Za-z][\w:.-]*(?: rank=\d+)? pid=\d+|[A-Z][\w:.-]*)(?:, ip=[0-9a-fA-F.:]+)?\)\s?|^\[(rank\d+)\]:\s?|^(\[rank\d+\]:)`)
-	bracketPrefix = regexp.MustCompile(`^\[([^\]]{1,60})\]:?\s`)
+	bracketPrefix = regexp.MustCompile(`^\[([^\]]{1,60})\]:?\s?`)
 	tpRank        = regexp.MustCompile(`\b(?:TP|DP|PP|EP|RANK |rank)\s?\d+\b`)
 	stampPrefix   = regexp.MustCompile(`^(?:\d{4}[-/]\d\d[-/]\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?|\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?|\d\d:\d\d:\d\d(?:\.\d+)?|[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [\w.]+:\d+\])\s`)
 	levelPrefix   = regexp.MustCompile(`^(DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|CRITICAL|FATAL|PANIC)(?::\s*|\s+)`)
@@ -430,4 +430,3 @@ func (x *excReader) addDeath(n int, ev domain.Evidence, p domain.Phase, afterRea
 	}
 	return &f
 }
-

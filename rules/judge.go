@@ -64,6 +64,7 @@ type Judge struct {
 	votes      map[string]vote   // evidence per engine
 	readyEv    []domain.Evidence // readiness lines and the boot-shape lines around them
 	exc        excReader         // tracebacks and death lines
+	also       []domain.Evidence // restored: lines of root causes that lost to the verdict
 	steps      []step            // forward boot-phase steps, in order
 	exit       int               // exit status a line stated (-1: none)
 	version    uint64
@@ -770,11 +771,13 @@ func (j *Judge) verdictPhase(p domain.Phase, afterReady bool) domain.Phase {
 // plain text that ends in a fatal exception, a death line, an assertion or
 // panic, or a stated exit, with no readiness after it): the first fatal
 // event the boot did not go on after. Lines logged at error level count
-// only once the attempt has ended (a running engine often logs errors it
-// survives), and a stated exit status 0 is no failure.
+// only at the end of pasted text (a running engine often logs errors it
+// survives; a journal has the exit record), and a stated exit status 0 is
+// no failure.
 func (j *Judge) fatalEnd(end End) *Fatal {
 	kinds := []FatalKind{FatalException, FatalDeath}
-	if end.Ended {
+	if end.Ended && end.Text {
+		// Pasted text has no exit record: its last error lines are its end.
 		kinds = append(kinds, FatalErrorLog)
 	}
 	for i := range j.exc.fatals {
@@ -915,6 +918,7 @@ func (j *Judge) Judge(base *domain.Attempt, end End) *domain.Attempt {
 		a.Evidence = append(a.Evidence, b.evidence...)
 		// Root causes that lost support the verdict (llama.cpp prints its
 		// allocation error, then "error loading model").
+		a.Evidence = append(a.Evidence, j.also...)
 		n := 0
 		for _, o := range others {
 			for _, ev := range o.evidence {
@@ -1090,6 +1094,8 @@ func (j *Judge) Restore(a *domain.Attempt) {
 			j.addReadyEvidence(e)
 		case a.Verdict == domain.VerdictUnknownFailure:
 			j.lastErrors = append(j.lastErrors, e)
+		default:
+			j.also = append(j.also, e)
 		}
 	}
 }

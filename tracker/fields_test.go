@@ -17,7 +17,7 @@ import (
 func TestFieldsListsEveryRead(t *testing.T) {
 	files, _ := filepath.Glob("*.go")
 	fset := token.NewFileSet()
-	consts := map[string]string{"GapField": GapField, "LogLossField": LogLossField}
+	consts := map[string]string{"GapField": GapField, "LogLossField": LogLossField, "PastedField": PastedField}
 	read := 0
 	for _, name := range files {
 		if strings.HasSuffix(name, "_test.go") {

@@ -111,9 +111,9 @@ type state struct {
 
 	endLine   *domain.Evidence
 	exitLine  *domain.Evidence // the main process's exit record
-	first     string    // cursor of the attempt's first entry
-	seq0      int       // creation order
-	skipUntil time.Time // resumed: entries up to this time were read before
+	first     string           // cursor of the attempt's first entry
+	seq0      int              // creation order
+	skipUntil time.Time        // resumed: entries up to this time were read before
 }
 
 // New returns a tracker that judges attempts with set.

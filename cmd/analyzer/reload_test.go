@@ -247,8 +247,8 @@ func TestServeReloadsRules(t *testing.T) {
 	t0 := time.Date(2026, 10, 1, 21, 40, 0, 0, time.UTC)
 	pushAttempt(t, base, "0123456789abcdef0123456789abcd01", t0, noMemLine)
 	pushAttempt(t, base, "0123456789abcdef0123456789abcd02", t0.Add(time.Minute), frobLine)
-	if v := verdictOf(t, base, "0123456789abcdef0123456789abcd01"); v != "oom_kv_alloc" {
-		t.Errorf("old rules after a failed reload: verdict %q, want oom_kv_alloc", v)
+	if v := verdictOf(t, base, "0123456789abcdef0123456789abcd01"); v != "kv_cache_insufficient" {
+		t.Errorf("old rules after a failed reload: verdict %q, want kv_cache_insufficient", v)
 	}
 	if v := verdictOf(t, base, "0123456789abcdef0123456789abcd02"); v != "running" {
 		t.Errorf("the rule of a set that failed to load judged an attempt: verdict %q, want running", v)
@@ -272,8 +272,8 @@ func TestServeReloadsRules(t *testing.T) {
 	if v := verdictOf(t, base, "0123456789abcdef0123456789abcd03"); v != "config_error" {
 		t.Errorf("new rule after the reload: verdict %q, want config_error", v)
 	}
-	if v := verdictOf(t, base, "0123456789abcdef0123456789abcd04"); v != "oom_kv_alloc" {
-		t.Errorf("built-in rule after the reload: verdict %q, want oom_kv_alloc", v)
+	if v := verdictOf(t, base, "0123456789abcdef0123456789abcd04"); v != "kv_cache_insufficient" {
+		t.Errorf("built-in rule after the reload: verdict %q, want kv_cache_insufficient", v)
 	}
 
 	// SIGHUP does the same.
