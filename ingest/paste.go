@@ -33,19 +33,19 @@ var (
 	// syslogLine is journalctl's short and short-precise line. The month
 	// is locale-dependent: any word of letters (with a dot), or "N月".
 	// Every process but the kernel has its [pid].
-	syslogLine = regexp.MustCompile(`^(\pL{2,5}\.?|\d{1,2}月) {1,2}(\d{1,2})日? (\d\d):(\d\d):(\d\d)(\.\d{1,9})? (\S+) (kernel|[^\s\[\]:]+\[(\d+)\]): ?(.*)$`)
+	syslogLine = regexp.MustCompile(`(?s)^(\pL{2,5}\.?|\d{1,2}月) {1,2}(\d{1,2})日? (\d\d):(\d\d):(\d\d)(\.\d{1,9})? (\S+) (kernel|[^\s\[\]:]+\[(\d+)\]): ?(.*)$`)
 	// isoSyslogLine is journalctl's short-iso (and short-iso-precise) line.
-	isoSyslogLine = regexp.MustCompile(`^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)) (\S+) (kernel|[^\s\[\]:]+\[(\d+)\]): ?(.*)$`)
+	isoSyslogLine = regexp.MustCompile(`(?s)^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)) (\S+) (kernel|[^\s\[\]:]+\[(\d+)\]): ?(.*)$`)
 	// criLine is containerd's CRI log line (kubectl logs of a node's file).
-	criLine = regexp.MustCompile(`^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)) (stdout|stderr) ([FP]) ?(.*)$`)
+	criLine = regexp.MustCompile(`(?s)^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)) (stdout|stderr) ([FP]) ?(.*)$`)
 	// stampLine is `kubectl logs --timestamps` / `docker logs -t`: an RFC
 	// 3339 stamp in nanoseconds (Go's RFC3339Nano), one space, then the
 	// line; or any RFC 3339 stamp before another stamp or a process prefix.
 	// An engine that starts its own lines with such a stamp (TGI: in
 	// microseconds, then a level) keeps it.
-	stampLine = regexp.MustCompile(`^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{7,9}(?:Z|[+-]\d\d:\d\d) \S|(?:\.\d+)?(?:Z|[+-]\d\d:\d\d) [(\[\d]).*)$`)
+	stampLine = regexp.MustCompile(`(?s)^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{7,9}(?:Z|[+-]\d\d:\d\d) \S|(?:\.\d+)?(?:Z|[+-]\d\d:\d\d) [(\[\d]).*)$`)
 	// columnLine is Docker Desktop's (and some log viewers') time column.
-	columnLine = regexp.MustCompile(`^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?) +\| (.*)$`)
+	columnLine = regexp.MustCompile(`(?s)^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?) +\| (.*)$`)
 	// catalogLine is the explanatory text journalctl -x adds.
 	catalogLine = regexp.MustCompile(`^\s*░░`)
 	// catalogUnit names the unit in that text ("... for unit ollama.service ...").
@@ -72,6 +72,10 @@ var unitMessages = []struct {
 	{regexp.MustCompile(`^(\S+): Scheduled restart job, restart counter is at (\d+)\.$`), "5eb03494b6584870a536b337290809b3", "restart"},
 	{regexp.MustCompile(`^(\S+): Deactivated successfully\.$`), "7ad2d189f7e94e70a38c781354912448", "success"},
 }
+
+// catUnitMessage is one of PID 1's unit messages that names its unit, as
+// journalctl -o cat prints it (the message alone).
+var catUnitMessage = regexp.MustCompile(`^(?:(?:Starting|Started|Stopping|Stopped|Failed to start) [\w@:.\\-]+\.service(?: - .*)?(?:\.\.\.|\.)|[\w@:.\\-]+\.service: (?:Main process exited, |Failed with result |Scheduled restart job, |Deactivated successfully|Consumed ))`)
 
 // unitName matches a unit name at the start of a description field
 // ("frank.service - Frank's engine" or "frank.service").
@@ -106,6 +110,7 @@ type pasteReader struct {
 	partial     []byte // a CRI line continued (P) in the next one
 	partialAt   time.Time
 	restarts    map[string]int // host|unit → restarts counted (systemd's older wording states none)
+	cat         bool           // -o cat output: unit messages without their envelope were seen
 	before      []domain.Entry // records to emit before the current line's
 }
 
@@ -192,6 +197,23 @@ func (p *pasteReader) read(line string, e *domain.Entry) bool {
 	if m := columnLine.FindStringSubmatch(line); m != nil {
 		if at, ok := parseStamp(m[1]); ok {
 			e.Time, e.Message = at, m[2]
+			return true
+		}
+	}
+	// journalctl -o cat: messages only. PID 1's unit messages still name
+	// their unit; once one did, the lines in between belong to the unit
+	// running then.
+	if m := catUnitMessage.FindStringSubmatch(line); m != nil {
+		p.cat = true
+		if p.lifecycle(e, "", line) && e.Fields["UNIT"] != "" {
+			return true
+		}
+		return false // a unit message of no lifecycle ("Consumed ..."): no entry
+	}
+	if p.cat {
+		if r := p.attribute("", "", ""); r != nil {
+			e.Unit, e.InvocationID = r.unit, r.inv
+			e.Fields = map[string]string{"_TRANSPORT": "stdout"}
 			return true
 		}
 	}

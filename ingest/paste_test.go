@@ -1,0 +1,94 @@
+package ingest
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmfleet/analyzer/domain"
+)
+
+func readText(t *testing.T, text string) []domain.Entry {
+	t.Helper()
+	var es []domain.Entry
+	if _, err := Read(context.Background(), strings.NewReader(text), "paste", Options{Format: FormatText},
+		func(e domain.Entry) error { es = append(es, e); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return es
+}
+
+// TestPastedSystemdLifecycle: PID 1's unit messages in pasted short output,
+// newest and older systemd wordings, become the records journald stores
+// with them; the unit's process lines are attributed to its run.
+func TestPastedSystemdLifecycle(t *testing.T) {
+	es := readText(t, `Jul 28 08:28:30 host1 systemd[1]: Started Ollama Service.
+Jul 28 08:28:30 host1 ollama[74021]: Error: could not create directory mkdir /var/lib/ollama: permission denied
+Jul 28 08:28:30 host1 systemd[1]: ollama.service: main process exited, code=exited, status=127/n/a
+Jul 28 08:28:30 host1 systemd[1]: Unit ollama.service entered failed state.
+Jul 28 08:28:33 host1 systemd[1]: ollama.service holdoff time over, scheduling restart.
+Jul 28 08:28:33 host1 systemd[1]: Started Ollama Service.
+Jul 28 08:28:33 host1 systemd[1]: ollama.service: Main process exited, code=dumped, status=11/SEGV
+Jul 28 08:28:33 host1 systemd[1]: ollama.service: Failed with result 'core-dump'.
+`)
+	type rec struct{ unit, inv, msgID, status, restarts string }
+	var got []rec
+	for _, e := range es {
+		if e.Unit == "" && e.Field("UNIT") == "" {
+			continue // the description-only start: a record of no unit, its start comes once named
+		}
+		got = append(got, rec{e.Unit + e.Field("UNIT"), e.InvocationID + e.Field("INVOCATION_ID"), e.Field("MESSAGE_ID"),
+			e.Field("EXIT_STATUS"), e.Field("N_RESTARTS")})
+	}
+	if len(got) != 8 {
+		t.Fatalf("%d entries: %+v", len(got), got)
+	}
+	first, second := got[0].inv, got[5].inv
+	if got[0].unit != "ollama.service" || got[0].msgID != "39f53479d3a045ac8e11786248231fbf" || first == "" {
+		t.Errorf("start named by a later line: %+v", got[0])
+	}
+	if got[1].unit != "ollama.service" || got[1].inv != first || got[1].msgID != "" {
+		t.Errorf("the unit's process line: %+v", got[1])
+	}
+	if got[2].status != "127" || got[2].inv != first || got[4].restarts != "1" {
+		t.Errorf("exit and restart: %+v %+v", got[2], got[4])
+	}
+	if second == first || got[6].status != "SEGV" || got[6].inv != second {
+		t.Errorf("the restarted run: %+v", got[6])
+	}
+	if !es[0].Time.Equal(time.Date(time.Now().Year(), 7, 28, 8, 28, 30, 0, time.UTC)) &&
+		!es[0].Time.Equal(time.Date(time.Now().Year()-1, 7, 28, 8, 28, 30, 0, time.UTC)) {
+		t.Errorf("time %v", es[0].Time)
+	}
+}
+
+// TestPasteEnvelopes: each paste format's envelope is read and removed.
+func TestPasteEnvelopes(t *testing.T) {
+	for _, c := range []struct{ name, in, msg, source, host string }{
+		{"localized month (de_AT)", "Jän 25 15:59:27 OS ollama[192151]: free(): invalid pointer", "free(): invalid pointer", "paste|OS|ollama", "OS"},
+		{"localized month (zh_CN)", "1月 10 22:38:08 host1 ollama[17836]: Error: x", "Error: x", "paste|host1|ollama", "host1"},
+		{"short-iso", "2026-10-01T21:40:00+0000 gpu1 vllm[12]: INFO ready", "INFO ready", "paste|gpu1|vllm", "gpu1"},
+		{"kubectl --timestamps", "2025-01-01T10:00:00.123456789Z (APIServer pid=1) INFO x", "(APIServer pid=1) INFO x", "paste", ""},
+		{"Docker Desktop column", "2025-05-30 18:35:36.952 | INFO 05-30 16:35:36 [core.py:1] x", "INFO 05-30 16:35:36 [core.py:1] x", "paste", ""},
+		{"compose", "vllm-1  | 2025-01-01 10:00:00 INFO x", "2025-01-01 10:00:00 INFO x", "paste|vllm-1", ""},
+		{"TGI's own stamp stays", "2024-03-06T17:53:31.052367Z ERROR shard-manager: x", "2024-03-06T17:53:31.052367Z ERROR shard-manager: x", "paste", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			es := readText(t, c.in+"\n")
+			if len(es) != 1 || es[0].Message != c.msg || es[0].Source != c.source || es[0].Host != c.host || es[0].Time.IsZero() {
+				t.Fatalf("got %+v", es)
+			}
+		})
+	}
+	// containerd's CRI lines: P continues in the next line.
+	es := readText(t, "2025-01-01T10:00:00.1Z stdout P first ha\n2025-01-01T10:00:00.2Z stdout F lf and the rest\n")
+	if len(es) != 1 || es[0].Message != "first half and the rest" {
+		t.Fatalf("CRI: %+v", es)
+	}
+	// A pager-cut line glued to the next record is two.
+	es = readText(t, "Jan 09 00:19:56 h ollama[2]: Generating new pri>Jan 09 00:19:56 h ollama[2]: Your new public key is:\n")
+	if len(es) != 2 || es[0].Message != "Generating new pri>" || es[1].Message != "Your new public key is:" {
+		t.Fatalf("glued: %+v", es)
+	}
+}
