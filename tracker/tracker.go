@@ -219,11 +219,10 @@ func (t *Tracker) Add(e domain.Entry) {
 		}
 	}
 	if st == nil && e.Field("CONTAINER_NAME") != "" {
-		st = t.byName[host+"|"+e.Field("CONTAINER_NAME")]
-		if st != nil && e.Field("CONTAINER_ID_FULL") != "" && st.a.ContainerID == "" {
-			st.a.ContainerID = e.Field("CONTAINER_ID_FULL")
-			t.byContainer[st.a.ContainerID] = st
-		}
+		st = t.containerOwner(host, e.Field("CONTAINER_NAME"), e.Field("CONTAINER_ID_FULL"))
+	}
+	if st != nil && st.a.Container == "" {
+		st.a.Container = e.Field("CONTAINER_NAME")
 	}
 	if st == nil && (e.Field("CONTAINER_ID_FULL") != "" || e.Field("CONTAINER_NAME") != "") {
 		// A container no unit claimed (docker run, podman without events):
@@ -256,8 +255,53 @@ func (t *Tracker) Add(e domain.Entry) {
 	if st == nil || st.reread(e) {
 		return
 	}
+	if id := strings.TrimSpace(e.Message); len(id) == 64 && isHex(id) && e.Field("CONTAINER_ID_FULL") == "" {
+		// `docker run -d` printed the id of the container it started for
+		// this unit: its journald log driver records are this attempt's.
+		if st.a.ContainerID == "" {
+			st.a.ContainerID = id
+		}
+		t.byContainer[id] = st
+	}
 	st.touch(e)
 	t.engineOutput(st, e)
+}
+
+// containerOwner returns the unit attempt a container's records belong to,
+// when the container id alone does not tell: the attempt podman's events
+// named the container for, or, for docker's journald log driver (records
+// under docker.service), the running attempt of the unit named like the
+// container (frank.service runs the container frank). An attempt that
+// already has another container is not this one's: a new container id is
+// a new run.
+func (t *Tracker) containerOwner(host, name, cid string) *state {
+	owns := func(st *state) bool {
+		return st != nil && (cid == "" || st.a.ContainerID == "" || st.a.ContainerID == cid)
+	}
+	st := t.byName[host+"|"+name]
+	if !owns(st) {
+		st = nil
+		if u := t.lastByUnit[host+"|"+name+".service"]; owns(u) && !u.ended {
+			st = u
+		}
+	}
+	if st != nil && cid != "" && st.a.ContainerID == "" {
+		st.a.ContainerID = cid
+		t.byContainer[cid] = st
+	}
+	if st != nil && st.a.Container == "" {
+		st.a.Container = name
+	}
+	return st
+}
+
+func isHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // gap records a hole in the journal on every open journal attempt and on
