@@ -11,9 +11,11 @@ require (
 	github.com/gin-gonic/gin v1.12.0
 	github.com/golang/snappy v1.0.0
 	github.com/grafana/loki/pkg/push v0.0.0-20250630054201-94c0ba7b0952
+	github.com/klauspost/compress v1.20.1
 	github.com/mattn/go-sqlite3 v1.14.53
 	github.com/prometheus/client_golang v1.25.0
 	github.com/schollz/progressbar/v3 v3.19.1
+	github.com/ulikunitz/xz v0.5.17
 	golang.org/x/term v0.48.0
 	gopkg.in/yaml.v3 v3.0.1
 )

@@ -6,6 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
+
+	"github.com/llmfleet/analyzer/domain"
 )
 
 // ParseJSONRecord parses one object of journalctl -o json / json-seq
@@ -119,6 +123,7 @@ func (r *run) readJSON() error {
 	var (
 		rec flatRecord // the line's record; its values alias the line
 		kc  = keyCache{keep: asm.keep}
+		app int // 0 undecided, 1 journald records, 2 an application's JSON lines
 	)
 	for lineNo := 1; ; lineNo++ {
 		line, _, long, err := lr.next()
@@ -145,6 +150,18 @@ func (r *run) readJSON() error {
 			r.malformed("%s:%d: not a JSON object: %.40q", r.source, lineNo, line)
 			continue
 		}
+		if app == 0 {
+			app = 1
+			if appLog(line) {
+				app = 2
+			}
+		}
+		if app == 2 {
+			if err := r.appEntry(line, lineNo); err != nil {
+				return err
+			}
+			continue
+		}
 		if !parseFlat(&rec, &kc, line) {
 			slow, perr := slowJSONRecord(line)
 			if perr != nil {
@@ -158,4 +175,80 @@ func (r *run) readJSON() error {
 		}
 	}
 	return r.flush(asm)
+}
+
+// appLog reports whether a JSON line is an application's log record (a
+// service's structured logging, docker's json-file driver, TGI's
+// --json-output) rather than a journald record: it has a message field
+// under another name and none of journald's.
+func appLog(line []byte) bool {
+	var m map[string]any
+	if json.Unmarshal(line, &m) != nil {
+		return false
+	}
+	for _, k := range []string{"MESSAGE", "__CURSOR", "__REALTIME_TIMESTAMP", "_HOSTNAME", "_SYSTEMD_UNIT"} {
+		if _, ok := m[k]; ok {
+			return false
+		}
+	}
+	_, ok := appField(m, appMessageKeys)
+	return ok
+}
+
+// Where applications put a record's message, time and level (Go's slog and
+// logrus, Python's structlog and json loggers, Rust's tracing, docker's
+// json-file driver, Bunyan).
+var (
+	appMessageKeys = []string{"msg", "message", "log", "text", "fields.message", "event"}
+	appTimeKeys    = []string{"time", "timestamp", "ts", "@timestamp", "asctime", "datetime"}
+	appLevelKeys   = []string{"level", "levelname", "severity", "lvl", "log.level"}
+)
+
+// appField returns the first of keys (a dot goes one object down) that m
+// holds as a string.
+func appField(m map[string]any, keys []string) (string, bool) {
+	for _, k := range keys {
+		v := any(m)
+		for _, part := range strings.Split(k, ".") {
+			obj, ok := v.(map[string]any)
+			if !ok {
+				v = nil
+				break
+			}
+			v = obj[part]
+		}
+		if s, ok := v.(string); ok {
+			return s, true
+		}
+	}
+	return "", false
+}
+
+// appEntry emits one application JSON record as a line of plain text: its
+// level, then its message (multi-line messages split as text lines are),
+// at its time.
+func (r *run) appEntry(line []byte, lineNo int) error {
+	var m map[string]any
+	if err := json.Unmarshal(line, &m); err != nil {
+		r.malformed("%s:%d: bad JSON record: %v", r.source, lineNo, err)
+		return nil
+	}
+	msg, ok := appField(m, appMessageKeys)
+	if !ok {
+		r.malformed("%s:%d: JSON record without a message field", r.source, lineNo)
+		return nil
+	}
+	if lv, ok := appField(m, appLevelKeys); ok && !strings.Contains(msg, strings.ToUpper(lv)) {
+		msg = strings.ToUpper(lv) + " " + msg
+	}
+	if err := r.tick(); err != nil {
+		return err
+	}
+	e := domain.Entry{Cursor: r.source + ":" + strconv.Itoa(lineNo), Source: r.source, Message: CleanMessage([]byte(strings.TrimRight(msg, "\n")))}
+	if ts, ok := appField(m, appTimeKeys); ok {
+		if t, ok := parseStamp(ts); ok {
+			e.Time = t
+		}
+	}
+	return r.emit(e)
 }

@@ -2,12 +2,19 @@ package ingest
 
 import (
 	"bufio"
+	"bytes"
+	"compress/bzip2"
 	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"time"
+	"unicode/utf8"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/ulikunitz/xz"
 
 	"github.com/llmfleet/analyzer/domain"
 )
@@ -99,16 +106,67 @@ func Read(ctx context.Context, r io.Reader, source string, opt Options, fn func(
 	return rn.st, err
 }
 
-func (r *run) read() error {
-	if b, _ := peekMore(r.br, 1); len(b) > 0 && b[0] == 0x1f {
-		if b, _ := r.br.Peek(2); len(b) == 2 && b[1] == 0x8b {
-			zr, err := gzip.NewReader(r.br)
-			if err != nil {
-				return fmt.Errorf("ingest: gzip: %w", err)
-			}
-			defer zr.Close()
-			r.br = bufio.NewReaderSize(zr, readBufSize)
+// Compressed input is read as it comes, by its magic bytes: gzip (RFC
+// 1952), zstd (RFC 8878), xz (tukaani.org/xz/xz-file-format.txt), bzip2.
+var (
+	gzipMagic  = []byte{0x1f, 0x8b}
+	zstdMagic  = []byte{0x28, 0xb5, 0x2f, 0xfd}
+	xzMagic    = []byte{0xfd, '7', 'z', 'X', 'Z', 0x00}
+	bzip2Magic = []byte("BZh")
+)
+
+// zstdMaxMemory caps what the zstd decoder may allocate (its window):
+// the input is untrusted.
+const zstdMaxMemory = 128 << 20
+
+// decompress wraps r.br in the decompressor its magic bytes name, if any.
+func (r *run) decompress() (io.Closer, error) {
+	b, _ := peekMore(r.br, len(xzMagic))
+	var zr io.Reader
+	var closer io.Closer
+	switch {
+	case bytes.HasPrefix(b, gzipMagic):
+		g, err := gzip.NewReader(r.br)
+		if err != nil {
+			return nil, fmt.Errorf("ingest: gzip: %w", err)
 		}
+		zr, closer = g, g
+	case bytes.HasPrefix(b, zstdMagic):
+		d, err := zstd.NewReader(r.br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(zstdMaxMemory),
+			zstd.WithDecoderMaxWindow(zstdMaxMemory))
+		if err != nil {
+			return nil, fmt.Errorf("ingest: zstd: %w", err)
+		}
+		zr, closer = d, closerFunc(d.Close)
+	case bytes.HasPrefix(b, xzMagic):
+		x, err := xz.NewReader(r.br)
+		if err != nil {
+			return nil, fmt.Errorf("ingest: xz: %w", err)
+		}
+		zr = x
+	case bytes.HasPrefix(b, bzip2Magic) && len(b) > 3 && b[3] >= '1' && b[3] <= '9':
+		zr = bzip2.NewReader(r.br)
+	default:
+		return nil, nil
+	}
+	r.br = bufio.NewReaderSize(zr, readBufSize)
+	return closer, nil
+}
+
+type closerFunc func()
+
+func (f closerFunc) Close() error { f(); return nil }
+
+func (r *run) read() error {
+	closer, err := r.decompress()
+	if err != nil {
+		return err
+	}
+	if closer != nil {
+		defer closer.Close()
+	}
+	if err := r.refuseNonLog(); err != nil {
+		return err
 	}
 	f := r.opt.Format
 	if f == FormatAuto {
@@ -142,6 +200,7 @@ type run struct {
 	lastProgress int64
 	out          []domain.Entry // entries of the last push, reused
 	paste        *pasteReader   // plain text: the envelope of pasted lines
+	logLike      int            // plain text: lines that look like log output
 }
 
 // push feeds one record to asm and emits what it completes.
@@ -263,4 +322,43 @@ func (l *lineReader) next() (line []byte, n int64, long bool, err error) {
 		}
 		return nil, n, long, err
 	}
+}
+
+// ErrNotALog is returned for input that is no log at all: empty, binary,
+// or text in which no line looks like log output (a timestamp, a log
+// level, a process prefix, engine output).
+var ErrNotALog = errors.New("not a log")
+
+// expected says what a reader of the analyzer's input should give it.
+const expected = "expected journalctl -o json (or -o export) output, or an engine's log text (plain, journalctl short or cat, docker/kubectl logs), optionally gzip/zstd/xz-compressed"
+
+// refuseNonLog looks at the start of the (decompressed) input and refuses
+// what cannot be a log: nothing at all, or binary data (NUL bytes, or
+// mostly invalid UTF-8 and control bytes in the first 64 KiB).
+func (r *run) refuseNonLog() error {
+	b, err := peekMore(r.br, 64<<10)
+	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+		return err
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return fmt.Errorf("%w: the input is empty; %s", ErrNotALog, expected)
+	}
+	if bytes.HasPrefix(b, journalMagic) {
+		return ErrBinaryJournal
+	}
+	bad := 0
+	for i := 0; i < len(b); {
+		c, n := utf8.DecodeRune(b[i:])
+		if c == 0 || (c == utf8.RuneError && n == 1 && i+utf8.UTFMax <= len(b)) || (c < 0x20 && c != '\n' && c != '\r' && c != '\t' && c != 0x1b && c != 0x1e) {
+			bad++
+			if c == 0 && !bytes.HasPrefix(b, []byte("__")) && !isNameStart(b[0]) {
+				bad += len(b) // a NUL outside export's binary fields: binary data
+			}
+		}
+		i += n
+	}
+	if bad*10 > len(b) {
+		return fmt.Errorf("%w: binary data (%d of the first %d bytes are not text); %s", ErrNotALog, min(bad, len(b)), len(b), expected)
+	}
+	return nil
 }

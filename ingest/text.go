@@ -3,7 +3,9 @@ package ingest
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -83,6 +85,10 @@ func (r *run) readText() error {
 					return e
 				}
 			}
+			if r.st.Records > 0 && r.logLike == 0 {
+				return fmt.Errorf("%w: no line of its %d has a timestamp, a log level, a process prefix or engine output; %s",
+					ErrNotALog, r.st.Records, expected)
+			}
 			return nil
 		default:
 			return err
@@ -105,6 +111,9 @@ func (r *run) textEntry(line []byte, off int64, mark string) error {
 			r.paste = newPasteReader(r.source)
 		}
 		ok := r.paste.read(e.Message, &e)
+		if r.logLike == 0 && (!e.Time.IsZero() || e.Host != "" || e.Unit != "" || logLike.MatchString(e.Message)) {
+			r.logLike++
+		}
 		for i, b := range r.paste.before {
 			b.Cursor = e.Cursor + "#" + strconv.Itoa(i)
 			if b.Source == "" {
@@ -128,6 +137,11 @@ func (r *run) textEntry(line []byte, off int64, mark string) error {
 	}
 	return r.emit(e)
 }
+
+// logLike matches a line that looks like log output: a log level, a
+// timestamp the other checks missed, a process or source prefix, key=value
+// pairs, or a crash.
+var logLike = regexp.MustCompile(`(?i)\b(?:debug|dbg|info|inf|warn(?:ing)?|wrn|error|err|critical|fatal|ftl|trace|notice)\b|Traceback|Exception|\w(?:Error|Exit):|panic:|Segmentation fault|File "[^"]+", line \d+|^\S+\[\d+\]:|^[\w.-]+: |\[[^\]]+\]|\w=\S|"\w+":|\d\d:\d\d:\d\d|\d:\d\d ?[AP]M`)
 
 // LineTime parses a timestamp at the start of a log line, after optional
 // blanks, a docker-compose prefix ("vllm-1  | "), "time=" (logfmt) and "[".

@@ -111,13 +111,13 @@ func TestTextReader(t *testing.T) {
 
 func TestTextLongLine(t *testing.T) {
 	line := strings.Repeat("é", 3000) // 6000 bytes
-	in := "short\n" + line + "\nafter\n"
+	in := "INFO short\n" + line + "\nafter\n"
 	es, _ := readAll(t, []byte(in), "long.log", Options{MaxLineBytes: 2001})
 	// 6000 bytes in parts of ≤ 2001 bytes cut at rune boundaries: 2000, 2000, 2000.
 	if len(es) != 5 || es[1].Message+es[2].Message+es[3].Message != line || es[4].Message != "after" {
 		t.Fatalf("got %d entries", len(es))
 	}
-	if es[1].Cursor != "long.log:6" || es[2].Cursor != "long.log:2006" || es[3].Field(FieldLineCapped) == "" || es[4].Field(FieldLineCapped) != "" {
+	if es[1].Cursor != "long.log:11" || es[2].Cursor != "long.log:2011" || es[3].Field(FieldLineCapped) == "" || es[4].Field(FieldLineCapped) != "" {
 		t.Errorf("cursors %s %s, marks %v %v", es[1].Cursor, es[2].Cursor, es[3].Fields, es[4].Fields)
 	}
 }
@@ -264,8 +264,8 @@ func TestParseFormat(t *testing.T) {
 }
 
 func TestBOMAndJSONPretty(t *testing.T) {
-	es, _ := readAll(t, []byte("\xef\xbb\xbfhello\nworld\n"), "bom.log", Options{})
-	if len(es) != 2 || es[0].Message != "hello" || es[0].Cursor != "bom.log:3" || es[1].Cursor != "bom.log:9" {
+	es, _ := readAll(t, []byte("\xef\xbb\xbfINFO hello\nworld\n"), "bom.log", Options{})
+	if len(es) != 2 || es[0].Message != "INFO hello" || es[0].Cursor != "bom.log:3" || es[1].Cursor != "bom.log:14" {
 		t.Errorf("BOM text: %+v", es)
 	}
 	es, _ = readAll(t, []byte("\xef\xbb\xbf{\"MESSAGE\":\"x\"}\n"), "bom.json", Options{})
