@@ -99,15 +99,18 @@ func (r *run) readExport() error {
 			take = uint64(r.recordCap)
 			capped = append(capped, string(name))
 		}
-		var data bytes.Buffer // grows as bytes arrive: a bogus length costs no memory
-		k, err := io.CopyN(&data, r.br, int64(take))
+		data, k, next, err := r.binaryField(size, take)
 		off += k
-		if err == nil && size > take {
-			var d int64
-			d, err = io.CopyN(io.Discard, r.br, int64(size-take))
-			off += d
-		}
-		if err != nil {
+		switch {
+		case next:
+			// The data ran into the next record: the length was corrupt.
+			// Resume there, counting what was skipped.
+			bad = fmt.Sprintf("byte %d: binary field %s: length %d runs into the next record; %d bytes skipped", lineStart, name, size, off-recStart)
+			if err := endRecord(); err != nil {
+				return err
+			}
+			continue
+		case err != nil:
 			bad = fmt.Sprintf("byte %d: binary field %s of %d bytes: %v", lineStart, name, size, err)
 			continue
 		}
@@ -123,10 +126,55 @@ func (r *run) readExport() error {
 			}
 			continue
 		}
-		rec[string(name)] = data.Bytes()
+		rec[string(name)] = data
 	}
 	if err := endRecord(); err != nil {
 		return err
 	}
 	return r.flush(asm)
+}
+
+// recordStart begins every record journalctl -o export writes.
+var recordStart = []byte("\n__CURSOR=")
+
+// binaryField reads a binary field's data of size bytes, keeping the
+// first take. A field with a sane length never holds the start of the next
+// record ("\n__CURSOR=" after the newline that ends the field); when the
+// data does, the length is corrupt: binaryField stops after that newline,
+// leaving the reader at the next record, and reports next. The data grows
+// as bytes arrive, so a bogus length costs no memory.
+func (r *run) binaryField(size, take uint64) (data []byte, n int64, next bool, err error) {
+	var buf bytes.Buffer
+	left := size
+	for left > 0 {
+		chunk, perr := r.br.Peek(int(min(left+uint64(len(recordStart)), uint64(r.br.Size()))))
+		if len(chunk) == 0 {
+			if perr == nil {
+				perr = io.ErrUnexpectedEOF
+			}
+			return nil, n, false, perr
+		}
+		if i := bytes.Index(chunk, recordStart); i >= 0 && uint64(i) < left {
+			d, _ := r.br.Discard(i + 1)
+			return nil, n + int64(d), true, nil
+		}
+		// Keep the last bytes, which may start the pattern, for the next peek.
+		use := uint64(len(chunk))
+		if use > left {
+			use = left
+		}
+		if len(chunk) > len(recordStart) && use == uint64(len(chunk)) {
+			use -= uint64(len(recordStart))
+		}
+		if kept := uint64(buf.Len()); kept < take {
+			buf.Write(chunk[:min(use, take-kept)])
+		}
+		d, derr := r.br.Discard(int(use))
+		n += int64(d)
+		left -= uint64(d)
+		if derr != nil {
+			return nil, n, false, derr
+		}
+	}
+	return buf.Bytes(), n, false, nil
 }

@@ -336,10 +336,15 @@ func (p *jscan) str() ([]byte, bool) {
 	if bytes.IndexByte(body, '\\') >= 0 {
 		return p.strEscaped(start)
 	}
+	ascii := true
 	for _, c := range body {
 		if c < 0x20 {
 			return nil, false
 		}
+		ascii = ascii && c < 0x80
+	}
+	if !ascii && !utf8.Valid(body) {
+		return nil, false // encoding/json replaces invalid UTF-8: let it
 	}
 	p.i = start + j + 1
 	return body, true
@@ -355,6 +360,9 @@ func (p *jscan) strEscaped(start int) ([]byte, bool) {
 		case c == '"':
 			p.i++
 			p.out = out
+			if !utf8.Valid(out[o:]) {
+				return nil, false // encoding/json replaces invalid UTF-8: let it
+			}
 			return out[o:len(out):len(out)], true
 		case c < 0x20:
 			return nil, false

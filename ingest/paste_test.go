@@ -92,3 +92,31 @@ func TestPasteEnvelopes(t *testing.T) {
 		t.Fatalf("glued: %+v", es)
 	}
 }
+
+// TestExportResyncsAfterCorruptLength: a binary field whose length is
+// corrupt costs its own record, not the rest of the file.
+func TestExportResyncsAfterCorruptLength(t *testing.T) {
+	var b strings.Builder
+	for i := 0; i < 50; i++ {
+		b.WriteString("__CURSOR=s=x;i=" + strings.Repeat("1", i%3+1) + "\n__REALTIME_TIMESTAMP=1790916000000000\n_SYSTEMD_UNIT=u.service\nMESSAGE\n")
+		msg := "line " + strings.Repeat("x", i)
+		length := len(msg)
+		if i == 10 {
+			length = 1 << 30 // corrupt: far past the end of the file
+		}
+		b.WriteString(string([]byte{byte(length), byte(length >> 8), byte(length >> 16), byte(length >> 24), 0, 0, 0, 0}))
+		b.WriteString(msg + "\n\n")
+	}
+	var es []domain.Entry
+	st, err := Read(context.Background(), strings.NewReader(b.String()), "x.export", Options{},
+		func(e domain.Entry) error { es = append(es, e); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Format != FormatExport || len(es) != 49 || st.Malformed != 1 {
+		t.Fatalf("format %v, %d entries, %d malformed (%v); want 49 and 1", st.Format, len(es), st.Malformed, st.Errors)
+	}
+	if es[10].Message != "line "+strings.Repeat("x", 11) {
+		t.Errorf("the record after the corrupt one: %q", es[10].Message)
+	}
+}

@@ -1,0 +1,89 @@
+package ingest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/llmfleet/analyzer/domain"
+)
+
+// seedLines adds the first lines of the bundled example journals and of the
+// corpus logs as seeds.
+func seedLines(f *testing.F, max int) {
+	paths, _ := filepath.Glob("../examples/*.journal.json")
+	more, _ := filepath.Glob("../testdata/corpus/*/log.txt")
+	for _, p := range append(paths, more...) {
+		fh, err := os.Open(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		sc := bufio.NewScanner(fh)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for n := 0; n < max && sc.Scan(); n++ {
+			f.Add(append([]byte(nil), sc.Bytes()...))
+		}
+		fh.Close()
+	}
+}
+
+// FuzzJSONRecord compares the fast journald JSON parser with encoding/json
+// (the slow path): whatever the fast path accepts, encoding/json must accept
+// and read the same way.
+func FuzzJSONRecord(f *testing.F) {
+	seedLines(f, 40)
+	f.Add([]byte(`{"MESSAGE":[27,91,49,109],"A":null,"B":["x","y"],"C":12.5e3,"D":true}`))
+	f.Add([]byte(`{"M":[`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		fast, ok := fastJSONRecord(line)
+		if !ok {
+			return
+		}
+		slow, err := slowJSONRecord(line)
+		if err != nil {
+			t.Fatalf("fast path accepted what encoding/json refuses (%v): %q", err, line)
+		}
+		if len(fast) != len(slow) {
+			t.Fatalf("fast %d fields, slow %d: %q", len(fast), len(slow), line)
+		}
+		for k, v := range slow {
+			if fv, ok := fast[k]; !ok || !bytes.Equal(fv, v) || (fv == nil) != (v == nil) {
+				t.Fatalf("field %q: fast %q, slow %q (%q)", k, fast[k], v, line)
+			}
+		}
+	})
+}
+
+// FuzzRead runs every input format's reader (journald JSON, export, plain
+// text with every paste envelope, compressed input) on arbitrary bytes: it
+// must end, emit no more entries than the input has bytes, and keep each
+// message under the line cap.
+func FuzzRead(f *testing.F) {
+	seedLines(f, 20)
+	f.Add([]byte("__CURSOR=s=1\n__REALTIME_TIMESTAMP=1\nMESSAGE\n\x05\x00\x00\x00\x00\x00\x00\x00hello\n\n"))
+	f.Add([]byte("Oct 01 21:40:00 h systemd[1]: Started x.service - X.\nOct 01 21:40:01 h x[2]: Traceback (most recent call last):\n"))
+	f.Add([]byte("2025-01-01T10:00:00.1Z stdout P a\n2025-01-01T10:00:00.2Z stdout F b\n"))
+	f.Add([]byte(`{"level":"error","msg":"x","fields":{"message":"y"}}` + "\n"))
+	for _, fm := range []Format{FormatAuto, FormatJSON, FormatExport, FormatText} {
+		f.Add([]byte{byte(fm)})
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, fm := range []Format{FormatAuto, FormatJSON, FormatExport, FormatText} {
+			n := 0
+			_, _ = Read(context.Background(), bytes.NewReader(data), "fuzz", Options{Format: fm, MaxLineBytes: 4096},
+				func(e domain.Entry) error {
+					n++
+					if len(e.Message) > 64<<10 {
+						t.Fatalf("format %v: a message of %d bytes from %d input bytes", fm, len(e.Message), len(data))
+					}
+					return nil
+				})
+			if n > 2*len(data)+2 {
+				t.Fatalf("format %v: %d entries from %d bytes", fm, n, len(data))
+			}
+		}
+	})
+}

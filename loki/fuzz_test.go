@@ -1,0 +1,89 @@
+package loki
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/grafana/loki/pkg/push"
+
+	"github.com/llmfleet/analyzer/domain"
+)
+
+// countSink counts what a push queued.
+type countSink struct{ n int }
+
+func (s *countSink) Add(es []domain.Entry) error { s.n += len(es); return nil }
+func (s *countSink) Saturated() bool             { return false }
+func (s *countSink) RequestFlush()               {}
+
+// pushSeeds are push bodies as Alloy and Promtail send them.
+func pushSeeds(f *testing.F) {
+	req := &push.PushRequest{Streams: []push.Stream{{
+		Labels: `{host="gpu-01", unit="vllm.service", invocation_id="0123"}`,
+		Entries: []push.Entry{{Timestamp: time.Unix(1790916000, 0), Line: "INFO vLLM API server version 0.19.2",
+			StructuredMetadata: push.LabelsAdapter{{Name: "cursor", Value: "s=1"}}}},
+	}}}
+	js, err := EncodeJSON(req)
+	if err != nil {
+		f.Fatal(err)
+	}
+	pb, err := EncodeProtobuf(req)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(js, true)
+	f.Add(pb, false)
+	f.Add([]byte(`{"streams":[{"labels":"{job=\"x\"}","entries":[{"ts":"2026-10-01T21:40:00Z","line":"x"}]}]}`), true)
+	f.Add([]byte(`{"streams":[{"stream":{"a":"b"},"values":[["1","x",{"k":"v"}]]}]}`), true)
+}
+
+// FuzzPush posts arbitrary bodies, JSON and snappy protobuf, to the push
+// endpoint: every body is answered (204 or a 4xx) in bounded time, and a
+// body queues no more entries than it has bytes.
+func FuzzPush(f *testing.F) {
+	pushSeeds(f)
+	f.Fuzz(func(t *testing.T, body []byte, isJSON bool) {
+		sink := &countSink{}
+		rv := NewReceiver(ReceiverOptions{Sink: sink, MaxBytes: 1 << 20, DedupeRecords: -1})
+		r := httptest.NewRequest(http.MethodPost, PushPath, bytes.NewReader(body))
+		if isJSON {
+			r.Header.Set("Content-Type", "application/json")
+		} else {
+			r.Header.Set("Content-Type", "application/x-protobuf")
+		}
+		w := httptest.NewRecorder()
+		start := time.Now()
+		rv.ServeHTTP(w, r)
+		if d := time.Since(start); d > 2*time.Second {
+			t.Fatalf("a %d-byte body took %v", len(body), d)
+		}
+		if w.Code != http.StatusNoContent && (w.Code < 400 || w.Code >= 500) {
+			t.Fatalf("status %d", w.Code)
+		}
+		if sink.n > len(body)+1 {
+			t.Fatalf("%d entries from %d bytes", sink.n, len(body))
+		}
+	})
+}
+
+// FuzzParseLabels: the stream selector parser ends on any input.
+func FuzzParseLabels(f *testing.F) {
+	f.Add(`{host="gpu-01", unit="vllm.service"}`)
+	f.Add("{a=`raw`,b=\"\\u00e9\",}")
+	f.Fuzz(func(t *testing.T, s string) {
+		ls, err := ParseLabels(s)
+		if err == nil && len(ls) > len(s) {
+			t.Fatalf("%d labels from %d bytes", len(ls), len(s))
+		}
+		if err == nil {
+			if _, err := json.Marshal(ls); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}
+
