@@ -86,4 +86,3 @@ func FuzzParseLabels(f *testing.F) {
 		}
 	})
 }
-
