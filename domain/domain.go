@@ -42,6 +42,10 @@ type Entry struct {
 	Truncated bool
 	// Source names where the entry came from (file path, "-", "journal").
 	Source string
+	// Journal marks a journal record (journalctl JSON or export, the live
+	// journal, a Loki push), as opposed to a line of plain text: a record
+	// that names no unit or container belongs to no attempt.
+	Journal bool
 }
 
 // Field returns the named field, or "" when absent.

@@ -2,6 +2,8 @@ package ingest
 
 import (
 	"context"
+	"errors"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -118,5 +120,29 @@ func TestExportResyncsAfterCorruptLength(t *testing.T) {
 	}
 	if es[10].Message != "line "+strings.Repeat("x", 11) {
 		t.Errorf("the record after the corrupt one: %q", es[10].Message)
+	}
+}
+
+// TestStalledPipeEndsWithContext: a read of a pipe whose writer says
+// nothing ends when the context does, not when the writer closes.
+func TestStalledPipeEndsWithContext(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := Read(ctx, newCtxReader(ctx, pr), "-", Options{}, func(domain.Entry) error { return nil })
+		done <- err
+	}()
+	pw.Write([]byte("INFO a line\n"))
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("err = %v, want context.Canceled", err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("the read did not end with its context")
 	}
 }

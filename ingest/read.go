@@ -81,7 +81,9 @@ const (
 // the last record it consumed is in Fields[FieldEndCursor].
 func ReadFile(ctx context.Context, path string, opt Options, fn func(domain.Entry) error) (Stats, error) {
 	if path == "-" {
-		return Read(ctx, os.Stdin, "-", opt, fn)
+		// A read from a pipe blocks until the writer writes or closes: read
+		// it in a goroutine, so that a signal ends the run at once.
+		return Read(ctx, newCtxReader(ctx, os.Stdin), "-", opt, fn)
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -334,11 +336,17 @@ const expected = "expected journalctl -o json (or -o export) output, or an engin
 
 // refuseNonLog looks at the start of the (decompressed) input and refuses
 // what cannot be a log: nothing at all, or binary data (NUL bytes, or
-// mostly invalid UTF-8 and control bytes in the first 64 KiB).
+// mostly invalid UTF-8 and control bytes in what the first read brought,
+// at most 64 KiB).
 func (r *run) refuseNonLog() error {
-	b, err := peekMore(r.br, 64<<10)
+	// Only what the first read brought: on a live pipe, waiting for more
+	// would hold up the lines already there.
+	b, err := peekMore(r.br, 1)
 	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
 		return err
+	}
+	if n := min(r.br.Buffered(), 64<<10); n > len(b) {
+		b, _ = r.br.Peek(n)
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
 		return fmt.Errorf("%w: the input is empty; %s", ErrNotALog, expected)
@@ -361,4 +369,55 @@ func (r *run) refuseNonLog() error {
 		return fmt.Errorf("%w: binary data (%d of the first %d bytes are not text); %s", ErrNotALog, min(bad, len(b)), len(b), expected)
 	}
 	return nil
+}
+
+// ctxReader reads r in a goroutine of its own and returns ctx's error as
+// soon as ctx is done, even while that goroutine waits in a read that
+// blocks (a stalled pipe). The goroutine ends with the process.
+type ctxReader struct {
+	ctx  context.Context
+	ch   chan chunk
+	left []byte
+	err  error
+}
+
+type chunk struct {
+	b   []byte
+	err error
+}
+
+func newCtxReader(ctx context.Context, r io.Reader) *ctxReader {
+	cr := &ctxReader{ctx: ctx, ch: make(chan chunk, 4)}
+	go func() {
+		for {
+			b := make([]byte, 64<<10)
+			n, err := r.Read(b)
+			select {
+			case cr.ch <- chunk{b[:n], err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return cr
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	for len(c.left) == 0 {
+		if c.err != nil {
+			return 0, c.err
+		}
+		select {
+		case <-c.ctx.Done():
+			return 0, c.ctx.Err()
+		case ch := <-c.ch:
+			c.left, c.err = ch.b, ch.err
+		}
+	}
+	n := copy(p, c.left)
+	c.left = c.left[n:]
+	return n, nil
 }

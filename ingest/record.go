@@ -82,6 +82,7 @@ func (c *textCache) normalize(r *flatRecord, msg []byte, truncated bool, source 
 		Message:      CleanMessage(msg),
 		Truncated:    truncated,
 		Source:       source,
+		Journal:      true,
 	}
 	if t, ok := recordTime(r); ok {
 		e.Time = t

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/llmfleet/analyzer/domain"
 )
@@ -29,8 +30,8 @@ func Text(w io.Writer, attempts []*domain.Attempt) error {
 		if unit == "" {
 			unit = "-"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, started, unit, or(a.Engine, "unknown"),
-			or(a.Shape.Summary(), "-"), a.Phase, a.Verdict, or(strings.Join(a.FindingIDs(), ","), "-"))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, started, Safe(unit), Safe(or(a.Engine, "unknown")),
+			Safe(or(a.Shape.Summary(), "-")), a.Phase, a.Verdict, or(strings.Join(a.FindingIDs(), ","), "-"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -39,13 +40,13 @@ func Text(w io.Writer, attempts []*domain.Attempt) error {
 		if !a.Verdict.IsFailure() {
 			continue
 		}
-		fmt.Fprintf(w, "\n#%d %s %s: %s in %s\n", i+1, or(a.Unit, a.Container), a.InvocationID, a.Verdict, a.Phase)
+		fmt.Fprintf(w, "\n#%d %s %s: %s in %s\n", i+1, Safe(or(a.Unit, a.Container)), Safe(a.InvocationID), a.Verdict, a.Phase)
 		if a.Note != "" {
-			fmt.Fprintf(w, "  %s\n", wrap(a.Note, 100, "  "))
+			fmt.Fprintf(w, "  %s\n", wrap(Safe(a.Note), 100, "  "))
 		}
 		for _, f := range a.Findings {
 			if string(a.Verdict) != f.ID && f.Note != "" {
-				fmt.Fprintf(w, "  [%s] %s\n", f.ID, wrap(f.Note, 100, "  "))
+				fmt.Fprintf(w, "  [%s] %s\n", f.ID, wrap(Safe(f.Note), 100, "  "))
 			}
 		}
 		for j, e := range a.Evidence {
@@ -53,7 +54,7 @@ func Text(w io.Writer, attempts []*domain.Attempt) error {
 				fmt.Fprintf(w, "  … %d more evidence lines\n", len(a.Evidence)-3)
 				break
 			}
-			fmt.Fprintf(w, "  > %s\n", clip(e.Message, 220))
+			fmt.Fprintf(w, "  > %s\n", Safe(clip(e.Message, 220)))
 		}
 	}
 	return nil
@@ -87,6 +88,39 @@ func wrap(s string, width int, indent string) string {
 		}
 		b.WriteString(word)
 		col += len(word)
+	}
+	return b.String()
+}
+
+// Safe escapes what a terminal would act on in text that came from a log
+// (unit, host and container names, lines): control characters, ESC among
+// them, DEL, C1 controls and invalid UTF-8 become \xNN or \u00NN, so a
+// crafted name cannot move the cursor, retitle the window or hide lines.
+func Safe(s string) string {
+	clean := true
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == utf8.RuneError {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, "\\x%02x", s[i])
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, "\\x%02x", r)
+		case r >= 0x80 && r < 0xa0:
+			fmt.Fprintf(&b, "\\u%04x", r)
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
 	}
 	return b.String()
 }

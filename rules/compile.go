@@ -359,10 +359,27 @@ func contains(list []string, s string) bool {
 	return false
 }
 
+// Bounds on one rule-file regex: it runs on every line of every attempt, so
+// a pattern with a million alternatives slows every line it prefilters in
+// (and its load) by seconds. RE2 keeps matching linear; these keep the
+// linear factor small.
+const (
+	maxPatternBytes = 16 << 10
+	maxPatternInsts = 20000
+)
+
 func compileRE(file string, line int, what, src string) (*regexp.Regexp, *LoadError) {
+	if len(src) > maxPatternBytes {
+		return nil, &LoadError{file, line, fmt.Sprintf("%s: pattern of %d bytes, more than %d", what, len(src), maxPatternBytes)}
+	}
 	re, err := regexp.Compile(src)
 	if err != nil {
 		return nil, &LoadError{file, line, fmt.Sprintf("%s: %v", what, err)}
+	}
+	if syn, err := syntax.Parse(src, syntax.Perl); err == nil {
+		if prog, err := syntax.Compile(syn.Simplify()); err == nil && len(prog.Inst) > maxPatternInsts {
+			return nil, &LoadError{file, line, fmt.Sprintf("%s: pattern compiles to %d instructions, more than %d: split the rule or use literals", what, len(prog.Inst), maxPatternInsts)}
+		}
 	}
 	return re, nil
 }

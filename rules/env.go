@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -132,9 +133,37 @@ func (r *Rule) RenderNote(d NoteData) string {
 	if r.note == nil {
 		return r.Title
 	}
-	var b strings.Builder
-	if err := r.note.Execute(&b, d); err != nil {
+	b := &cappedBuilder{max: maxNoteBytes}
+	if err := r.note.Execute(b, d); err != nil && !b.full {
 		return fmt.Sprintf("%s (note template error: %v)", r.Title, err)
 	}
-	return strings.Join(strings.Fields(b.String()), " ")
+	note := strings.Join(strings.Fields(b.String()), " ")
+	if b.full {
+		note += " …"
+	}
+	return note
+}
+
+// maxNoteBytes caps a rendered note (a note goes into the journal, Loki and
+// every page): a template that ranges over a long capture must not write
+// megabytes.
+const maxNoteBytes = 4 << 10
+
+// cappedBuilder is a strings.Builder that stops taking bytes at max; the
+// template then fails with errNoteFull, which ends its execution early.
+type cappedBuilder struct {
+	strings.Builder
+	max  int
+	full bool
+}
+
+var errNoteFull = errors.New("note longer than the cap")
+
+func (b *cappedBuilder) Write(p []byte) (int, error) {
+	if room := b.max - b.Len(); len(p) > room {
+		b.Builder.Write(p[:max(room, 0)])
+		b.full = true
+		return max(room, 0), errNoteFull
+	}
+	return b.Builder.Write(p)
 }

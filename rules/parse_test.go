@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 )
 
@@ -126,4 +128,34 @@ func pySize(v any, depth int) int {
 		}
 	}
 	return n
+}
+
+// TestHostileRuleFiles: a rule whose pattern would slow every line (a
+// million alternatives) is refused at load, naming file and line; a note
+// template that would write megabytes is cut at the cap.
+func TestHostileRuleFiles(t *testing.T) {
+	alts := make([]string, 0, 200000)
+	for i := 0; i < 200000; i++ {
+		alts = append(alts, "w"+strconv.Itoa(i))
+	}
+	huge := "rules:\n  - id: site.huge\n    match: '(?:" + strings.Join(alts, "|") + ")'\n    verdict: config_error\n"
+	start := time.Now()
+	_, err := Load(fstest.MapFS{"site.yaml": &fstest.MapFile{Data: []byte(huge)}})
+	if err == nil || !strings.Contains(err.Error(), "site.yaml:2") || !strings.Contains(err.Error(), "more than") {
+		t.Fatalf("err = %v", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("refusing took %v", d)
+	}
+	loud := "rules:\n  - id: site.loud\n    match: 'boom (?P<x>.*)'\n    verdict: config_error\n" +
+		"    note: '{{range $i := 1000}}{{$.Captures.x}}{{end}}'\n"
+	set, err := Load(fstest.MapFS{"site.yaml": &fstest.MapFile{Data: []byte(loud)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := set.Rules()[0]
+	note := r.RenderNote(NoteData{Captures: map[string]string{"x": strings.Repeat("y", 2000)}})
+	if len(note) > maxNoteBytes+8 || !strings.HasSuffix(note, "…") {
+		t.Errorf("note of %d bytes", len(note))
+	}
 }

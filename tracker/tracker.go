@@ -192,8 +192,10 @@ func (t *Tracker) Add(e domain.Entry) {
 	}
 	if e.Unit == "" && e.InvocationID == "" && e.Field("UNIT") == "" && e.Field("CONTAINER_ID_FULL") == "" &&
 		e.Field("CONTAINER_NAME") == "" && e.Field("_TRANSPORT") == "" {
-		t.addText(e)
-		return
+		if !e.Journal {
+			t.addText(e)
+		}
+		return // a journal record of no unit or container: no attempt's
 	}
 	host := e.Host
 	if e.Field("MESSAGE_ID") == msgSuppressed {

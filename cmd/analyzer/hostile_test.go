@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -42,5 +44,58 @@ func TestHostileLinesEndQuickly(t *testing.T) {
 				t.Fatalf("the lines after the hostile one were not processed: %s", out)
 			}
 		})
+	}
+}
+
+// TestHostileNamesAndRecords: a unit name with terminal escapes is printed
+// escaped; a journal record that names no unit or container makes no
+// attempt (it used to make a phantom text attempt).
+func TestHostileNamesAndRecords(t *testing.T) {
+	unit := "evil\x1b]0;pwned\x07\x1b[2J.service"
+	recs := []map[string]any{
+		{"__CURSOR": "c1", "__REALTIME_TIMESTAMP": "1790916000000000", "_HOSTNAME": "h", "_SYSTEMD_UNIT": unit,
+			"_SYSTEMD_INVOCATION_ID": "0123456789abcdef0123456789abcdef", "_TRANSPORT": "stdout",
+			"MESSAGE": "INFO 10-01 21:40:00 [api_server.py:1] vLLM API server version 0.19.2"},
+		{"__CURSOR": "c2", "__REALTIME_TIMESTAMP": "1790916001000000", "_HOSTNAME": "h",
+			"MESSAGE": "vLLM API server version 0.19.2 from a record of no unit"},
+	}
+	var b strings.Builder
+	for _, r := range recs {
+		line, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(append(line, '\n'))
+	}
+	path := filepath.Join(t.TempDir(), "evil.json")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := runCmd(t, "explain", path)
+	if strings.ContainsAny(out, "\x1b\x07") || !strings.Contains(out, `evil\x1b]0;pwned\x07\x1b[2J.service`) {
+		t.Errorf("the unit name reached the terminal unescaped:\n%q", out)
+	}
+	var doc struct {
+		Attempts []map[string]any `json:"attempts"`
+	}
+	if err := json.Unmarshal([]byte(runCmd(t, "explain", "--format", "json", path)), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Attempts) != 1 {
+		t.Errorf("%d attempts, want 1 (the record of no unit makes none)", len(doc.Attempts))
+	}
+}
+
+// TestReplayOfADirectoryCreatesNothing: a wrong argument fails before the
+// database file is made.
+func TestReplayOfADirectoryCreatesNothing(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "x.db")
+	err := run(context.Background(), []string{"replay", "--db", db, dir})
+	if err == nil || !strings.Contains(err.Error(), "is a directory") {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := os.Stat(db); !os.IsNotExist(err) {
+		t.Errorf("the database was created: %v", err)
 	}
 }

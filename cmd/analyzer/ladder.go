@@ -13,6 +13,7 @@ import (
 
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/ladder"
+	"github.com/llmfleet/analyzer/report"
 	"github.com/llmfleet/analyzer/store"
 )
 
@@ -130,7 +131,7 @@ func ladderTable(w io.Writer, l *ladder.Ladder) error {
 	if !l.StartedAt.IsZero() {
 		span = ", " + l.StartedAt.Format("2006-01-02 15:04") + " → " + l.EndedAt.Format("15:04")
 	}
-	fmt.Fprintf(w, "ladder %s on %s (%s, %d rungs%s)  id %s\n", l.Target, or(l.Host, "-"), or(l.Engine, "unknown"), len(l.Rungs), span, l.ID)
+	fmt.Fprintf(w, "ladder %s on %s (%s, %d rungs%s)  id %s\n", report.Safe(l.Target), report.Safe(or(l.Host, "-")), report.Safe(or(l.Engine, "unknown")), len(l.Rungs), span, l.ID)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUNG\tSTARTED\tSHAPE\tCHANGE\tVERDICT\tPHASE\tKV TOKENS\tCONC\tOUTCOME")
 	for _, r := range l.Rungs {
@@ -163,7 +164,7 @@ func ladderTable(w io.Writer, l *ladder.Ladder) error {
 	if len(l.Boundaries) > 0 {
 		fmt.Fprintln(w, "boundaries:")
 		for _, b := range l.Boundaries {
-			fmt.Fprintf(w, "  %s\n", b.Note)
+			fmt.Fprintf(w, "  %s\n", report.Safe(b.Note))
 		}
 	}
 	switch n := l.Next; {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/llmfleet/analyzer/metrics"
@@ -29,6 +30,9 @@ func cmdReplay(ctx context.Context, args []string) error {
 	set, err := loadRules(*rulesDir)
 	if err != nil {
 		return err
+	}
+	if err := checkInputs(fs.Args()); err != nil {
+		return err // before the database is created
 	}
 	db, err := store.Open(*dbPath)
 	if err != nil {
@@ -95,4 +99,22 @@ func cmdReplay(ctx context.Context, args []string) error {
 		fmt.Fprintf(stdout, "wrote %d root-cause notes into the journal\n", n)
 	}
 	return pushFindings(ctx, attempts, lokiF)
+}
+
+// checkInputs fails for a FILE argument that cannot be read as a log (a
+// directory, a missing file), so that nothing is created for it.
+func checkInputs(paths []string) error {
+	for _, p := range paths {
+		if p == "-" {
+			continue
+		}
+		st, err := os.Stat(p)
+		if err != nil {
+			return err
+		}
+		if st.IsDir() {
+			return fmt.Errorf("%s is a directory; give the log files in it (e.g. %s/*.json)", p, filepath.Clean(p))
+		}
+	}
+	return nil
 }
