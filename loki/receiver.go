@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"sort"
@@ -54,6 +55,12 @@ type ReceiverOptions struct {
 	Logger    *slog.Logger
 	// Now is the wall clock (tests); default time.Now.
 	Now func() time.Time
+	// MaxEntries caps the entries of one push (413 above; default 100000):
+	// a body of tiny entries costs far more memory decoded than sent.
+	MaxEntries int
+	// MaxConcurrent caps the pushes decoded at once (default 2); more are
+	// answered 429 at once, so that parallel large pushes cannot add up.
+	MaxConcurrent int
 }
 
 // Receiver serves POST /loki/api/v1/push. It is safe for concurrent use;
@@ -65,6 +72,7 @@ type Receiver struct {
 	mu    sync.Mutex
 	hosts map[string]*hostState
 	seen  *recentSet
+	slots chan struct{} // one per push being decoded (MaxConcurrent)
 }
 
 type hostState struct {
@@ -92,7 +100,13 @@ func NewReceiver(opts ReceiverOptions) *Receiver {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	rv := &Receiver{opts: opts, hosts: map[string]*hostState{}}
+	if opts.MaxEntries <= 0 {
+		opts.MaxEntries = 100000
+	}
+	if opts.MaxConcurrent <= 0 {
+		opts.MaxConcurrent = 2
+	}
+	rv := &Receiver{opts: opts, hosts: map[string]*hostState{}, slots: make(chan struct{}, opts.MaxConcurrent)}
 	if opts.DedupeRecords > 0 {
 		rv.seen = newRecentSet(opts.DedupeRecords)
 	}
@@ -130,6 +144,13 @@ func (rv *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusTooManyRequests, metrics.ErrSaturated, "the analyzer's pipeline is saturated, retry later")
 		return
 	}
+	select {
+	case rv.slots <- struct{}{}:
+		defer func() { <-rv.slots }()
+	default:
+		fail(http.StatusTooManyRequests, metrics.ErrSaturated, "other pushes are being decoded, retry later")
+		return
+	}
 	req, n, rerr := DecodeRequest(r, rv.opts.MaxBytes)
 	m.IngestBytes(metrics.SourcePush, n)
 	if rerr != nil {
@@ -137,7 +158,16 @@ func (rv *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fail(rerr.Status, rerr.Reason, rerr.Error())
 		return
 	}
-	recs := make([]ingest.Record, 0, 64)
+	total := 0
+	for si := range req.Streams {
+		total += len(req.Streams[si].Entries)
+	}
+	if total > rv.opts.MaxEntries {
+		fail(http.StatusRequestEntityTooLarge, metrics.ErrTooLarge,
+			fmt.Sprintf("%d entries in one push, more than %d: send smaller batches", total, rv.opts.MaxEntries))
+		return
+	}
+	recs := make([]ingest.Record, 0, min(total, 4096))
 	for si := range req.Streams {
 		s := &req.Streams[si]
 		labels, err := ParseLabels(s.Labels)

@@ -61,14 +61,15 @@ func TestPushRefusals(t *testing.T) {
 		reason string
 	}{
 		{"missing token", validPush(t), map[string]string{"Content-Type": "application/x-protobuf"}, 401, metrics.ErrUnauthorized},
-		{"wrong token", validPush(t), map[string]string{"Authorization": "Bearer nope"}, 401, metrics.ErrUnauthorized},
+		{"wrong token", validPush(t), map[string]string{"Content-Type": "application/x-protobuf", "Authorization": "Bearer nope"}, 401, metrics.ErrUnauthorized},
 		{"bad snappy", []byte("this is not snappy block data at all"), proto, 400, metrics.ErrSnappy},
 		{"malformed protobuf", notProto, proto, 400, metrics.ErrProtobuf},
 		{"wrong content type", validPush(t), map[string]string{"Content-Type": "text/plain", "Authorization": auth}, 415, metrics.ErrContentType},
 		{"oversized body", bytes.Repeat([]byte("x"), 65<<10), proto, 413, metrics.ErrTooLarge},
 		{"gzip bomb", bomb.Bytes(), map[string]string{"Content-Type": "application/json", "Content-Encoding": "gzip", "Authorization": auth}, 413, metrics.ErrTooLarge},
 		{"bad gzip", []byte("not gzip"), map[string]string{"Content-Type": "application/json", "Content-Encoding": "gzip", "Authorization": auth}, 400, metrics.ErrDecompress},
-		{"unknown encoding", validPush(t), map[string]string{"Content-Encoding": "br", "Authorization": auth}, 400, metrics.ErrEncoding},
+		{"unknown encoding", validPush(t), map[string]string{"Content-Type": "application/x-protobuf", "Content-Encoding": "br", "Authorization": auth}, 400, metrics.ErrEncoding},
+		{"no content type", validPush(t), map[string]string{"Authorization": auth}, 415, metrics.ErrContentType},
 		{"bad json", []byte(`{"streams":[{"stream":{"job":"x"},"values":[["1","a"`), map[string]string{"Content-Type": "application/json", "Authorization": auth}, 400, metrics.ErrJSON},
 		{"bad timestamp", []byte(`{"streams":[{"stream":{"job":"x"},"values":[["yesterday","a"]]}]}`), map[string]string{"Content-Type": "application/json", "Authorization": auth}, 400, metrics.ErrTimestamp},
 		{"bad labels", mustProto(t, `{job="x", unit=~"v.*"}`), proto, 400, metrics.ErrLabels},

@@ -45,12 +45,15 @@ const (
 	FormatJSON     = "json"
 )
 
-// BodyFormat returns the format a Content-Type announces, as Loki decides
-// it: application/json is JSON; no type or a protobuf/binary type is
-// snappy-compressed protobuf. Any other type is refused (415).
+// BodyFormat returns the format a Content-Type announces: application/json
+// is JSON; a protobuf or binary type is snappy-compressed protobuf. No type
+// is refused (415), unlike Loki, which reads it as protobuf: Alloy and
+// Promtail always send one, and a browser form or fetch() of another
+// origin can send a body without one, which must not count as a push.
 func BodyFormat(contentType string) (string, *RequestError) {
 	if strings.TrimSpace(contentType) == "" {
-		return FormatProtobuf, nil
+		return "", reqErr(http.StatusUnsupportedMediaType, metrics.ErrContentType,
+			"Content-Type missing: send application/x-protobuf (snappy) or application/json")
 	}
 	mt, _, err := mime.ParseMediaType(contentType)
 	if err != nil {

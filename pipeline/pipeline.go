@@ -334,12 +334,19 @@ func (l *Live) drain() {
 	l.mu.Lock()
 	batches := l.queue
 	l.queue = nil
-	l.queued = 0
 	l.mu.Unlock()
 	if len(batches) == 0 {
 		return
 	}
-	l.opts.Metrics.PipelineQueue(0)
+	// The entries taken still count as queued until they are judged: Add
+	// refuses more (429) while the tracker is behind.
+	done := func(b item) {
+		l.mu.Lock()
+		l.queued -= len(b.entries)
+		n := l.queued
+		l.mu.Unlock()
+		l.opts.Metrics.PipelineQueue(n)
+	}
 	for _, b := range batches {
 		if b.set != nil {
 			// The tracker is not safe for concurrent use: only this
@@ -354,6 +361,7 @@ func (l *Live) drain() {
 				l.newest = e.Time
 			}
 		}
+		done(b)
 		l.catchingUp = b.catchUp
 		if b.pos != nil && !b.catchUp {
 			p := *b.pos

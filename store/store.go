@@ -72,6 +72,23 @@ func (d *DB) Close() error { return d.db.Close() }
 // Ping checks the database answers (for health checks).
 func (d *DB) Ping(ctx context.Context) error { return d.db.PingContext(ctx) }
 
+// Writable checks the database takes writes: it takes the write lock and
+// lets it go (a read-only or vanished file fails; a full disk shows in the
+// free-space check). A writer holding the lock longer than ctx allows
+// fails it too.
+func (d *DB) Writable(ctx context.Context) error {
+	conn, err := d.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return err
+	}
+	_, err = conn.ExecContext(ctx, "ROLLBACK")
+	return err
+}
+
 // migrate applies the pending migrations. Each runs on one connection
 // inside BEGIN IMMEDIATE, which takes the write lock before reading
 // schema_migrations: two analyzer processes opening a new database at once

@@ -62,6 +62,14 @@ type Options struct {
 	// Routes are extra handlers mounted beside the UI (GET /metrics,
 	// POST /loki/api/v1/push); see routes.go.
 	Routes []Route
+	// AllowedHosts, when set, are the only Host header names answered
+	// (421 otherwise): a server on loopback answers for its loopback names
+	// only, so a hostile page cannot reach it through a name it resolves to
+	// 127.0.0.1 (DNS rebinding). Empty: any.
+	AllowedHosts []string
+	// Health, when set, adds its checks (the journal follower, free disk)
+	// to GET /healthz and GET /-/ready.
+	Health func() []Check
 }
 
 // MaxAPILimit is the largest `limit` the JSON API accepts; larger values are
@@ -113,7 +121,7 @@ func New(db AttemptReader, opts Options) *gin.Engine {
 
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
-	r.Use(gin.Recovery())
+	r.Use(gin.Recovery(), guard(opts.AllowedHosts))
 	// Ids hold '/', sent as %2F: route on the escaped path, then unescape
 	// the parameter.
 	r.UseEscapedPath = true
@@ -128,6 +136,7 @@ func New(db AttemptReader, opts Options) *gin.Engine {
 	r.GET("/api/v1/attempts", s.apiList)
 	r.GET("/api/v1/attempts/:id", s.apiGet)
 	r.GET("/healthz", s.healthz)
+	r.GET("/-/ready", s.healthz)
 	s.registerLadders(r)
 	s.registerUnknown(r)
 	mountRoutes(r, opts.Routes)
@@ -135,14 +144,41 @@ func New(db AttemptReader, opts Options) *gin.Engine {
 	return r
 }
 
+// Check is the outcome of one health check.
+type Check struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// healthz answers GET /healthz and GET /-/ready: "ok" and one line per
+// check (the database answers, and Options.Health's: the database takes
+// writes, the journal follower is alive, free disk), 503 with "fail" first
+// when one fails.
 func (s *server) healthz(c *gin.Context) {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
 	defer cancel()
+	checks := []Check{{Name: "database", OK: true}}
 	if err := s.db.Ping(ctx); err != nil {
-		c.String(http.StatusServiceUnavailable, "database: %v", err)
-		return
+		checks[0] = Check{Name: "database", Detail: err.Error()}
 	}
-	c.String(http.StatusOK, "ok")
+	if s.opts.Health != nil {
+		checks = append(checks, s.opts.Health()...)
+	}
+	status, word := http.StatusOK, "ok"
+	var b strings.Builder
+	for _, ch := range checks {
+		state := "ok"
+		if !ch.OK {
+			status, word, state = http.StatusServiceUnavailable, "fail", "FAIL"
+		}
+		fmt.Fprintf(&b, "%s %s", ch.Name, state)
+		if ch.Detail != "" {
+			fmt.Fprintf(&b, ": %s", ch.Detail)
+		}
+		b.WriteString("\n")
+	}
+	c.String(status, "%s\n%s", word, b.String())
 }
 
 func (s *server) notFound(c *gin.Context) {

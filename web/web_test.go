@@ -326,7 +326,7 @@ func TestNotFoundAndHealth(t *testing.T) {
 	}
 
 	code, body, _ = get(t, srv, "/healthz")
-	if code != http.StatusOK || body != "ok" {
+	if code != http.StatusOK || body != "ok\ndatabase ok\n" {
 		t.Errorf("healthz: %d %q", code, body)
 	}
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/coreos/go-systemd/v22/journal"
@@ -67,6 +68,15 @@ type follower struct {
 	pipeline *pipeline.Live
 	cancel   context.CancelFunc
 	done     chan error
+	stopped  atomic.Pointer[string] // why the follower stopped; nil while it runs
+}
+
+// health reports whether the follower still reads the journal.
+func (f *follower) health() (bool, string) {
+	if why := f.stopped.Load(); why != nil {
+		return false, "stopped: " + *why
+	}
+	return true, ""
 }
 
 // startJournal follows the journal into its own pipeline, resuming exactly
@@ -141,9 +151,12 @@ func startJournal(ctx context.Context, db *store.DB, set *rules.Set, jf *journal
 				}
 			}
 		})
+		why := "done"
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "analyzer: journal follower stopped:", err)
+			why = err.Error()
 		}
+		f.stopped.Store(&why)
 		f.done <- err
 	}()
 	where := "the local journal"

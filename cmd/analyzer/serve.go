@@ -4,18 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"time"
 
 	"github.com/llmfleet/analyzer/store"
 	"github.com/llmfleet/analyzer/web"
+	"golang.org/x/net/netutil"
 )
 
 func cmdServe(ctx context.Context, args []string) error {
 	fs := newFlags("serve")
 	dbPath := fs.String("db", defaultDB, "SQLite database file")
 	listen := fs.String("listen", "127.0.0.1:8080", "HTTP listen address")
+	hf := addHTTPFlags(fs)
 	lf := addLiveFlags(fs)
 	jf := addJournalFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -24,6 +27,14 @@ func cmdServe(ctx context.Context, args []string) error {
 	if err := lf.check(*listen); err != nil {
 		return err
 	}
+	limitMemory()
+	// Listen first: a busy port fails the start before anything else runs.
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return err
+	}
+	ln = netutil.LimitListener(ln, hf.maxConns)
+	defer ln.Close()
 	db, err := store.Open(*dbPath)
 	if err != nil {
 		return err
@@ -38,8 +49,9 @@ func cmdServe(ctx context.Context, args []string) error {
 			fmt.Fprintln(os.Stderr, "analyzer: live pipeline:", err)
 		}
 	}()
+	var fol *follower
 	if jf.wanted() {
-		fol, err := startJournal(ctx, db, lv.rules.current(), jf, lv.metrics, lv.findings())
+		fol, err = startJournal(ctx, db, lv.rules.current(), jf, lv.metrics, lv.findings())
 		if err != nil {
 			return stoppedWhileStarting(ctx, err)
 		}
@@ -52,16 +64,20 @@ func cmdServe(ctx context.Context, args []string) error {
 		}()
 	}
 	lv.rules.watchSIGHUP(ctx)
-	srv := &http.Server{Addr: *listen, Handler: web.New(db, web.Options{Routes: lv.routes}), ReadHeaderTimeout: 10 * time.Second}
+	handler := web.New(db, web.Options{Routes: lv.routes, AllowedHosts: hf.allowed(*listen),
+		Health: healthChecks(db, *dbPath, fol)})
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: hf.readTimeout,
+		WriteTimeout: hf.writeTimeout, IdleTimeout: hf.idleTimeout, MaxHeaderBytes: 64 << 10}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
+	go func() { errc <- srv.Serve(ln) }()
 	fmt.Fprintf(os.Stderr, "analyzer: serving %s on http://%s\n", *dbPath, *listen)
 	select {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
 	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	// The unit allows 30 s to stop; requests in flight get most of it.
+	shutdown, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err

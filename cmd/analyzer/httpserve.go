@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/llmfleet/analyzer/store"
+	"github.com/llmfleet/analyzer/web"
+)
+
+// httpFlags are serve's HTTP server settings.
+type httpFlags struct {
+	allowedHosts                           string
+	readTimeout, writeTimeout, idleTimeout time.Duration
+	maxConns                               int
+}
+
+func addHTTPFlags(fs *flag.FlagSet) *httpFlags {
+	hf := &httpFlags{}
+	fs.StringVar(&hf.allowedHosts, "allowed-hosts", "",
+		"comma-separated host names the server answers for (default on a loopback --listen: localhost, 127.0.0.1, ::1; else any)")
+	fs.DurationVar(&hf.readTimeout, "read-timeout", 30*time.Second, "longest time to read a request, body included (a slow client is cut off)")
+	fs.DurationVar(&hf.writeTimeout, "write-timeout", 60*time.Second, "longest time to write a response")
+	fs.DurationVar(&hf.idleTimeout, "idle-timeout", 60*time.Second, "how long an idle keep-alive connection is kept")
+	fs.IntVar(&hf.maxConns, "max-connections", 256, "connections served at once; more wait in the kernel's backlog")
+	return hf
+}
+
+// allowed is the Host allow-list for a listen address.
+func (hf *httpFlags) allowed(listen string) []string {
+	if hf.allowedHosts != "" {
+		var out []string
+		for _, h := range strings.Split(hf.allowedHosts, ",") {
+			if h = strings.TrimSpace(h); h != "" {
+				out = append(out, h)
+			}
+		}
+		return out
+	}
+	if loopback(listen) {
+		return web.LoopbackHosts
+	}
+	return nil
+}
+
+// minFreeDisk is the free space below which the health check fails: the
+// database and its WAL need room to save.
+const minFreeDisk = 256 << 20
+
+// healthChecks are serve's health checks beside the database's answer: it
+// takes writes, the disk it is on has room, and the journal follower (when
+// one runs) is alive.
+func healthChecks(db *store.DB, dbPath string, fol *follower) func() []web.Check {
+	return func() []web.Check {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		checks := []web.Check{{Name: "database-writes", OK: true}}
+		if err := db.Writable(ctx); err != nil {
+			checks[0] = web.Check{Name: "database-writes", Detail: err.Error()}
+		}
+		var st syscall.Statfs_t
+		disk := web.Check{Name: "disk", OK: true}
+		if err := syscall.Statfs(filepath.Dir(dbPath), &st); err != nil {
+			disk = web.Check{Name: "disk", Detail: err.Error()}
+		} else if free := uint64(st.Bavail) * uint64(st.Bsize); free < minFreeDisk {
+			disk = web.Check{Name: "disk", Detail: fmt.Sprintf("%d MiB free, less than %d MiB", free>>20, minFreeDisk>>20)}
+		}
+		checks = append(checks, disk)
+		if fol != nil {
+			ok, why := fol.health()
+			checks = append(checks, web.Check{Name: "journal-follower", OK: ok, Detail: why})
+		}
+		return checks
+	}
+}
+
+// limitMemory sets the Go runtime's soft memory limit when GOMEMLIMIT does
+// not: 80 % of the cgroup's memory.max (the unit's MemoryMax), else 1 GiB,
+// so that a burst is met by collecting more often before the kernel's OOM
+// killer meets it.
+func limitMemory() {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	limit := int64(1 << 30)
+	if b, err := os.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
+		if n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && n > 0 {
+			limit = n / 10 * 8
+		}
+	}
+	debug.SetMemoryLimit(limit)
+}

@@ -1,0 +1,92 @@
+package web
+
+import (
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+)
+
+// contentSecurityPolicy allows the UI's own stylesheet and the server-
+// rendered SVG charts and nothing else: no script at all (the pages need
+// none, so injected markup cannot run any), no framing, no plugins.
+const contentSecurityPolicy = "default-src 'none'; style-src 'self'; img-src 'self' data:; " +
+	"form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+
+// guard is the middleware every request goes through: security headers on
+// every answer, a Host allow-list against DNS rebinding (a hostile page's
+// name resolving to the analyzer's address), and, for requests that change
+// state (the push endpoint, /-/reload), the refusal of anything a browser
+// sends on behalf of another origin. Clients that are not browsers (Alloy,
+// Promtail, curl, Prometheus) send neither Origin nor Sec-Fetch-Site and
+// are not affected. Another port or another loopback address is another
+// origin.
+func guard(allowedHosts []string) gin.HandlerFunc {
+	allowed := map[string]bool{}
+	for _, h := range allowedHosts {
+		allowed[strings.ToLower(h)] = true
+	}
+	return func(c *gin.Context) {
+		h := c.Writer.Header()
+		h.Set("Content-Security-Policy", contentSecurityPolicy)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Cross-Origin-Opener-Policy", "same-origin")
+		r := c.Request
+		if len(allowed) > 0 && !allowed[hostName(r.Host)] {
+			c.AbortWithStatusJSON(http.StatusMisdirectedRequest, gin.H{"error": "host " + r.Host + " is not one this analyzer answers for (--allowed-hosts)"})
+			return
+		}
+		if changesState(r.Method) && crossOrigin(r) {
+			c.AbortWithStatusJSON(http.StatusForbidden, gin.H{"error": "cross-origin request refused"})
+			return
+		}
+		c.Next()
+	}
+}
+
+// changesState reports whether a method may change the server's state.
+func changesState(method string) bool {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return false
+	}
+	return true
+}
+
+// crossOrigin reports whether a browser sent r on behalf of a page of
+// another origin (scheme, host and port): Sec-Fetch-Site says so, or Origin
+// names another host than the one the request was sent to.
+func crossOrigin(r *http.Request) bool {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "", "same-origin", "none":
+	default:
+		return true // same-site (another port or subdomain) or cross-site
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return false
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return true // "null" (sandboxed frames, file:) or garbage
+	}
+	return !strings.EqualFold(u.Host, r.Host)
+}
+
+// hostName is the host part of a Host header, lower case, without port or
+// brackets.
+func hostName(hostport string) string {
+	h := hostport
+	if host, _, err := net.SplitHostPort(hostport); err == nil {
+		h = host
+	}
+	return strings.ToLower(strings.Trim(h, "[]"))
+}
+
+// LoopbackHosts are the names a loopback-only server answers for by
+// default.
+var LoopbackHosts = []string{"localhost", "127.0.0.1", "::1"}
