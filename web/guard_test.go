@@ -83,4 +83,3 @@ func TestCrossOriginWritesRefused(t *testing.T) {
 		t.Errorf("a read: %d", code)
 	}
 }
-
