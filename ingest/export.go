@@ -1,7 +1,9 @@
 package ingest
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -21,8 +23,36 @@ const maxFieldSize = 1 << 32
 // malformed and skipped up to the next empty line. Values longer than the
 // record cap are cut and named in FieldCapped.
 func (r *run) readExport() error {
-	lr := lineReader{br: r.br, max: r.recordCap}
 	asm := NewAssembler(r.source, r.opt)
+	if err := r.exportRecords(func(rec Record) error { return r.push(asm, rec) }); err != nil {
+		return err
+	}
+	return r.flush(asm)
+}
+
+// ReadExportRecords reads journalctl -o export data from rd and calls fn
+// with each record, as it is complete (a live `journalctl --follow -o
+// export` pipe works: nothing is read ahead of the record at hand). Bad
+// records are counted in Stats and skipped; an error of fn or of reading
+// ends it.
+func ReadExportRecords(ctx context.Context, rd io.Reader, source string, opt Options, fn func(Record) error) (Stats, error) {
+	opt = opt.withDefaults()
+	cr := &countingReader{r: rd}
+	rn := &run{ctx: ctx, source: source, opt: opt, cr: cr, br: bufio.NewReaderSize(cr, readBufSize),
+		recordCap: max(64<<20, 8*opt.MaxLineBytes)}
+	err := rn.exportRecords(func(rec Record) error {
+		if err := rn.tick(); err != nil {
+			return err
+		}
+		return fn(rec)
+	})
+	rn.st.Bytes = cr.n
+	return rn.st, err
+}
+
+// exportRecords parses export records and hands each to push.
+func (r *run) exportRecords(push func(Record) error) error {
+	lr := lineReader{br: r.br, max: r.recordCap}
 	var (
 		off      int64 // offset of the next unread byte
 		recStart int64
@@ -44,7 +74,7 @@ func (r *run) readExport() error {
 			if len(capped) > 0 {
 				rec[FieldCapped] = []byte(strings.Join(capped, ","))
 			}
-			return r.push(asm, rec)
+			return push(rec)
 		}
 		return nil
 	}
@@ -72,6 +102,9 @@ func (r *run) readExport() error {
 			bad = fmt.Sprintf("byte %d: invalid field name %.40q", lineStart, name)
 			continue
 		}
+		// line aliases the reader's buffer, which the reads of a binary
+		// field's data below may move: keep the name.
+		name = []byte(string(name))
 		if isText {
 			if long {
 				capped = append(capped, string(name))
@@ -128,10 +161,7 @@ func (r *run) readExport() error {
 		}
 		rec[string(name)] = data
 	}
-	if err := endRecord(); err != nil {
-		return err
-	}
-	return r.flush(asm)
+	return endRecord()
 }
 
 // recordStart begins every record journalctl -o export writes.
@@ -147,7 +177,12 @@ func (r *run) binaryField(size, take uint64) (data []byte, n int64, next bool, e
 	var buf bytes.Buffer
 	left := size
 	for left > 0 {
-		chunk, perr := r.br.Peek(int(min(left+uint64(len(recordStart)), uint64(r.br.Size()))))
+		// Wait only for the field's own bytes (a live pipe may have nothing
+		// after them yet); look at whatever else is already buffered.
+		chunk, perr := r.br.Peek(int(min(left, uint64(r.br.Size()))))
+		if b := r.br.Buffered(); b > len(chunk) {
+			chunk, _ = r.br.Peek(b)
+		}
 		if len(chunk) == 0 {
 			if perr == nil {
 				perr = io.ErrUnexpectedEOF

@@ -1,9 +1,12 @@
 package ingest
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"io"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -144,5 +147,55 @@ func TestStalledPipeEndsWithContext(t *testing.T) {
 		}
 	case <-time.After(2 * time.Second):
 		t.Fatal("the read did not end with its context")
+	}
+}
+
+// TestExportThroughAPipe: export data arriving in small reads, as from
+// `journalctl -f -o export`, gives the records of the whole file (a field
+// name once aliased the buffer that reading a binary field moved).
+func TestExportThroughAPipe(t *testing.T) {
+	var whole bytes.Buffer
+	w := bufio.NewWriter(&whole)
+	f, err := os.Open("../examples/dankserver-night-ladder.journal.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 4<<20)
+	for n := 0; sc.Scan() && n < 200; n++ {
+		rec, err := ParseJSONRecord(sc.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteExport(w, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Flush()
+	read := func(r io.Reader) []Record {
+		var out []Record
+		if _, err := ReadExportRecords(context.Background(), r, "x", Options{}, func(rec Record) error { out = append(out, rec); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	want := read(bytes.NewReader(whole.Bytes()))
+	pr, pw := io.Pipe()
+	go func() {
+		b := whole.Bytes()
+		for i := 0; i < len(b); i += 777 {
+			pw.Write(b[i:min(i+777, len(b))])
+		}
+		pw.Close()
+	}()
+	got := read(pr)
+	if len(got) != len(want) || len(want) != 200 {
+		t.Fatalf("%d records through the pipe, %d from the file", len(got), len(want))
+	}
+	for i := range want {
+		if len(got[i]) != len(want[i]) || !bytes.Equal(got[i]["MESSAGE"], want[i]["MESSAGE"]) {
+			t.Fatalf("record %d differs", i)
+		}
 	}
 }

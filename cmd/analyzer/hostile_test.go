@@ -3,11 +3,15 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/llmfleet/analyzer/internal/journaldtest"
 )
 
 // hostileLogs are inputs that once took the analyzer down; each must be
@@ -97,5 +101,57 @@ func TestReplayOfADirectoryCreatesNothing(t *testing.T) {
 	}
 	if _, err := os.Stat(db); !os.IsNotExist(err) {
 		t.Errorf("the database was created: %v", err)
+	}
+}
+
+// TestHostileLinesThroughServe sends each hostile log through the push
+// endpoint and through a followed journal file: serve stays up, and both
+// attempts are judged and stored within seconds.
+func TestHostileLinesThroughServe(t *testing.T) {
+	journaldtest.Ensure(t)
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	stop := serveInProcess(t, "--db", filepath.Join(t.TempDir(), "s.db"), "--journal-dir", dir,
+		"--since", "2000-01-01T00:00:00Z", "--no-notes", "--listen", addr)
+	defer stop()
+	base := "http://" + addr
+	waitFor(t, "serve to answer", func() bool {
+		resp, err := http.Get(base + "/healthz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	})
+	at := time.Now().Add(-time.Hour)
+	i := 0
+	for name, text := range hostileLogs {
+		i++
+		lines := strings.Split(strings.TrimSpace(text), "\n")
+		// Push: the version line is pushAttempt's own, then each line.
+		inv := fmt.Sprintf("0123456789abcdef0123456789abcd%02d", i)
+		for _, l := range lines[1:] {
+			pushAttempt(t, base, inv, at, l)
+		}
+		if v := verdictOf(t, base, inv); v == "" {
+			t.Errorf("%s: pushed attempt stored without a verdict", name)
+		}
+		// Journal: one record per line, written by systemd-journal-remote.
+		var recs [][]byte
+		for k, l := range lines {
+			recs = append(recs, []byte(fmt.Sprintf("__REALTIME_TIMESTAMP=%d\n_HOSTNAME=hostile-journal\n_SYSTEMD_UNIT=vllm.service\n"+
+				"_SYSTEMD_INVOCATION_ID=fedcba9876543210fedcba98765432%02d\n_TRANSPORT=stdout\nMESSAGE=%s\n\n",
+				at.Add(time.Duration(k)*time.Second).UnixMicro(), i, l)))
+		}
+		journaldtest.AppendJournal(t, filepath.Join(dir, fmt.Sprintf("hostile-%d.journal", i)), recs)
+		want := fmt.Sprintf("fedcba9876543210fedcba98765432%02d", i)
+		waitFor(t, name+" through the journal", func() bool {
+			code, body := httpDo(t, http.MethodGet, base+"/api/v1/attempts?host=hostile-journal")
+			return code == 200 && strings.Contains(body, want)
+		})
+		at = at.Add(time.Minute)
+	}
+	if code, body := httpDo(t, http.MethodGet, base+"/healthz"); code != 200 {
+		t.Fatalf("/healthz after the hostile logs: %d %s", code, body)
 	}
 }

@@ -30,6 +30,7 @@ type journalFlags struct {
 	since   string
 	units   string
 	noNotes bool
+	reader  string
 }
 
 func addJournalFlags(fs *flag.FlagSet) *journalFlags {
@@ -39,6 +40,8 @@ func addJournalFlags(fs *flag.FlagSet) *journalFlags {
 	fs.StringVar(&jf.since, "since", "", "first run only: start at this time (RFC 3339) instead of the journal's tail")
 	fs.StringVar(&jf.units, "units", "", "comma-separated unit globs to follow (default: every unit; engines are detected from their lines)")
 	fs.BoolVar(&jf.noNotes, "no-notes", false, "do not write root-cause notes into the journal")
+	fs.StringVar(&jf.reader, "journal-reader", "journalctl",
+		"how to read the journal: journalctl (a child process; a truncated or corrupt file costs a restart of the child) or sd-journal (in this process; no child, but a file truncated under it kills the analyzer with SIGBUS)")
 	return jf
 }
 
@@ -85,6 +88,13 @@ func (f *follower) health() (bool, string) {
 func startJournal(ctx context.Context, db *store.DB, set *rules.Set, jf *journalFlags, m *metrics.Metrics,
 	pusher pipeline.FindingSink) (*follower, error) {
 	opt := journald.FollowOptions{Dir: jf.dir}
+	switch jf.reader {
+	case "journalctl":
+	case "sd-journal":
+		opt.InProcess = true
+	default:
+		return nil, usageError{fmt.Sprintf("--journal-reader %q: want journalctl or sd-journal", jf.reader)}
+	}
 	if jf.units != "" {
 		opt.Units = strings.Split(jf.units, ",")
 	}

@@ -7,10 +7,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -286,4 +288,147 @@ func TestServeStoppedWhileStarting(t *testing.T) {
 	if err != nil {
 		t.Fatalf("serve stopped during start-up returned %v, want a clean stop", err)
 	}
+}
+
+// TestServeOutlivesJournalFileChanges follows a directory whose journal
+// file is truncated under the reader, then deleted and made again, then
+// rotated away (renamed) with a new file in its place; then the directory
+// itself is replaced, and finally a file of another host arrives whose
+// entries are older than the read position. serve must keep answering, go
+// on reading what is appended after each change, report no gap where
+// nothing unread was lost, and record the last two losses as journal_gap
+// ingest errors and a log_loss finding.
+func TestServeOutlivesJournalFileChanges(t *testing.T) {
+	host := fmt.Sprintf("churn-%d", time.Now().UnixNano())
+	recs := exportRecords(t, "../../examples/dankserver-night-ladder.journal.json", host)
+	dir, dbPath := t.TempDir(), filepath.Join(t.TempDir(), "a.db")
+	file := filepath.Join(dir, "night.journal")
+	third := len(recs) / 3
+	appendJournal(t, file, recs[:third-20])
+	addr := freeAddr(t)
+	stop := serveInProcess(t, "--db", dbPath, "--journal-dir", dir, "--since", "2000-01-01T00:00:00Z", "--no-notes", "--listen", addr)
+	defer stop()
+	base := "http://" + addr
+	healthy := func() bool {
+		resp, err := http.Get(base + "/healthz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	}
+	waitFor(t, "the first part read", func() bool { n, _ := countAttempts(dbPath); return n > 0 })
+	time.Sleep(500 * time.Millisecond)
+	first, _ := countAttempts(dbPath)
+
+	// Truncated under the reader, mid-read: the open file shrinks while
+	// entries just appended are being read.
+	for i := 0; i < 20; i++ {
+		appendJournal(t, file, recs[third-20+i:third-19+i])
+		if err := os.Truncate(file, 64<<10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(3 * time.Second) // the child dies or errs; the supervisor restarts it
+	if !healthy() {
+		t.Fatal("serve stopped answering /healthz after the journal file was truncated")
+	}
+
+	// Deleted and made again with the second third.
+	if err := os.Remove(file); err != nil {
+		t.Fatal(err)
+	}
+	appendJournal(t, file, recs[third:2*third])
+	waitFor(t, "the second third read", func() bool { n, _ := countAttempts(dbPath); return n > first })
+
+	// Rotated: renamed like an archived file, a new one takes its place.
+	if err := os.Rename(file, filepath.Join(dir, "night@0000000000000000000000000000000-0000000000000001-0000000000000001.journal")); err != nil {
+		t.Fatal(err)
+	}
+	appendJournal(t, file, recs[2*third:])
+	want := wantAttempts(t, "../../examples/dankserver-night-ladder.journal.json", host)
+	waitFor(t, "every attempt, all ended", func() bool {
+		n, e := countAttempts(dbPath)
+		return n == len(want) && e == len(want)
+	})
+	if !healthy() {
+		t.Fatal("serve stopped answering /healthz")
+	}
+	if n := gapErrors(t, base); n != 0 {
+		t.Fatalf("%d journal gaps reported where nothing unread was lost", n)
+	}
+
+	// The directory deleted and made again: the child would go on
+	// watching the deleted one. The saved cursor is gone with it, so what
+	// followed it cannot be known read: a gap.
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	again := exportRecords(t, "../../examples/dankserver-night-ladder.journal.json", host+"-again")
+	appendJournal(t, file, shiftRecords(t, again[:third], 12*time.Hour))
+	waitFor(t, "the recreated directory read", func() bool { n, _ := countAttempts(dbPath); return n > len(want) })
+	gaps := gapErrors(t, base)
+
+	// A late host: its entries predate the read position (a merged,
+	// time-ordered read skips them). Then a third host logs a day later.
+	day := exportRecords(t, "../../examples/dankclaw-day.journal.json", host+"-late")
+	appendJournal(t, filepath.Join(dir, "late.journal"), day)
+	waitFor(t, "the late file's gap", func() bool { return gapErrors(t, base) > gaps })
+	after := exportRecords(t, "../../examples/dankserver-night-ladder.journal.json", host+"-after")
+	appendJournal(t, filepath.Join(dir, "after.journal"), shiftRecords(t, after[:third], 24*time.Hour))
+	waitFor(t, "a log_loss finding", func() bool {
+		for _, a := range listStored(t, dbPath) {
+			for _, f := range a.Findings {
+				if f.ID == domain.FindingLogLoss {
+					return true
+				}
+			}
+		}
+		return false
+	})
+	waitFor(t, "the attempts after the late file", func() bool {
+		code, body := httpDo(t, http.MethodGet, base+"/api/v1/attempts?host="+host+"-after")
+		return code == 200 && strings.Contains(body, `"invocation_id"`)
+	})
+}
+
+// shiftRecords moves export records by d into a new boot (a reader orders
+// entries of one boot by their monotonic time, not by d).
+func shiftRecords(t *testing.T, recs [][]byte, d time.Duration) [][]byte {
+	t.Helper()
+	var out [][]byte
+	for _, r := range recs {
+		lines := strings.Split(string(r), "\n")
+		for i, l := range lines {
+			if v, ok := strings.CutPrefix(l, "__REALTIME_TIMESTAMP="); ok {
+				us, err := strconv.ParseInt(v, 10, 64)
+				if err != nil {
+					t.Fatal(err)
+				}
+				lines[i] = "__REALTIME_TIMESTAMP=" + strconv.FormatInt(us+d.Microseconds(), 10)
+			}
+			if strings.HasPrefix(l, "_BOOT_ID=") {
+				lines[i] = fmt.Sprintf("_BOOT_ID=%032x", d.Microseconds())
+			}
+		}
+		out = append(out, []byte(strings.Join(lines, "\n")))
+	}
+	return out
+}
+
+// gapErrors is the journal_gap ingest error count on /metrics.
+func gapErrors(t *testing.T, base string) int {
+	_, metrics := httpDo(t, http.MethodGet, base+"/metrics")
+	n := 0
+	for _, l := range strings.Split(metrics, "\n") {
+		if strings.HasPrefix(l, "analyzer_ingest_errors_total{") && strings.Contains(l, `reason="journal_gap"`) {
+			f := strings.Fields(l)
+			v, _ := strconv.Atoi(f[len(f)-1])
+			n += v
+		}
+	}
+	return n
 }

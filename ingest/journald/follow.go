@@ -39,8 +39,28 @@ type Batch struct {
 	Gap string
 }
 
+// journalReader is what Follow reads: sd-journal in this process (Reader)
+// or journalctl in a child process (ProcReader).
+type journalReader interface {
+	SeekAt(cursor string) error
+	SeekAfter(cursor string) error
+	SeekSince(t time.Time) error
+	SeekTail() error
+	Next() (rec ingest.Record, cursor string, ok bool, err error)
+	Wait(d time.Duration)
+	Close() error
+	// Bad counts entries that could not be read and were skipped.
+	Bad() int64
+	// TakeGap returns what could not be read since the last call ("" none).
+	TakeGap() string
+}
+
 // FollowOptions configure Follow. Zero values take the defaults.
 type FollowOptions struct {
+	// InProcess reads the journal with sd-journal in this process instead
+	// of journalctl in a child (ProcReader): no child, but a journal file
+	// truncated under the reader kills the process with SIGBUS.
+	InProcess bool
 	// Dir is a journal directory; "" reads the local journal.
 	Dir string
 	// Since starts a first run (no saved cursor) at this time; zero starts
@@ -89,7 +109,13 @@ func Follow(ctx context.Context, opt FollowOptions, resume Resume, handle func(B
 }
 
 func follow(ctx context.Context, opt FollowOptions, resume Resume, handle func(Batch) error) error {
-	r, err := Open(opt.Dir)
+	var r journalReader
+	var err error
+	if opt.InProcess {
+		r, err = Open(opt.Dir)
+	} else {
+		r, err = OpenProc(opt.Dir)
+	}
 	if err != nil {
 		return err
 	}
@@ -134,7 +160,7 @@ func follow(ctx context.Context, opt FollowOptions, resume Resume, handle func(B
 		if len(batch.Entries) == 0 && batch.Cursor == "" && batch.Gap == "" {
 			return nil
 		}
-		stats.BadEntries = r.BadEntries
+		stats.BadEntries = r.Bad()
 		if opt.Stats != nil {
 			opt.Stats(stats)
 		}
@@ -152,6 +178,17 @@ func follow(ctx context.Context, opt FollowOptions, resume Resume, handle func(B
 		rec, cursor, ok, err := r.Next()
 		if err != nil {
 			return err
+		}
+		if g := r.TakeGap(); g != "" {
+			// Hand over what was read before the loss first: the gap
+			// belongs between it and what comes next.
+			if err := flush(); err != nil {
+				return err
+			}
+			batch.Gap = g
+			if err := flush(); err != nil {
+				return err
+			}
 		}
 		if !ok {
 			// Pieces of a split line stay with the assembler until their

@@ -69,11 +69,15 @@ type follower struct {
 	stopAt  int
 }
 
-func startFollower(set *rules.Set, dir string, resume journald.Resume, stopAt int) *follower {
+// readers are the two journal readers Follow can use; each follow test runs
+// with both.
+var readers = map[string]bool{"journalctl": false, "sd-journal": true}
+
+func startFollower(set *rules.Set, dir string, inProcess bool, resume journald.Resume, stopAt int) *follower {
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &follower{tr: tracker.New(set, tracker.Options{}), resume: resume, saved: map[string]int{}, done: make(chan error, 1), cancel: cancel, stopAt: stopAt}
 	go func() {
-		f.done <- journald.Follow(ctx, journald.FollowOptions{Dir: dir, Since: time.Unix(1, 0), BatchEntries: 50},
+		f.done <- journald.Follow(ctx, journald.FollowOptions{Dir: dir, InProcess: inProcess, Since: time.Unix(1, 0), BatchEntries: 50},
 			resume, func(b journald.Batch) error {
 				f.mu.Lock()
 				defer f.mu.Unlock()
@@ -129,6 +133,12 @@ func (f *follower) stop(t *testing.T) {
 // TestFollowAppendedJournal appends the night fixture to a journal file in
 // four chunks while the follower reads the directory, like production.
 func TestFollowAppendedJournal(t *testing.T) {
+	for name, inProcess := range readers {
+		t.Run(name, func(t *testing.T) { testFollowAppendedJournal(t, inProcess) })
+	}
+}
+
+func testFollowAppendedJournal(t *testing.T, inProcess bool) {
 	recs := exportRecords(t)
 	set, err := rules.LoadBuiltin()
 	if err != nil {
@@ -137,7 +147,7 @@ func TestFollowAppendedJournal(t *testing.T) {
 	dir := t.TempDir()
 	q := len(recs) / 4
 	appendJournal(t, dir, recs[:q])
-	f := startFollower(set, dir, journald.Resume{}, 0)
+	f := startFollower(set, dir, inProcess, journald.Resume{}, 0)
 	for i := 1; i < 4; i++ {
 		end := (i + 1) * q
 		if i == 3 {
@@ -157,16 +167,22 @@ func TestFollowAppendedJournal(t *testing.T) {
 // new one from the saved position: it re-reads the open attempts without
 // handing their entries over as new, and ends with the same attempts.
 func TestFollowResumesExactlyOnce(t *testing.T) {
+	for name, inProcess := range readers {
+		t.Run(name, func(t *testing.T) { testFollowResumesExactlyOnce(t, inProcess) })
+	}
+}
+
+func testFollowResumesExactlyOnce(t *testing.T, inProcess bool) {
 	recs := exportRecords(t)
 	set, _ := rules.LoadBuiltin()
 	dir := t.TempDir()
 	appendJournal(t, dir, recs)
-	first := startFollower(set, dir, journald.Resume{}, 400)
+	first := startFollower(set, dir, inProcess, journald.Resume{}, 400)
 	<-first.done
 	if first.resume.Cursor == "" || first.resume.ReplayCursor == "" {
 		t.Fatalf("no position saved: %+v", first.resume)
 	}
-	second := startFollower(set, dir, first.resume, 0)
+	second := startFollower(set, dir, inProcess, first.resume, 0)
 	second.wait(t, func() bool { return first.records+second.records >= 866 })
 	second.stop(t)
 	for c := range second.saved {
@@ -192,6 +208,12 @@ func TestFollowResumesExactlyOnce(t *testing.T) {
 // TestFollowVacuumedCursor resumes from a cursor that no longer exists:
 // reading goes on from the oldest entry and the gap is reported.
 func TestFollowVacuumedCursor(t *testing.T) {
+	for name, inProcess := range readers {
+		t.Run(name, func(t *testing.T) { testFollowVacuumedCursor(t, inProcess) })
+	}
+}
+
+func testFollowVacuumedCursor(t *testing.T, inProcess bool) {
 	recs := exportRecords(t)
 	dir := t.TempDir()
 	appendJournal(t, dir, recs[:100])
@@ -199,7 +221,7 @@ func TestFollowVacuumedCursor(t *testing.T) {
 	var n int
 	ctx, cancel := context.WithCancel(context.Background())
 	gone := "s=00000000000000000000000000000000;i=1;b=00000000000000000000000000000000;m=1;t=1;x=1"
-	err := journald.Follow(ctx, journald.FollowOptions{Dir: dir}, journald.Resume{Cursor: gone}, func(b journald.Batch) error {
+	err := journald.Follow(ctx, journald.FollowOptions{Dir: dir, InProcess: inProcess}, journald.Resume{Cursor: gone}, func(b journald.Batch) error {
 		if b.Gap != "" {
 			gap = b.Gap
 		}

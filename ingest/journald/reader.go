@@ -57,6 +57,12 @@ func Open(dir string) (*Reader, error) {
 // Close releases the journal.
 func (r *Reader) Close() error { return r.j.Close() }
 
+// Bad is BadEntries.
+func (r *Reader) Bad() int64 { return r.BadEntries }
+
+// TakeGap is always "": sd-journal reports a lost cursor through Seek.
+func (r *Reader) TakeGap() string { return "" }
+
 // SeekHead positions before the oldest entry.
 func (r *Reader) SeekHead() error { r.hold = false; return r.j.SeekHead() }
 
