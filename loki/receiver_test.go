@@ -229,3 +229,22 @@ func TestStructuredMetadataWinsOverLabels(t *testing.T) {
 		t.Errorf("synthetic cursor %q", c)
 	}
 }
+
+// TestDeepJSONPushIsLinear: a push body of deeply nested JSON (once 16 s of
+// CPU for 4.9 KB, each level decoded again) is refused after one pass.
+func TestDeepJSONPushIsLinear(t *testing.T) {
+	const n = 1 << 19 // 1 MiB of brackets
+	for name, body := range map[string]string{
+		"value":    `{"streams":[{"stream":{"a":"b"},"values":[["1",` + strings.Repeat("[", n) + strings.Repeat("]", n) + `]]}]}`,
+		"metadata": `{"streams":[{"stream":{"a":"b"},"values":[["1","x",` + strings.Repeat(`{"a":`, n/5) + `1` + strings.Repeat("}", n/5) + `]]}]}`,
+		"streams":  `{"streams":` + strings.Repeat("[", 2*n),
+	} {
+		start := time.Now()
+		if _, err := loki.DecodeJSON([]byte(body)); err == nil {
+			t.Errorf("%s: nested body accepted", name)
+		}
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("%s: %d bytes took %v", name, len(body), d)
+		}
+	}
+}

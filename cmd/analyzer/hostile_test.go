@@ -20,6 +20,10 @@ var hostileLogs = map[string]string{
 	// A stray closer inside a list made the Python-repr parser append
 	// forever (23 GB in 3 s).
 	"repr stray closer": "vLLM API server version 1\nnon-default args: {'a':[)]}\nnon-default args: {'max_model_len': 4096}\n",
+	// FuzzJSONRecord: a key of invalid UTF-8 made the fast JSON path and
+	// encoding/json disagree.
+	"json key not utf-8": `{"` + "\xca" + `":"","__CURSOR":"c0","__REALTIME_TIMESTAMP":"1790916000000000","_SYSTEMD_UNIT":"vllm.service","MESSAGE":"vLLM API server version 1"}` + "\n" +
+		`{"__CURSOR":"c1","__REALTIME_TIMESTAMP":"1790916001000000","_SYSTEMD_UNIT":"vllm.service","MESSAGE":"non-default args: {'max_model_len': 4096}"}` + "\n",
 }
 
 func TestHostileLinesEndQuickly(t *testing.T) {
