@@ -15,7 +15,8 @@ import (
 type alt struct {
 	re   *regexp.Regexp // nil: the alternative is exactly its one literal
 	lits []string
-	id   int // prefilter matcher id
+	sets [][]string // literalSets: checked before re
+	id   int        // prefilter matcher id
 }
 
 // compileAlts splits src into its alternatives, or returns nil when src has
@@ -32,7 +33,7 @@ func compileAlts(src string) []alt {
 		if err != nil {
 			return nil
 		}
-		a := alt{re: re, lits: requiredLiterals(p)}
+		a := alt{re: re, lits: requiredLiterals(p), sets: literalSets(p)}
 		if sre, err := syntax.Parse(p, syntax.Perl); err == nil {
 			sre = sre.Simplify()
 			if sre.Op == syntax.OpLiteral && sre.Flags&syntax.FoldCase == 0 &&
@@ -94,7 +95,7 @@ func splitTop(src string) []string {
 func matchAlts(l *Line, alts []alt) bool {
 	for i := range alts {
 		a := &alts[i]
-		if l.may(a.id) && (a.re == nil || a.re.MatchString(l.Text)) {
+		if l.may(a.id) && (a.re == nil || holdsAll(l.Text, a.sets) && a.re.MatchString(l.Text)) {
 			return true
 		}
 	}

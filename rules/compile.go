@@ -11,6 +11,7 @@ import (
 	"strings"
 	"text/template"
 	"time"
+	"unicode"
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/vm"
@@ -127,12 +128,21 @@ type Rule struct {
 	matchID, afterID, untilID int
 	// startID is the prefilter start set of match (-1: none): literals
 	// one of which begins every match.
-	startID              int
+	startID int
+	// alts: match split at its top-level '|' when it has no capture
+	// groups; each alternative runs only when its own literal is in the
+	// line, and a small regex is much faster than a large alternation.
+	alts []alt
+	// sets: literalSets of match, checked before its regex.
+	sets                 [][]string
 	afterLits, untilLits []string
 	unless               []*regexp.Regexp
 	when                 *vm.Program
-	note                 *template.Template
-	count                *counting // nil: the rule fires on every matching line
+	// whenFirst: when reads no captures, so it is evaluated before the
+	// regex; a false condition (most lines) then costs no search.
+	whenFirst bool
+	note      *template.Template
+	count     *counting // nil: the rule fires on every matching line
 }
 
 // counting is a compiled count block (CountSpec).
@@ -341,6 +351,7 @@ func (s *Set) register() {
 		}
 		r.matchID = p.add(r.literals)
 		r.startID = p.startSet(r.match)
+		p.addAlts(r.alts)
 		if r.after != nil {
 			r.afterID = p.add(r.afterLits)
 		}
@@ -569,6 +580,12 @@ func compileRule(rs RuleSpec) (*Rule, Errors) {
 		}
 	}
 	r.afterLits, r.untilLits = requiredLiterals(rs.After), requiredLiterals(rs.Until)
+	if r.match != nil && r.match.NumSubexp() == 0 {
+		r.alts = compileAlts(rs.Match)
+	}
+	if r.match != nil && r.alts == nil {
+		r.sets = literalSets(rs.Match)
+	}
 	r.literals = rs.Literals
 	if len(r.literals) == 0 && rs.Match != "" {
 		r.literals = requiredLiterals(rs.Match)
@@ -585,6 +602,7 @@ func compileRule(rs RuleSpec) (*Rule, Errors) {
 			bad("when: %v", err)
 		}
 		r.when = prog
+		r.whenFirst = !strings.Contains(rs.When, "captures")
 	}
 	if rs.Note != "" {
 		t, err := template.New(rs.ID).Option("missingkey=zero").Funcs(noteFuncs).Parse(rs.Note)
@@ -678,6 +696,9 @@ func requiredLiterals(src string) []string {
 
 func litsOf(re *syntax.Regexp) []string {
 	if re.Flags&syntax.FoldCase != 0 {
+		if re.Op == syntax.OpLiteral {
+			return foldVariants(re.Rune)
+		}
 		return nil
 	}
 	switch re.Op {
@@ -725,6 +746,91 @@ func litsOf(re *syntax.Regexp) []string {
 		}
 	}
 	return nil
+}
+
+// foldVariants returns, for a case-folded literal, every spelling of its
+// longest run of runes that has at most 16 spellings (Unicode simple
+// folding, as (?i) matches: "k" is also the Kelvin sign): one of them
+// occurs in any text the literal matches. nil when no run of three runes
+// has 16 spellings or fewer.
+func foldVariants(rs []rune) []string {
+	orbit := func(r rune) []rune {
+		out := []rune{r}
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			out = append(out, f)
+		}
+		return out
+	}
+	const most = 16
+	from, to, spellings := 0, 0, 0
+	for i := range rs {
+		n := 1
+		for j := i; j < len(rs); j++ {
+			if n *= len(orbit(rs[j])); n > most {
+				break
+			}
+			if k := j + 1 - i; k > to-from || k == to-from && n < spellings {
+				from, to, spellings = i, j+1, n
+			}
+		}
+	}
+	if to-from < 3 {
+		return nil
+	}
+	out := []string{""}
+	for _, r := range rs[from:to] {
+		var next []string
+		for _, prefix := range out {
+			for _, f := range orbit(r) {
+				next = append(next, prefix+string(f))
+			}
+		}
+		out = next
+	}
+	return out
+}
+
+// literalSets returns the literal sets of a pattern's concatenated parts:
+// a line the pattern matches holds one literal of every set. The
+// prefilter finds one set; checking the others with strings.Contains
+// before the regex spares it on lines that hold a common word ("engine")
+// but not the rest ("died").
+func literalSets(src string) [][]string {
+	re, err := syntax.Parse(src, syntax.Perl)
+	if err != nil {
+		return nil
+	}
+	var sets [][]string
+	var walk func(re *syntax.Regexp)
+	walk = func(re *syntax.Regexp) {
+		switch re.Op {
+		case syntax.OpCapture:
+			walk(re.Sub[0])
+		case syntax.OpConcat:
+			for _, sub := range re.Sub {
+				walk(sub)
+			}
+		default:
+			if l := litsOf(re); len(l) > 0 {
+				sets = append(sets, l)
+			}
+		}
+	}
+	walk(re.Simplify())
+	if len(sets) < 2 {
+		return nil // the prefilter's one set says it all
+	}
+	return sets
+}
+
+// holdsAll reports whether line holds a literal of every set.
+func holdsAll(line string, sets [][]string) bool {
+	for _, set := range sets {
+		if !hasAny(line, set) {
+			return false
+		}
+	}
+	return true
 }
 
 // anchoredPrefix returns the text every match of src begins with when src

@@ -125,7 +125,9 @@ func envelope(line string) (rest, key, level string) {
 }
 
 var (
-	procPrefix    = regexp.MustCompile(`^\(([A-Za-z][\w:.-]*(?: rank=\d+)? pid=\d+|[A-Z][\w:.-]*)(?:, ip=[0-9a-fA-F.:]+)?\)\s?|^\[(rank\d+)\]:\s?|^(\[rank\d+\]:)`)
+	// One ^ in front of the alternation: the regexp package then tries
+	// position 0 only (a ^ per alternative made it scan the whole line).
+	procPrefix    = regexp.MustCompile(`^(?:\(([A-Za-z][\w:.-]*(?: rank=\d+)? pid=\d+|[A-Z][\w:.-]*)(?:, ip=[0-9a-fA-F.:]+)?\)\s?|\[(rank\d+)\]:\s?|(\[rank\d+\]:))`)
 	bracketPrefix = regexp.MustCompile(`^\[([^\]]{1,60})\]:?\s?`)
 	tpRank        = regexp.MustCompile(`\b(?:TP|DP|PP|EP|RANK |rank)\s?\d+\b`)
 	stampPrefix   = regexp.MustCompile(`^(?:\d{4}[-/]\d\d[-/]\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?|\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?|\d\d:\d\d:\d\d(?:\.\d+)?|[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [\w.]+:\d+\])\s`)
@@ -389,7 +391,8 @@ func (x *excReader) line(text string, n int, ev domain.Evidence, p domain.Phase,
 		info.fatal = newFatal(Fatal{Kind: FatalDeath, Type: "panic", Message: m[1], Start: n})
 		return info
 	}
-	if m := ggmlAbort.FindStringSubmatch(trimmed); m != nil {
+	// The literal check spares the unanchored regex on every other line.
+	if (strings.Contains(trimmed, "GGML_A") || strings.Contains(trimmed, "ggml_abort")) && ggmlAbort.MatchString(trimmed) {
 		info.fatal = newFatal(Fatal{Kind: FatalException, Type: "GGML_ASSERT", Message: trimmed, Start: n})
 		return info
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -80,6 +81,44 @@ func FuzzLoadRules(f *testing.F) {
 		if err == nil {
 			set.RunTests()
 			set.Lint()
+		}
+	})
+}
+
+// FuzzRuleFind is differential: for every built-in rule, the prefiltered
+// search (Aho-Corasick literals, case-folded spellings, the literal sets of
+// concatenations, alternatives searched one by one, the start literal)
+// must find exactly what the rule's whole regex finds on the line.
+func FuzzRuleFind(f *testing.F) {
+	set, err := LoadBuiltin()
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, r := range set.all {
+		for _, tc := range r.Tests {
+			for _, l := range tc.Lines {
+				f.Add(l.Msg)
+			}
+		}
+	}
+	f.Add("ENGINE Died; Worker process terminated. PERMISSION Denied")
+	l := &Line{}
+	f.Fuzz(func(t *testing.T, line string) {
+		set.Prepare(l, line)
+		for _, r := range set.all {
+			if r.End || r.match == nil {
+				continue
+			}
+			want := r.match.FindStringSubmatchIndex(line)
+			if !l.may(r.matchID) {
+				if want != nil {
+					t.Fatalf("%s: the prefilter dropped a line the regex matches: %q", r.ID, line)
+				}
+				continue
+			}
+			if got := r.find(l, line); !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s on %q: found %v, the whole regex %v", r.ID, line, got, want)
+			}
 		}
 	})
 }

@@ -494,6 +494,12 @@ func (r *Rule) matchLine(l *Line, env *LineEnv, c *matchCache) (Hit, bool) {
 	if c.source == 2 {
 		return Hit{}, false
 	}
+	if r.when != nil && r.whenFirst {
+		env.Captures = nil
+		if out, err := expr.Run(r.when, env); err != nil || out != true {
+			return Hit{}, false
+		}
+	}
 	m := c.m
 	if c.re != r.match {
 		m = r.find(l, env.Line)
@@ -520,7 +526,7 @@ func (r *Rule) matchLine(l *Line, env *LineEnv, c *matchCache) (Hit, bool) {
 			caps[name] = env.Line[m[2*i]:m[2*i+1]]
 		}
 	}
-	if r.when != nil {
+	if r.when != nil && !r.whenFirst {
 		env.Captures = caps
 		out, err := expr.Run(r.when, env)
 		if err != nil || out != true {
@@ -534,7 +540,43 @@ func (r *Rule) matchLine(l *Line, env *LineEnv, c *matchCache) (Hit, bool) {
 // pattern starts with one of its start literals, the search begins at the
 // first of them the prefilter found: the regex then skips the part of a long
 // traceback line before it, the same answer with less work.
-func (r *Rule) find(l *Line, line string) []int { return search(l, r.match, r.startID, line) }
+func (r *Rule) find(l *Line, line string) []int {
+	if r.alts != nil {
+		return findAlts(l, r.alts, line)
+	}
+	if !holdsAll(line, r.sets) {
+		return nil
+	}
+	return search(l, r.match, r.startID, line)
+}
+
+// findAlts is FindStringIndex of the alternation of alts: the leftmost
+// match of any alternative, the first alternative on a tie (leftmost-first,
+// as the whole regex). l may be nil (rule tests).
+func findAlts(l *Line, alts []alt, line string) []int {
+	var best []int
+	for i := range alts {
+		a := &alts[i]
+		if l != nil && !l.may(a.id) || l == nil && !hasAny(line, a.lits) {
+			continue
+		}
+		var loc []int
+		if a.re == nil {
+			if k := strings.Index(line, a.lits[0]); k >= 0 {
+				loc = []int{k, k + len(a.lits[0])}
+			}
+		} else if holdsAll(line, a.sets) {
+			loc = a.re.FindStringIndex(line)
+		}
+		if loc != nil && (best == nil || loc[0] < best[0]) {
+			best = loc
+			if best[0] == 0 {
+				break
+			}
+		}
+	}
+	return best
+}
 
 // MatchAt returns the byte offset in line where r's match starts, or -1
 // (for an end rule or no match). It ignores r's other conditions.

@@ -1,6 +1,8 @@
 package rules
 
 import (
+	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -76,8 +78,34 @@ func TestRequiredLiterals(t *testing.T) {
 	if len(got) != 2 || got[0] != "Core failed to start" || got[1] != " core proc " {
 		t.Fatalf("literals = %q", got)
 	}
-	if got := requiredLiterals(`(?i)oom`); got != nil {
-		t.Fatalf("case-folded regex gave literals %q", got)
+	// A case-folded literal gives every spelling of its longest run of
+	// runes with at most 16 spellings; any spelling of the whole holds one.
+	if got := requiredLiterals(`(?i)oom`); len(got) != 8 || got[0] != "OOM" {
+		t.Fatalf("(?i)oom: literals %q, want its 8 spellings", got)
+	}
+	got = requiredLiterals(`(?i:permission denied)`)
+	if len(got) == 0 || len(got) > 16 || len(got[0]) < 4 {
+		t.Fatalf("(?i:permission denied): literals %q", got)
+	}
+	for _, line := range []string{"Permission denied", "PERMISSION DENIED", "permission Denied", "pErMiSsIoN dEnIeD"} {
+		if !hasAny(line, got) {
+			t.Errorf("%q holds none of %q", line, got)
+		}
+	}
+	// k also folds to the Kelvin sign, as (?i) matches it.
+	if got := requiredLiterals(`(?i)kk`); got != nil {
+		t.Fatalf("(?i)kk: %q, want none (too short)", got)
+	}
+	if got := requiredLiterals(`(?i)kkk`); len(got) != 0 || !regexp.MustCompile(`(?i)kkk`).MatchString("\u212akk") {
+		t.Fatalf("(?i)kkk: %q, want none (27 spellings)", got)
+	}
+	if got := requiredLiterals(`(?i)kkab`); !hasAny("\u212aKAB", got) {
+		t.Fatalf("(?i)kkab: %q misses the Kelvin sign", got)
+	}
+	// Each concatenated part's literals are a set the line must hold.
+	if got := literalSets(`(?:worker|engine) (?:died|exited)`); !reflect.DeepEqual(got, [][]string{{"worker", "engine"}, {"died", "exit"}}) &&
+		!reflect.DeepEqual(got, [][]string{{"worker", "engine"}, {"died", "exited"}}) {
+		t.Fatalf("literal sets %q", got)
 	}
 }
 
