@@ -38,8 +38,10 @@ FUZZTIME ?= 10m
 fuzz: deps
 	FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
 
-# Throughput against jq and grep on the same file, and note latency (see scripts/bench.sh).
-bench: test-deps build
+# Throughput and peak memory against jq, grep and journalctl on the same
+# content, page and note latency (see scripts/bench.sh).
+bench: build
+	scripts/install-deps.sh bench
 	scripts/bench.sh
 
 clean:

@@ -286,6 +286,8 @@ type AttemptFilter struct {
 	// started before it. Attempts with an unknown start time are left out
 	// when either is set.
 	Since, Until time.Time
+	// IDs, when not empty, keeps only these attempts.
+	IDs []string
 	// Limit caps the number of attempts returned; 0 or less means no cap.
 	Limit int
 	// Brief leaves out the evidence and context lines, of the attempts and

@@ -376,7 +376,53 @@ var keyOrder = []string{
 // Build groups attempts into ladders, newest ladder first. Attempts may
 // come in any order; the rungs of a ladder are in start order (attempts
 // with an unknown start first, in their input order).
-func Build(attempts []*domain.Attempt, opt Options) []Ladder {
+func Build(attempts []*domain.Attempt, opt Options) []Ladder { return BuildMemo(attempts, opt, nil) }
+
+// Memo keeps the ladders of the previous BuildMemo by what they were built
+// from (host, target and the very attempts), so that a build after a few
+// attempts changed builds only their ladders again and reuses the rest. A
+// changed attempt must be a new *domain.Attempt; the memo holds the
+// attempts it keeps ladders of, so their addresses are not reused. Not safe
+// for concurrent use.
+type Memo struct {
+	prev, next map[string]memoEntry
+	// Built and Reused count the ladders of the last build.
+	Built, Reused int
+}
+
+type memoEntry struct {
+	l  Ladder
+	as []*domain.Attempt
+}
+
+func (m *Memo) ladder(host string, t target, as []*domain.Attempt, opt Options) Ladder {
+	if m == nil {
+		return build(host, t.name, t.from, as, opt)
+	}
+	var k strings.Builder
+	k.WriteString(host + "\x00" + t.name + "\x00" + t.from)
+	for _, a := range as {
+		fmt.Fprintf(&k, "\x00%p", a)
+	}
+	key := k.String()
+	e, ok := m.prev[key]
+	if ok {
+		m.Reused++
+	} else {
+		e = memoEntry{l: build(host, t.name, t.from, as, opt), as: append([]*domain.Attempt(nil), as...)}
+		m.Built++
+	}
+	m.next[key] = e
+	return e.l
+}
+
+// BuildMemo is Build reusing the ladders memo holds from the previous
+// build (nil: none). The result is Build's.
+func BuildMemo(attempts []*domain.Attempt, opt Options, memo *Memo) []Ladder {
+	if memo != nil {
+		memo.next, memo.Built, memo.Reused = map[string]memoEntry{}, 0, 0
+		defer func() { memo.prev, memo.next = memo.next, nil }()
+	}
 	targets := resolveTargets(attempts)
 	type key struct{ host, target string }
 	groups := map[key][]*domain.Attempt{}
@@ -399,7 +445,7 @@ func Build(attempts []*domain.Attempt, opt Options) []Ladder {
 		var last time.Time
 		flush := func() {
 			if len(cur) > 0 {
-				out = append(out, build(k.host, k.target, targets[cur[0]].from, cur, opt))
+				out = append(out, memo.ladder(k.host, targets[cur[0]], cur, opt))
 			}
 			cur = nil
 		}

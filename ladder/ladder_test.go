@@ -441,3 +441,45 @@ func TestNextRungOnTheGrid(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildMemoRebuildsOnlyWhatChanged: after one attempt changes (a new
+// *Attempt) and a later boot is added, BuildMemo gives exactly Build's
+// ladders while building only the ladders holding a changed attempt.
+func TestBuildMemoRebuildsOnlyWhatChanged(t *testing.T) {
+	var as []*domain.Attempt
+	for _, f := range []string{"dankserver-night-ladder", "dankclaw-day"} {
+		as = append(as, analyzeFile(t, filepath.Join(sharedDir, "fixtures", f+".journal.json"))...)
+	}
+	var memo ladder.Memo
+	same := func(what string) {
+		t.Helper()
+		got, _ := json.Marshal(ladder.BuildMemo(as, ladder.Options{}, &memo))
+		want, _ := json.Marshal(ladder.Build(as, ladder.Options{}))
+		if string(got) != string(want) {
+			t.Fatalf("%s: BuildMemo differs from Build", what)
+		}
+	}
+	same("first build")
+	total := memo.Built
+	if total < 3 || memo.Reused != 0 {
+		t.Fatalf("first build: built %d, reused %d", memo.Built, memo.Reused)
+	}
+	same("nothing changed")
+	if memo.Built != 0 || memo.Reused != total {
+		t.Fatalf("unchanged: built %d, reused %d of %d", memo.Built, memo.Reused, total)
+	}
+	// The day host's first attempt is judged again with another verdict.
+	i := len(as) - 1
+	changed := *as[i]
+	changed.Verdict = domain.VerdictUnknownFailure
+	as[i] = &changed
+	// The night host boots again an hour after its last attempt.
+	later := *as[15]
+	later.ID, later.InvocationID = "later", "later"
+	later.StartedAt, later.EndedAt = later.StartedAt.Add(time.Hour), later.EndedAt.Add(time.Hour)
+	as = append(as, &later)
+	same("two changes")
+	if memo.Built != 2 || memo.Reused != total-2 {
+		t.Errorf("after two changes in two ladders: built %d, reused %d of %d", memo.Built, memo.Reused, total)
+	}
+}

@@ -16,48 +16,71 @@ import (
 // verdict, findings) and, for each failed attempt, its note and decisive
 // line.
 func Text(w io.Writer, attempts []*domain.Attempt) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "#\tSTARTED\tUNIT\tENGINE\tSHAPE\tPHASE\tVERDICT\tFINDINGS")
+	rows := make([][]string, len(attempts))
 	for i, a := range attempts {
-		started := "-"
-		if !a.StartedAt.IsZero() {
-			started = a.StartedAt.Format("2006-01-02 15:04:05")
-		}
-		unit := a.Unit
-		if unit == "" {
-			unit = a.Container
-		}
-		if unit == "" {
-			unit = "-"
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, started, Safe(unit), Safe(or(a.Engine, "unknown")),
-			Safe(or(a.Shape.Summary(), "-")), a.Phase, a.Verdict, or(strings.Join(a.FindingIDs(), ","), "-"))
+		rows[i] = Row(a)
 	}
-	if err := tw.Flush(); err != nil {
+	if err := Table(w, rows); err != nil {
 		return err
 	}
 	for i, a := range attempts {
-		if !a.Verdict.IsFailure() {
-			continue
-		}
-		fmt.Fprintf(w, "\n#%d %s %s: %s in %s\n", i+1, Safe(or(a.Unit, a.Container)), Safe(a.InvocationID), a.Verdict, a.Phase)
-		if a.Note != "" {
-			fmt.Fprintf(w, "  %s\n", wrap(Safe(a.Note), 100, "  "))
-		}
-		for _, f := range a.Findings {
-			if string(a.Verdict) != f.ID && f.Note != "" {
-				fmt.Fprintf(w, "  [%s] %s\n", f.ID, wrap(Safe(f.Note), 100, "  "))
-			}
-		}
-		for j, e := range a.Evidence {
-			if j == 3 {
-				fmt.Fprintf(w, "  … %d more evidence lines\n", len(a.Evidence)-3)
-				break
-			}
-			fmt.Fprintf(w, "  > %s\n", Safe(clip(e.Message, 220)))
+		if a.Verdict.IsFailure() {
+			fmt.Fprintf(w, "\n#%d%s", i+1, Section(a))
 		}
 	}
 	return nil
+}
+
+// Row is an attempt's row of the table: start, unit, engine, shape, phase,
+// verdict, findings.
+func Row(a *domain.Attempt) []string {
+	started := "-"
+	if !a.StartedAt.IsZero() {
+		started = a.StartedAt.Format("2006-01-02 15:04:05")
+	}
+	unit := a.Unit
+	if unit == "" {
+		unit = a.Container
+	}
+	if unit == "" {
+		unit = "-"
+	}
+	return []string{started, Safe(unit), Safe(or(a.Engine, "unknown")), Safe(or(a.Shape.Summary(), "-")),
+		string(a.Phase), string(a.Verdict), or(strings.Join(a.FindingIDs(), ","), "-")}
+}
+
+// Table writes rows (Row) numbered from 1, aligned in columns.
+func Table(w io.Writer, rows [][]string) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tSTARTED\tUNIT\tENGINE\tSHAPE\tPHASE\tVERDICT\tFINDINGS")
+	for i, r := range rows {
+		fmt.Fprintf(tw, "%d\t%s\n", i+1, strings.Join(r, "\t"))
+	}
+	return tw.Flush()
+}
+
+// Section is a failed attempt's paragraph after its number ("#3"): unit,
+// invocation, verdict and phase, the note, other findings' notes and up to
+// three evidence lines.
+func Section(a *domain.Attempt) string {
+	var w strings.Builder
+	fmt.Fprintf(&w, " %s %s: %s in %s\n", Safe(or(a.Unit, a.Container)), Safe(a.InvocationID), a.Verdict, a.Phase)
+	if a.Note != "" {
+		fmt.Fprintf(&w, "  %s\n", wrap(Safe(a.Note), 100, "  "))
+	}
+	for _, f := range a.Findings {
+		if string(a.Verdict) != f.ID && f.Note != "" {
+			fmt.Fprintf(&w, "  [%s] %s\n", f.ID, wrap(Safe(f.Note), 100, "  "))
+		}
+	}
+	for j, e := range a.Evidence {
+		if j == 3 {
+			fmt.Fprintf(&w, "  … %d more evidence lines\n", len(a.Evidence)-3)
+			break
+		}
+		fmt.Fprintf(&w, "  > %s\n", Safe(clip(e.Message, 220)))
+	}
+	return w.String()
 }
 
 func or(s, def string) string {

@@ -1,56 +1,102 @@
 #!/usr/bin/env bash
-# make bench: throughput of `analyzer replay` on a large journal built from the
-# night fixture, next to two baselines measured in the same run on the same file
-# (jq selecting the lines the rules look for, grep -E for the same literals), then
-# the latency from appending a fatal engine line to the journal until the
-# analyzer's root-cause note is readable in it (needs root, journald and
-# systemd-journal-remote; skipped otherwise).
+# make bench: throughput and peak memory of `analyzer replay` and `explain`
+# on two kinds of journal, each at 43.5k and 1M lines, next to baselines
+# measured in the same run on the same content: jq and grep -E selecting
+# the lines the rules look for, and journalctl --grep on a real journal
+# file of the same entries (made with systemd-journal-remote). Then page
+# latency with 10k attempts in the database while a replay writes to it,
+# and the note latency (needs root).
+#
+# Inputs (scripts/bench-journal.py, scripts/bench-serving.py):
+#   night:   the night fixture shifted N times: a boot attempt every ~54 lines
+#   serving: 5 boots, the rest uvicorn access and throughput/KV-usage stats
+#            lines, a third ANSI-coloured (byte arrays, as journald exports them)
+# Every timed command is pinned with taskset (one core: -c 0, two: -c 0,1);
+# each number is the median of BENCH_RUNS runs (3; BENCH_BIG_RUNS, 1, for
+# the 1M-line inputs). BENCH_SIZES="43500 1000000" picks the sizes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-copies=${BENCH_COPIES:-50}
-work=$(mktemp -d)
+runs=${BENCH_RUNS:-3}
+big_runs=${BENCH_BIG_RUNS:-1}
+sizes=${BENCH_SIZES:-"43500 1000000"}
+work=$(mktemp -d "${TMPDIR:-/tmp}/analyzer-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-big=$work/bench.json
-python3 scripts/bench-journal.py examples/dankserver-night-ladder.journal.json "$copies" "$big"
-lines=$(wc -l < "$big")
-mb=$(( $(stat -c %s "$big") / 1048576 ))
-# The literals the OOM, death and readiness rules prefilter on.
 literals='out of memory|OutOfMemoryError|EngineCore failed to start|Constraints violated|NCCL error|Application startup complete|Deactivated successfully'
+fixture=examples/dankserver-night-ladder.journal.json
+pin1=(); pin2=()
+if command -v taskset >/dev/null && taskset -c 0 true 2>/dev/null; then
+  pin1=(taskset -c 0)
+  taskset -c 0,1 true 2>/dev/null && pin2=(taskset -c 0,1)
+fi
+for tool in jq /usr/bin/time; do
+  command -v "$tool" >/dev/null || { echo "bench needs $tool (scripts/install-deps.sh bench)" >&2; exit 1; }
+done
 
-# Every command runs on one core (the target is per core; Go would otherwise
-# collect garbage on the second one), when taskset is there.
-one=()
-if command -v taskset >/dev/null && taskset -c 0 true 2>/dev/null; then one=(taskset -c 0); fi
-
-calc() { awk "BEGIN { printf \"%.6f\", $1 }"; }
-secs() { # run a command 3 times, print the best wall time in seconds
-  local best=999999
-  for _ in 1 2 3; do
-    local s e
-    s=$(date +%s.%N)
-    "$@" > "$work/out"  # not /dev/null: GNU grep stops at the first match there
-    e=$(date +%s.%N)
-    best=$(awk -v a="$s" -v b="$e" -v m="$best" 'BEGIN { d = b - a; printf "%.6f", (d < m ? d : m) }')
+# measure N CMD...: runs CMD N times, prints "median_seconds median_peak_rss_kib".
+measure() {
+  local n=$1; shift
+  local ts=() rs=()
+  for _ in $(seq "$n"); do
+    /usr/bin/time -f "%e %M" -o "$work/time" "$@" > "$work/out" 2>/dev/null || true
+    read -r t r < "$work/time"
+    ts+=("$t"); rs+=("$r")
   done
-  echo "$best"
+  printf "%s %s\n" "$(printf "%s\n" "${ts[@]}" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')" \
+    "$(printf "%s\n" "${rs[@]}" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')"
 }
-replay() { rm -f "$work/b.db"*; "${one[@]}" bin/analyzer replay --db "$work/b.db" "$big"; }
-explain() { "${one[@]}" bin/analyzer explain --format json "$big"; }
-jqsel() { "${one[@]}" jq -c --arg re "$literals" 'select((.MESSAGE // "" | if type == "array" then implode else . end) | test($re))' "$big"; }
-grepsel() { "${one[@]}" grep -E -c "$literals" "$big" || true; }
+row() { # row LABEL LINES SECONDS RSS_KIB
+  awk -v l="$1" -v n="$2" -v t="$3" -v r="$4" 'BEGIN { printf "  %-44s %8.2f s %10.0f lines/s %7.0f MiB\n", l, t, (t > 0 ? n / t : 0), r / 1024 }'
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 
-cores="all cores"; [ ${#one[@]} -gt 0 ] && cores="one core (taskset -c 0)"
-echo "journal: $lines lines, ${mb} MiB ($copies copies of the night ladder); best of 3 runs each, on $cores"
-t_replay=$(secs replay); t_explain=$(secs explain); t_jq=$(secs jqsel); t_grep=$(secs grepsel)
-row() { printf "  %-34s %8.3f s %10.0f lines/s\n" "$1" "$2" "$(calc "$lines / $2")"; }
-row "analyzer replay (into SQLite)" "$t_replay"
-row "analyzer explain (no database)" "$t_explain"
-row "jq select on the rule literals" "$t_jq"
-row "grep -E -c on the rule literals" "$t_grep"
-printf "  replay speed vs jq: %.2fx   vs grep: %.3fx (above 1 = replay is faster)\n" "$(calc "$t_jq / $t_replay")" "$(calc "$t_grep / $t_replay")"
+go build -o "$work/analyzer-bench" ./cmd/analyzer-bench
+echo "analyzer $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(nproc) cores, medians of $runs runs ($big_runs for 1M lines)"
+for kind in serving night; do
+  for size in $sizes; do
+    in=$work/$kind-$size.json
+    if [ "$kind" = night ]; then
+      python3 scripts/bench-journal.py "$fixture" $(( (size + 869) / 870 )) "$in"
+    else
+      python3 scripts/bench-serving.py "$fixture" "$size" "$in"
+    fi
+    lines=$(wc -l < "$in")
+    n=$runs; [ "$lines" -gt 100000 ] && n=$big_runs
+    echo
+    echo "$kind journal: $lines lines, $(( $(stat -c %s "$in") / 1048576 )) MiB"
+    read -r t_rep1 r_rep1 < <(measure "$n" sh -c "rm -f '$work/b.db'*; exec ${pin1[*]} bin/analyzer replay --db '$work/b.db' '$in'")
+    read -r t_exp1 r_exp1 < <(measure "$n" "${pin1[@]}" bin/analyzer explain --format json "$in")
+    read -r t_rep2 r_rep2 < <(measure "$n" sh -c "rm -f '$work/b.db'*; exec ${pin2[*]} bin/analyzer replay --db '$work/b.db' '$in'")
+    read -r t_jq r_jq < <(measure "$n" "${pin1[@]}" jq -c --arg re "$literals" 'select((.MESSAGE // "" | if type == "array" then implode else . end) | test($re))' "$in")
+    read -r t_grep r_grep < <(measure "$n" "${pin1[@]}" grep -E -c "$literals" "$in")
+    row "analyzer replay, one core" "$lines" "$t_rep1" "$r_rep1"
+    row "analyzer explain --format json, one core" "$lines" "$t_exp1" "$r_exp1"
+    row "analyzer replay, two cores" "$lines" "$t_rep2" "$r_rep2"
+    row "jq select on the rule literals, one core" "$lines" "$t_jq" "$r_jq"
+    row "grep -E -c on the rule literals, one core" "$lines" "$t_grep" "$r_grep"
+    t_jc=""
+    if [ -x /lib/systemd/systemd-journal-remote ]; then
+      python3 scripts/json2export.py "$in" > "$work/in.export"
+      rm -f "$work/in.journal"
+      /lib/systemd/systemd-journal-remote -o "$work/in.journal" "$work/in.export" 2>/dev/null
+      rm -f "$work/in.export"
+      read -r t_jc r_jc < <(measure "$n" "${pin1[@]}" journalctl --file "$work/in.journal" -q --no-pager --grep "$literals")
+      row "journalctl --file --grep, one core" "$lines" "$t_jc" "$r_jc"
+      rm -f "$work/in.journal"
+    fi
+    printf "  replay vs jq %sx, vs grep %sx" "$(ratio "$t_jq" "$t_rep1")" "$(ratio "$t_grep" "$t_rep1")"
+    [ -n "$t_jc" ] && printf ", vs journalctl --grep %sx" "$(ratio "$t_jc" "$t_rep1")"
+    printf "; two cores vs one %sx (above 1: the analyzer is faster)\n" "$(ratio "$t_rep1" "$t_rep2")"
+    rm -f "$in"
+  done
+done
+
+echo
+python3 scripts/bench-journal.py "$fixture" 625 "$work/pages.json"
+python3 scripts/bench-journal.py "$fixture" 400 "$work/writer.json" 625
+bin/analyzer replay --db "$work/pages.db" "$work/pages.json" > /dev/null
+"$work/analyzer-bench" -analyzer bin/analyzer -pages "$work/pages.db" -writer "$work/writer.json" -runs 50 2>/dev/null
 
 if [ "$(id -u)" = 0 ] && [ -x /lib/systemd/systemd-journal-remote ] && [ -x /lib/systemd/systemd-journald ]; then
-  go build -o "$work/analyzer-bench" ./cmd/analyzer-bench
   "$work/analyzer-bench" -analyzer bin/analyzer -runs "${BENCH_NOTE_RUNS:-100}"
 else
   echo "note latency: skipped (needs root, systemd-journald and systemd-journal-remote)"

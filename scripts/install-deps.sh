@@ -3,11 +3,15 @@
 #   build: libsystemd-dev (sd-journal headers for ingest/journald, cgo)
 #   test:  systemd-journal-remote (real journal files), systemd (journald),
 #          chromium (the browser test of the web UI)
-# usage: scripts/install-deps.sh build|test
+#   bench: the test packages, jq and time (the baselines and peak memory)
+# usage: scripts/install-deps.sh build|test|bench
 set -euo pipefail
 want=(libsystemd-dev)
-if [ "${1:-build}" = test ]; then
+if [ "${1:-build}" = test ] || [ "${1:-build}" = bench ]; then
   want+=(systemd-journal-remote systemd chromium)
+fi
+if [ "${1:-build}" = bench ]; then
+  want+=(jq time)
 fi
 missing=()
 for p in "${want[@]}"; do

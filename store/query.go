@@ -35,6 +35,12 @@ func filterWhere(f Filter) (string, []any) {
 		where = append(where, "started_at < ?")
 		args = append(args, f.Until.UnixMicro())
 	}
+	if len(f.IDs) > 0 {
+		where = append(where, "id IN (?"+strings.Repeat(",?", len(f.IDs)-1)+")")
+		for _, id := range f.IDs {
+			args = append(args, id)
+		}
+	}
 	if len(where) == 0 {
 		return "", nil
 	}

@@ -280,6 +280,27 @@ func (d *DB) Version(ctx context.Context) (string, error) {
 	return fmt.Sprintf("%d/%d", n, last), nil
 }
 
+// Updated returns the id and updated_at (µs) of every attempt saved at or
+// after since: a reader that keeps up with the database compares them with
+// what it holds and fetches only the attempts that changed.
+func (d *DB) Updated(ctx context.Context, since time.Time) (map[string]int64, error) {
+	rows, err := d.db.QueryContext(ctx, `SELECT id, updated_at FROM attempts WHERE updated_at >= ?`, since.UnixMicro())
+	if err != nil {
+		return nil, fmt.Errorf("store: updated: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var id string
+		var at int64
+		if err := rows.Scan(&id, &at); err != nil {
+			return nil, fmt.Errorf("store: updated: %w", err)
+		}
+		out[id] = at
+	}
+	return out, rows.Err()
+}
+
 // Position returns the recorded position of source; ok is false when none
 // was recorded yet (start from the beginning).
 func (d *DB) Position(ctx context.Context, source string) (pos Position, ok bool, err error) {

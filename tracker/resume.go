@@ -86,7 +86,8 @@ func (t *Tracker) resumeState(a *domain.Attempt) *state {
 	c := *a
 	c.Shape, c.Timeline, c.Context = nil, nil, nil
 	c.Findings, c.Evidence, c.Note, c.Rule, c.Fingerprint = nil, nil, "", "", ""
-	st := &state{a: &c, j: t.rules.NewJudge("", t.opt), seq0: len(t.attempts), skipUntil: lastKnown(a), stopReq: a.StopRequested}
+	st := &state{a: &c, j: t.rules.NewJudge("", t.opt), seq0: t.created, skipUntil: lastKnown(a), stopReq: a.StopRequested}
+	t.created++
 	st.j.Restore(a)
 	t.attempts = append(t.attempts, st)
 	t.byKey[a.Host+"|"+a.Unit+"|"+a.InvocationID] = st

@@ -89,6 +89,9 @@ type Tracker struct {
 	// output: the operator chose to show them, so they are attempts even
 	// without engine lines, when no unit of the input has any.
 	pastedUnits map[string]bool
+	// created counts the attempts ever made: their start-order tiebreak,
+	// which must not repeat after Prune or Drain forgot some.
+	created int
 }
 
 // restart is a "Scheduled restart job" record: its N_RESTARTS and cursor.
@@ -142,7 +145,8 @@ func attemptID(parts ...string) string {
 func (t *Tracker) newState(host, unit, inv string, at time.Time) *state {
 	a := &domain.Attempt{Host: host, Unit: unit, InvocationID: inv, StartedAt: at,
 		Phase: domain.PhaseStart, Verdict: domain.VerdictRunning, Shape: domain.Shape{}}
-	st := &state{a: a, j: t.rules.NewJudge("", t.opt), seq0: len(t.attempts)}
+	st := &state{a: a, j: t.rules.NewJudge("", t.opt), seq0: t.created}
+	t.created++
 	st.j.Start(at)
 	t.attempts = append(t.attempts, st)
 	return st
@@ -569,26 +573,92 @@ func (t *Tracker) end(st *state, at time.Time, by string) {
 // are left out.
 func (t *Tracker) Attempts() []*domain.Attempt {
 	out := make([]*domain.Attempt, 0, len(t.attempts))
+	t.Each(func(a *domain.Attempt, _ int) { out = append(out, a) })
+	return out
+}
+
+// Each calls fn with every attempt Attempts returns, in the same order,
+// and its creation number (the order of attempts with the same start
+// time; Drain hands over the same number).
+func (t *Tracker) Each(fn func(a *domain.Attempt, seq int)) {
 	states := append([]*state(nil), t.attempts...)
-	sort.SliceStable(states, func(i, j int) bool {
-		ai, aj := states[i].a.StartedAt, states[j].a.StartedAt
-		if ai.Equal(aj) {
-			return states[i].seq0 < states[j].seq0
-		}
-		return ai.Before(aj)
-	})
+	sort.SliceStable(states, func(i, j int) bool { return startsBefore(states[i], states[j]) })
 	for _, st := range states {
-		uk := st.a.Host + "|" + st.a.Unit
-		if !st.text && st.j.Engine() == "" && !t.engineUnits[uk] && !(t.pastedUnits[uk] && len(t.engineUnits) == 0) {
+		if !t.shown(st) {
 			continue
 		}
-		loc := t.zones[st.a.Host]
-		if loc == nil {
-			loc = t.knownZones[st.a.Host]
-		}
-		out = append(out, t.judge(st).In(loc))
+		fn(t.judged(st), st.seq0)
 	}
-	return out
+}
+
+// startsBefore is the attempts' order: start time, then creation.
+func startsBefore(a, b *state) bool {
+	ai, bi := a.a.StartedAt, b.a.StartedAt
+	if ai.Equal(bi) {
+		return a.seq0 < b.seq0
+	}
+	return ai.Before(bi)
+}
+
+// shown reports whether an attempt is one: a journal unit never seen
+// running an engine is not.
+func (t *Tracker) shown(st *state) bool {
+	uk := st.a.Host + "|" + st.a.Unit
+	return st.text || st.j.Engine() != "" || t.engineUnits[uk] || (t.pastedUnits[uk] && len(t.engineUnits) == 0)
+}
+
+// judged is the attempt judged, its times in its host's zone.
+func (t *Tracker) judged(st *state) *domain.Attempt {
+	loc := t.zones[st.a.Host]
+	if loc == nil {
+		loc = t.knownZones[st.a.Host]
+	}
+	return t.judge(st).In(loc)
+}
+
+// Drain hands the attempts no later entry can change to fn, judged, in
+// start order, and forgets them, so that memory holds only the attempts
+// still open: those that ended before cutoff (log time) and are not the
+// latest of their unit (a restart counter or late systemd record may still
+// refer to that one). An attempt of a unit not yet seen running an engine
+// stays until it is (or until Attempts decides at the end). fn gets the
+// creation number Each gives; it returns how many were handed over.
+func (t *Tracker) Drain(cutoff time.Time, fn func(a *domain.Attempt, seq int)) int {
+	var out []*state
+	keep := t.attempts[:0]
+	for _, st := range t.attempts {
+		a := st.a
+		if st.ended && t.lastByUnit[a.Host+"|"+a.Unit] != st && !st.text && t.shown(st) &&
+			!a.EndedAt.IsZero() && a.EndedAt.Before(cutoff) {
+			out = append(out, st)
+			t.forget(st)
+			continue
+		}
+		keep = append(keep, st)
+	}
+	for i := len(keep); i < len(t.attempts); i++ {
+		t.attempts[i] = nil
+	}
+	t.attempts = keep
+	sort.SliceStable(out, func(i, j int) bool { return startsBefore(out[i], out[j]) })
+	for _, st := range out {
+		fn(t.judged(st), st.seq0)
+	}
+	return len(out)
+}
+
+// forget drops an attempt's entries from the lookup maps.
+func (t *Tracker) forget(st *state) {
+	a := st.a
+	if t.byKey[a.Host+"|"+a.Unit+"|"+a.InvocationID] == st {
+		delete(t.byKey, a.Host+"|"+a.Unit+"|"+a.InvocationID)
+	}
+	if a.ContainerID != "" && t.byContainer[a.ContainerID] == st {
+		delete(t.byContainer, a.ContainerID)
+	}
+	if t.byName[a.Host+"|"+a.Container] == st {
+		delete(t.byName, a.Host+"|"+a.Container)
+	}
 }
 
 // judge computes the attempt's verdict, phase, findings, notes and evidence
@@ -629,13 +699,7 @@ func (t *Tracker) Prune(cutoff time.Time) int {
 		latest := t.lastByUnit[a.Host+"|"+a.Unit] == st
 		if st.ended && !latest && !a.EndedAt.IsZero() && a.EndedAt.Before(cutoff) {
 			dropped++
-			delete(t.byKey, a.Host+"|"+a.Unit+"|"+a.InvocationID)
-			if a.ContainerID != "" && t.byContainer[a.ContainerID] == st {
-				delete(t.byContainer, a.ContainerID)
-			}
-			if t.byName[a.Host+"|"+a.Container] == st {
-				delete(t.byName, a.Host+"|"+a.Container)
-			}
+			t.forget(st)
 			continue
 		}
 		keep = append(keep, st)

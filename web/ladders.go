@@ -171,42 +171,125 @@ type dtypeFigure struct {
 
 type ladderForm struct{ Host, Target, Since, Until string }
 
-// Versioner is a store that can tell whether its attempts changed
-// (*store.DB has it): the ladders are then rebuilt only after a change.
+// Versioner is a store that can tell whether its attempts changed and
+// which (*store.DB has it): the ladders are then brought up to date only
+// after a change, from the attempts that changed.
 type Versioner interface {
+	// Version is "count/last updated_at (µs)".
 	Version(ctx context.Context) (string, error)
+	// Updated returns id → updated_at of the attempts saved at or after since.
+	Updated(ctx context.Context, since time.Time) (map[string]int64, error)
 }
 
 // allLadders returns the ladders of every attempt in the database. They
 // are built from all attempts, which every attempt page needs for its
-// ladder link; with a Versioner they are built once per database change.
-// Callers must not modify the result.
+// ladder link. With a Versioner they are kept until the database changes,
+// and then brought up to date from the attempts saved since (fetched by
+// updated_at) with the ladders of unchanged attempts reused (ladder.Memo):
+// a page under live ingest costs the change, not the database. Callers
+// must not modify the result.
 func (s *server) allLadders(ctx context.Context) ([]ladder.Ladder, error) {
-	version := ""
-	if v, ok := s.db.(Versioner); ok {
-		var err error
-		if version, err = v.Version(ctx); err != nil {
+	v, ok := s.db.(Versioner)
+	if !ok {
+		attempts, err := s.db.ListAttempts(ctx, domain.AttemptFilter{Brief: true})
+		if err != nil {
 			return nil, err
 		}
-		s.laddersMu.Lock()
-		cached, ls := s.laddersVersion, s.ladders
-		s.laddersMu.Unlock()
-		if cached == version {
-			return ls, nil
-		}
+		return ladder.Build(attempts, s.opts.Ladder), nil
 	}
-	attempts, err := s.db.ListAttempts(ctx, domain.AttemptFilter{Brief: true})
+	s.laddersMu.Lock()
+	defer s.laddersMu.Unlock()
+	version, err := v.Version(ctx)
 	if err != nil {
 		return nil, err
 	}
-	ls := ladder.Build(attempts, s.opts.Ladder)
-	if version != "" {
-		s.laddersMu.Lock()
-		s.laddersVersion, s.ladders = version, ls
-		s.laddersMu.Unlock()
+	if version == s.laddersVersion && s.ladders != nil {
+		return s.ladders, nil
 	}
-	return ls, nil
+	var count, last int64
+	fmt.Sscanf(version, "%d/%d", &count, &last)
+	prevCount, prevLast := int64(-1), int64(0)
+	fmt.Sscanf(s.laddersVersion, "%d/%d", &prevCount, &prevLast)
+	var fetch []string // ids to read again; nil: read all
+	if s.laddersSeen != nil && prevLast > 0 {
+		// Saves of another process may carry a slightly older clock: look
+		// back a little; only ids whose updated_at moved are read again.
+		stamps, err := v.Updated(ctx, time.UnixMicro(prevLast).Add(-laddersClockSlack))
+		if err != nil {
+			return nil, err
+		}
+		fetch = []string{}
+		for id, at := range stamps {
+			if s.laddersStamp[id] != at {
+				fetch = append(fetch, id)
+				s.laddersStamp[id] = at
+			}
+		}
+	}
+	switch {
+	case fetch == nil || int64(len(s.laddersSeen)+len(fetch)) < count:
+		// First build, or attempts the window missed: read all.
+		if err := s.readAllLadderAttempts(ctx, v); err != nil {
+			return nil, err
+		}
+	default:
+		for i := 0; i < len(fetch); i += 500 {
+			as, err := s.db.ListAttempts(ctx, domain.AttemptFilter{Brief: true, IDs: fetch[i:min(i+500, len(fetch))]})
+			if err != nil {
+				return nil, err
+			}
+			for _, a := range as {
+				s.laddersSeen[a.ID] = a
+			}
+		}
+		if int64(len(s.laddersSeen)) != count {
+			// Attempts were deleted: read all.
+			if err := s.readAllLadderAttempts(ctx, v); err != nil {
+				return nil, err
+			}
+		}
+	}
+	all := make([]*domain.Attempt, 0, len(s.laddersSeen))
+	for _, a := range s.laddersSeen {
+		all = append(all, a)
+	}
+	// ListAttempts' order (Build keeps it among attempts that start
+	// together): newest start first, then id, unknown starts last.
+	sort.Slice(all, func(i, j int) bool {
+		a, b := all[i], all[j]
+		if a.StartedAt.IsZero() != b.StartedAt.IsZero() {
+			return !a.StartedAt.IsZero()
+		}
+		if !a.StartedAt.Equal(b.StartedAt) {
+			return a.StartedAt.After(b.StartedAt)
+		}
+		return a.ID > b.ID
+	})
+	s.ladders = ladder.BuildMemo(all, s.opts.Ladder, &s.laddersMemo)
+	s.laddersVersion = version
+	return s.ladders, nil
 }
+
+// readAllLadderAttempts reads every attempt (brief) and its updated_at.
+func (s *server) readAllLadderAttempts(ctx context.Context, v Versioner) error {
+	stamps, err := v.Updated(ctx, time.Time{})
+	if err != nil {
+		return err
+	}
+	attempts, err := s.db.ListAttempts(ctx, domain.AttemptFilter{Brief: true})
+	if err != nil {
+		return err
+	}
+	s.laddersSeen, s.laddersStamp = make(map[string]*domain.Attempt, len(attempts)), stamps
+	for _, a := range attempts {
+		s.laddersSeen[a.ID] = a
+	}
+	return nil
+}
+
+// laddersClockSlack is how far back an update of the ladders re-reads
+// attempts before the last save it saw.
+const laddersClockSlack = 2 * time.Second
 
 // attemptLadder is the ladder link of the attempt page; nil when the
 // ladders cannot be built (the page still renders; the error is logged).

@@ -347,3 +347,50 @@ func TestLaddersFollowTheDatabase(t *testing.T) {
 		t.Errorf("after saving a rung: %d rungs, want %d", after, before+1)
 	}
 }
+
+// TestLaddersUpdatedStepByStep saves the fixtures' attempts a few at a
+// time, some saved again with another verdict, into a database one server
+// keeps serving: after every save its ladders (brought up to date from the
+// attempts that changed) must be those of a server started fresh on the
+// same database.
+func TestLaddersUpdatedStepByStep(t *testing.T) {
+	full := replayFixtures(t, t.TempDir())
+	all, err := full.ListAttempts(context.Background(), domain.AttemptFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := store.Open(filepath.Join(t.TempDir(), "live.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	live := httptest.NewServer(New(db, Options{Location: time.UTC}))
+	defer live.Close()
+	ctx := context.Background()
+	step := 0
+	for i := 0; i < len(all); i += 3 {
+		batch := all[i:min(i+3, len(all))]
+		if step%2 == 1 {
+			// An attempt saved before is saved again, judged otherwise.
+			again := *all[i/2]
+			again.Verdict = domain.VerdictUnknownFailure
+			batch = append(batch, &again)
+		}
+		if err := db.SaveAttempts(ctx, batch, nil); err != nil {
+			t.Fatal(err)
+		}
+		step++
+		fresh := httptest.NewServer(New(db, Options{Location: time.UTC}))
+		for _, path := range []string{"/api/v1/ladders"} {
+			_, got, _ := get(t, live, path)
+			_, want, _ := get(t, fresh, path)
+			if got != want {
+				t.Fatalf("after save %d: %s of the live server differs from a fresh one:\n%s\nwant\n%s", step, path, got, want)
+			}
+		}
+		fresh.Close()
+	}
+	if step < 5 {
+		t.Fatalf("only %d saves", step)
+	}
+}

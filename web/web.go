@@ -49,6 +49,9 @@ type Options struct {
 	// offset); default time.Local. Times are always displayed with the
 	// offset of their source.
 	Location *time.Location
+	// WarmLadders builds the ladders in the background at once instead of
+	// on the first page that needs them (serve sets it).
+	WarmLadders bool
 	// PageLimit caps the rows of the attempts page; default 200.
 	PageLimit int
 	// APILimit is the default `limit` of GET /api/v1/attempts; default 500.
@@ -82,10 +85,15 @@ type server struct {
 	pages map[string]*template.Template
 
 	// The boot ladders of the whole database, kept while its Version
-	// stays the same (see allLadders); read-only once built.
+	// stays the same (see allLadders); read-only once built. laddersMu
+	// is held while they are brought up to date: concurrent requests
+	// wait for one update instead of each making its own.
 	laddersMu      sync.Mutex
 	laddersVersion string
 	ladders        []ladder.Ladder
+	laddersSeen    map[string]*domain.Attempt // brief attempts by ID, as of laddersVersion
+	laddersStamp   map[string]int64           // their updated_at
+	laddersMemo    ladder.Memo
 }
 
 // New returns the HTTP handler of the UI and API, with these routes:
@@ -118,6 +126,14 @@ func New(db AttemptReader, opts Options) *gin.Engine {
 		opts.Logger = slog.Default()
 	}
 	s := &server{db: db, opts: opts, pages: parsePages()}
+	if _, ok := db.(Versioner); ok && opts.WarmLadders {
+		// The first build reads every attempt; do it before the first page.
+		go func() {
+			if _, err := s.allLadders(context.Background()); err != nil {
+				opts.Logger.Error("web: ladders", "err", err)
+			}
+		}()
+	}
 
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()

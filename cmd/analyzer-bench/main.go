@@ -30,8 +30,16 @@ import (
 func main() {
 	bin := flag.String("analyzer", "bin/analyzer", "analyzer binary")
 	runs := flag.Int("runs", 100, "attempts to append")
+	pagesDB := flag.String("pages", "", "instead: time the web pages of serve on this database while -writer is replayed into it")
+	writer := flag.String("writer", "", "with -pages: the input replayed meanwhile")
 	flag.Parse()
-	if err := run(*bin, *runs); err != nil {
+	var err error
+	if *pagesDB != "" {
+		err = pages(*bin, *pagesDB, *writer, *runs)
+	} else {
+		err = run(*bin, *runs)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "analyzer-bench:", err)
 		os.Exit(1)
 	}

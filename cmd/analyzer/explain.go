@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
-	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/report"
 )
 
@@ -26,20 +24,15 @@ func cmdExplain(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	attempts, err := analyze(ctx, fs.Args(), set, false)
+	// Attempts are rendered as they end and written in start order at the
+	// end: memory holds the open attempts, not the input's history.
+	spool, err := report.NewSpool(*format, "")
 	if err != nil {
 		return err
 	}
-	if *format == "json" {
-		out := struct {
-			Attempts []domain.AttemptJSON `json:"attempts"`
-		}{Attempts: []domain.AttemptJSON{}}
-		for _, a := range attempts {
-			out.Attempts = append(out.Attempts, a.JSON())
-		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", " ")
-		return enc.Encode(out)
+	defer spool.Close()
+	if _, _, err := analyzeFiles(ctx, fs.Args(), set, false, nil, spool.Add); err != nil {
+		return err
 	}
-	return report.Text(stdout, attempts)
+	return spool.WriteSorted(stdout)
 }

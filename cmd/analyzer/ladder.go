@@ -48,7 +48,7 @@ func runLadder(ctx context.Context, args []string, w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if attempts, _, err = analyzeFiles(ctx, fs.Args(), set, false, nil); err != nil {
+		if attempts, _, err = analyzeFiles(ctx, fs.Args(), set, false, nil, nil); err != nil {
 			return err
 		}
 	} else {

@@ -173,28 +173,50 @@ func findingIDs(set *rules.Set) []string {
 	return ids
 }
 
-// pushFindings sends the findings of replayed attempts to Loki and waits
-// (up to a minute) until they are delivered or dropped.
-func pushFindings(ctx context.Context, attempts []*domain.Attempt, lf *lokiFlags) error {
+// findingPush sends the findings of replayed attempts to Loki as they are
+// offered; close waits (up to a minute) until they are delivered or dropped.
+type findingPush struct {
+	p   *loki.Pusher
+	m   *metrics.Metrics
+	n   int
+	url string
+}
+
+// startFindingPush returns nil when no --loki-url is set.
+func startFindingPush(lf *lokiFlags) (*findingPush, error) {
 	m := metrics.New(metrics.Options{NoProcessMetrics: true})
 	p, err := lf.pusher(m)
 	if err != nil || p == nil {
-		return err
+		return nil, err
 	}
 	p.Start()
-	n := 0
+	return &findingPush{p: p, m: m}, nil
+}
+
+// offer queues the findings of attempts (nil-safe).
+func (fp *findingPush) offer(attempts []*domain.Attempt) {
+	if fp == nil {
+		return
+	}
 	for _, a := range attempts {
 		for _, f := range a.Findings {
-			if p.Offer(a, f) {
-				n++
+			if fp.p.Offer(a, f) {
+				fp.n++
 			}
 		}
 	}
+}
+
+// close waits for delivery and reports it (nil-safe).
+func (fp *findingPush) close(ctx context.Context) error {
+	if fp == nil {
+		return nil
+	}
 	wait, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	cerr := p.Close(wait)
-	delivered, failed := m.LokiTotals()
-	fmt.Fprintf(stdout, "pushed %d of %d findings to %s (%d failed)\n", delivered, n, p.URL(), failed)
+	cerr := fp.p.Close(wait)
+	delivered, failed := fp.m.LokiTotals()
+	fmt.Fprintf(stdout, "pushed %d of %d findings to %s (%d failed)\n", delivered, fp.n, fp.p.URL(), failed)
 	if failed > 0 {
 		return fmt.Errorf("%d findings were not pushed to Loki", failed)
 	}

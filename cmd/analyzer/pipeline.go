@@ -20,15 +20,25 @@ func loadRules(dir string) (*rules.Set, error) {
 	return rules.LoadDir(dir)
 }
 
-// batchGC lets the heap grow to 5x the live data (GOGC=400) unless GOGC is
-// set: a file replay keeps little alive (the attempts and their evidence)
-// but allocates per line, and collecting 4x less often made replay ~12 %
-// faster on one core for ~20 MiB more memory (make bench's journal).
+// batchGC bounds a file replay's heap with a soft limit instead of a GC
+// percentage, unless GOGC or GOMEMLIMIT is set: the heap may grow to 5x
+// the live data (GOGC=400; a replay keeps little alive but allocates per
+// line, and collecting less often is faster) but never past 48 MiB, so
+// memory does not follow the size of the input.
 func batchGC() {
-	if os.Getenv("GOGC") == "" {
+	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetGCPercent(400)
+		debug.SetMemoryLimit(48 << 20)
 	}
 }
+
+// drainEvery is how many entries are read between two Tracker.Drain calls;
+// drainSlack how long (log time) an attempt must have ended before it is
+// handed over: records of its end may arrive late in another stream.
+const (
+	drainEvery = 4096
+	drainSlack = 10 * time.Minute
+)
 
 // fileResult is what one input file contributed.
 type fileResult struct {
@@ -40,7 +50,7 @@ type fileResult struct {
 // analyze reads every file through one tracker (a host's journal may be
 // split over several files) and returns the judged attempts.
 func analyze(ctx context.Context, paths []string, set *rules.Set, progress bool) ([]*domain.Attempt, error) {
-	attempts, _, err := analyzeFiles(ctx, paths, set, progress, nil)
+	attempts, _, err := analyzeFiles(ctx, paths, set, progress, nil, nil)
 	return attempts, err
 }
 
@@ -53,9 +63,17 @@ type earlierRuns struct {
 }
 
 // analyzeFiles is analyze that also reports what each file contributed,
-// continuing from earlier runs when prior is not nil.
-func analyzeFiles(ctx context.Context, paths []string, set *rules.Set, progress bool, prior *earlierRuns) ([]*domain.Attempt, []fileResult, error) {
+// continuing from earlier runs when prior is not nil. With emit set, the
+// attempts go to emit instead of the result: each as soon as nothing later
+// in the input can change it (Tracker.Drain), the rest at the end, with
+// their creation number (Tracker.Each): memory then holds only the
+// attempts still open, not the input's history.
+func analyzeFiles(ctx context.Context, paths []string, set *rules.Set, progress bool, prior *earlierRuns,
+	emit func(a *domain.Attempt, seq int) error) ([]*domain.Attempt, []fileResult, error) {
 	batchGC()
+	// Compiling the rules leaves ~20 MiB of garbage: give it back before
+	// the input is read.
+	debug.FreeOSMemory()
 	tr := tracker.New(set, tracker.Options{})
 	if prior != nil {
 		for host, loc := range prior.zones {
@@ -66,6 +84,14 @@ func analyzeFiles(ctx context.Context, paths []string, set *rules.Set, progress 
 		}
 	}
 	var results []fileResult
+	var newest time.Time // of the entries read
+	var emitErr error
+	n := 0
+	hand := func(a *domain.Attempt, seq int) {
+		if emitErr == nil {
+			emitErr = emit(a, seq)
+		}
+	}
 	for _, p := range paths {
 		res := fileResult{path: p}
 		opt := ingest.Options{Fields: tracker.Fields}
@@ -82,6 +108,13 @@ func analyzeFiles(ctx context.Context, paths []string, set *rules.Set, progress 
 				res.last = end // a reassembled line ends at its last piece
 			}
 			tr.Add(e)
+			if e.Time.After(newest) {
+				newest = e.Time
+			}
+			if n++; emit != nil && n%drainEvery == 0 {
+				tr.Drain(newest.Add(-drainSlack), hand)
+				return emitErr
+			}
 			return nil
 		})
 		bar.finish()
@@ -98,5 +131,9 @@ func analyzeFiles(ctx context.Context, paths []string, set *rules.Set, progress 
 		results = append(results, res)
 	}
 	tr.Finish()
-	return tr.Attempts(), results, nil
+	if emit == nil {
+		return tr.Attempts(), results, nil
+	}
+	tr.Each(hand)
+	return nil, results, emitErr
 }

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
+	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/metrics"
 	"github.com/llmfleet/analyzer/store"
 )
@@ -24,8 +26,9 @@ func cmdReplay(ctx context.Context, args []string) error {
 	if fs.NArg() == 0 {
 		return usageError{"replay needs at least one FILE"}
 	}
-	if _, err := lokiF.pusher(nil); err != nil {
-		return err // a bad --loki-* flag, before replaying anything
+	push, err := startFindingPush(lokiF) // a bad --loki-* flag fails before anything is replayed
+	if err != nil {
+		return err
 	}
 	set, err := loadRules(*rulesDir)
 	if err != nil {
@@ -49,22 +52,65 @@ func cmdReplay(ctx context.Context, args []string) error {
 	if prior.zones, err = db.HostZones(ctx); err != nil {
 		return err
 	}
-	attempts, files, err := analyzeFiles(ctx, fs.Args(), set, true, &prior)
+	// Attempts are saved as they end, in transactions of saveBatch (then
+	// forgotten), the rest and the position of the last file read in the
+	// last one: memory holds the open attempts, not the input's history.
+	// A crash in between leaves attempts saved whole; a rerun saves them
+	// again unchanged.
+	var notes interface {
+		Offer(*domain.Attempt, domain.Finding) bool
+	}
+	if *writeNotes {
+		w, err := notesWriter(db, metrics.New(metrics.Options{NoProcessMetrics: true}))
+		if err != nil {
+			return err
+		}
+		notes = w
+	}
+	var tally struct{ attempts, failed, tails, notes int }
+	var batch []*domain.Attempt
+	saved := time.Now()
+	save := func(pos *store.Position) error {
+		kept, tails, err := db.DropPartial(ctx, batch)
+		if err != nil {
+			return err
+		}
+		if err := db.SaveAttempts(ctx, kept, pos); err != nil {
+			return err
+		}
+		tally.tails += tails
+		for _, a := range kept {
+			tally.attempts++
+			if a.Verdict.IsFailure() {
+				tally.failed++
+			}
+			for _, f := range a.Findings {
+				if notes != nil && notes.Offer(a, f) {
+					tally.notes++
+				}
+			}
+		}
+		push.offer(kept)
+		batch = batch[:0]
+		return nil
+	}
+	_, files, err := analyzeFiles(ctx, fs.Args(), set, true, &prior, func(a *domain.Attempt, _ int) error {
+		if batch = append(batch, a); len(batch) >= saveBatch || time.Since(saved) >= saveEvery {
+			saved = time.Now()
+			return save(nil)
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	attempts, tails, err := db.DropPartial(ctx, attempts)
-	if err != nil {
-		return err
-	}
-	// One transaction: the attempts and the position of the last file read.
 	var pos *store.Position
 	if n := len(files); n > 0 && files[n-1].path != "-" {
 		last := files[n-1]
 		src, _ := filepath.Abs(last.path)
 		pos = &store.Position{Source: src, Cursor: last.last, Offset: last.stats.Bytes}
 	}
-	if err := db.SaveAttempts(ctx, attempts, pos); err != nil {
+	if err := save(pos); err != nil {
 		return err
 	}
 	var entries, malformed int64
@@ -72,34 +118,23 @@ func cmdReplay(ctx context.Context, args []string) error {
 		entries += f.stats.Entries
 		malformed += f.stats.Malformed
 	}
-	failed := 0
-	for _, a := range attempts {
-		if a.Verdict.IsFailure() {
-			failed++
-		}
-	}
 	fmt.Fprintf(stdout, "replayed %d entries from %d files (%d malformed skipped): %d attempts, %d failed, into %s\n",
-		entries, len(files), malformed, len(attempts), failed, *dbPath)
-	if tails > 0 {
-		fmt.Fprintf(stdout, "kept %d stored attempts of which these files hold only the end\n", tails)
+		entries, len(files), malformed, tally.attempts, tally.failed, *dbPath)
+	if tally.tails > 0 {
+		fmt.Fprintf(stdout, "kept %d stored attempts of which these files hold only the end\n", tally.tails)
 	}
 	if *writeNotes {
-		w, err := notesWriter(db, metrics.New(metrics.Options{NoProcessMetrics: true}))
-		if err != nil {
-			return err
-		}
-		n := 0
-		for _, a := range attempts {
-			for _, f := range a.Findings {
-				if w.Offer(a, f) {
-					n++
-				}
-			}
-		}
-		fmt.Fprintf(stdout, "wrote %d root-cause notes into the journal\n", n)
+		fmt.Fprintf(stdout, "wrote %d root-cause notes into the journal\n", tally.notes)
 	}
-	return pushFindings(ctx, attempts, lokiF)
+	return push.close(ctx)
 }
+
+// saveBatch is how many ended attempts a replay saves per transaction;
+// saveEvery how long ended attempts wait at most (a slow pipe).
+const (
+	saveBatch = 256
+	saveEvery = 2 * time.Second
+)
 
 // checkInputs fails for a FILE argument that cannot be read as a log (a
 // directory, a missing file), so that nothing is created for it.

@@ -64,7 +64,7 @@ func cmdServe(ctx context.Context, args []string) error {
 		}()
 	}
 	lv.rules.watchSIGHUP(ctx)
-	handler := web.New(db, web.Options{Routes: lv.routes, AllowedHosts: hf.allowed(*listen),
+	handler := web.New(db, web.Options{Routes: lv.routes, WarmLadders: true, AllowedHosts: hf.allowed(*listen),
 		Health: healthChecks(db, *dbPath, fol)})
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: hf.readTimeout,
 		WriteTimeout: hf.writeTimeout, IdleTimeout: hf.idleTimeout, MaxHeaderBytes: 64 << 10}

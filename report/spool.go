@@ -1,0 +1,130 @@
+package report
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/llmfleet/analyzer/domain"
+)
+
+// Spool writes what Text or the explain JSON would for a stream of
+// attempts that arrive out of start order, without holding them: each is
+// rendered as it arrives into a temporary file, and only its start time,
+// creation number, offset and (for text) table row stay in memory. WriteSorted
+// then writes them in start order, byte for byte what Text or the JSON
+// encoder writes for the sorted list.
+type Spool struct {
+	json  bool
+	f     *os.File
+	w     *bufio.Writer
+	off   int64
+	items []spoolItem
+}
+
+type spoolItem struct {
+	at     time.Time
+	seq    int
+	off, n int64
+	row    []string // text: the table row
+}
+
+// NewSpool returns a spool for format "text" or "json"; its temporary file
+// is in dir ("" = os.TempDir()) and removed by Close.
+func NewSpool(format, dir string) (*Spool, error) {
+	f, err := os.CreateTemp(dir, "analyzer-spool-*")
+	if err != nil {
+		return nil, err
+	}
+	_ = os.Remove(f.Name()) // gone once closed, even after a crash
+	return &Spool{json: format == "json", f: f, w: bufio.NewWriterSize(f, 64<<10)}, nil
+}
+
+// Add renders a, whose creation number (the order among attempts with the
+// same start time) is seq.
+func (s *Spool) Add(a *domain.Attempt, seq int) error {
+	it := spoolItem{at: a.StartedAt, seq: seq, off: s.off}
+	var b []byte
+	if s.json {
+		var err error
+		// The prefix and indent of an attempt inside {"attempts": [...]}
+		// encoded with SetIndent("", " ").
+		if b, err = json.MarshalIndent(a.JSON(), "  ", " "); err != nil {
+			return err
+		}
+	} else {
+		it.row = Row(a)
+		if a.Verdict.IsFailure() {
+			b = []byte(Section(a))
+		}
+	}
+	if _, err := s.w.Write(b); err != nil {
+		return err
+	}
+	it.n = int64(len(b))
+	s.off += it.n
+	s.items = append(s.items, it)
+	return nil
+}
+
+// WriteSorted writes every attempt added, in start order.
+func (s *Spool) WriteSorted(w io.Writer) error {
+	if err := s.w.Flush(); err != nil {
+		return err
+	}
+	sort.SliceStable(s.items, func(i, j int) bool {
+		a, b := s.items[i], s.items[j]
+		if a.at.Equal(b.at) {
+			return a.seq < b.seq
+		}
+		return a.at.Before(b.at)
+	})
+	bw := bufio.NewWriterSize(w, 64<<10)
+	if s.json {
+		if len(s.items) == 0 {
+			fmt.Fprint(bw, "{\n \"attempts\": []\n}\n")
+			return bw.Flush()
+		}
+		fmt.Fprint(bw, "{\n \"attempts\": [\n")
+		for i, it := range s.items {
+			bw.WriteString("  ")
+			if err := s.copy(bw, it); err != nil {
+				return err
+			}
+			if i < len(s.items)-1 {
+				bw.WriteString(",")
+			}
+			bw.WriteString("\n")
+		}
+		fmt.Fprint(bw, " ]\n}\n")
+		return bw.Flush()
+	}
+	rows := make([][]string, len(s.items))
+	for i, it := range s.items {
+		rows[i] = it.row
+	}
+	if err := Table(bw, rows); err != nil {
+		return err
+	}
+	for i, it := range s.items {
+		if it.n > 0 {
+			fmt.Fprintf(bw, "\n#%d", i+1)
+			if err := s.copy(bw, it); err != nil {
+				return err
+			}
+		}
+	}
+	return bw.Flush()
+}
+
+func (s *Spool) copy(w io.Writer, it spoolItem) error {
+	_, err := io.Copy(w, io.NewSectionReader(s.f, it.off, it.n))
+	return err
+}
+
+// Close removes the temporary file.
+func (s *Spool) Close() error { return s.f.Close() }

@@ -1,0 +1,65 @@
+package report_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand"
+	"path/filepath"
+	"testing"
+
+	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/internal/fixturetest"
+	"github.com/llmfleet/analyzer/report"
+)
+
+// TestSpoolWritesWhatTheSortedListWould adds the fixtures' attempts to a
+// spool in a shuffled order: its output must be byte for byte Text's, and
+// the JSON encoder's, of the attempts in start order.
+func TestSpoolWritesWhatTheSortedListWould(t *testing.T) {
+	paths, _ := filepath.Glob("../../shared/fixtures/*.journal.json")
+	var all []*domain.Attempt
+	for _, p := range paths {
+		all = append(all, fixturetest.Attempts(t, p)...)
+	}
+	if len(all) < 10 {
+		t.Fatalf("%d attempts", len(all))
+	}
+	// The fixtures' attempts have distinct start times except where the
+	// creation number orders them; the index is that number here.
+	for _, list := range [][]*domain.Attempt{all, nil} {
+		var wantText, wantJSON bytes.Buffer
+		if err := report.Text(&wantText, list); err != nil {
+			t.Fatal(err)
+		}
+		doc := struct {
+			Attempts []domain.AttemptJSON `json:"attempts"`
+		}{Attempts: []domain.AttemptJSON{}}
+		for _, a := range list {
+			doc.Attempts = append(doc.Attempts, a.JSON())
+		}
+		enc := json.NewEncoder(&wantJSON)
+		enc.SetIndent("", " ")
+		if err := enc.Encode(doc); err != nil {
+			t.Fatal(err)
+		}
+		for format, want := range map[string]string{"text": wantText.String(), "json": wantJSON.String()} {
+			s, err := report.NewSpool(format, t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, i := range rand.New(rand.NewSource(1)).Perm(len(list)) {
+				if err := s.Add(list[i], i); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var got bytes.Buffer
+			if err := s.WriteSorted(&got); err != nil {
+				t.Fatal(err)
+			}
+			s.Close()
+			if got.String() != want {
+				t.Errorf("%s, %d attempts: spool differs:\n%s\nwant:\n%s", format, len(list), got.String(), want)
+			}
+		}
+	}
+}
