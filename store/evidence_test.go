@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -228,5 +230,23 @@ func TestVersionChangesOnSave(t *testing.T) {
 	}
 	if again := version(); again == first {
 		t.Errorf("re-saving an attempt left the version at %q", again)
+	}
+}
+
+// TestNewerSchemaRefused: a database migrated by a newer analyzer (a schema
+// version this one does not know) is refused with ErrNewerSchema, and left
+// as it was.
+func TestNewerSchemaRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.db")
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.db.Exec(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (9999, '9999_future.sql', 0)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if _, err := Open(path); !errors.Is(err, ErrNewerSchema) || !strings.Contains(err.Error(), "9999") {
+		t.Fatalf("Open of a newer database: %v, want ErrNewerSchema naming version 9999", err)
 	}
 }

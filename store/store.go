@@ -89,6 +89,10 @@ func (d *DB) Writable(ctx context.Context) error {
 	return err
 }
 
+// ErrNewerSchema is returned by Open for a database migrated by a newer
+// analyzer.
+var ErrNewerSchema = errors.New("store: database is newer than this analyzer")
+
 // migrate applies the pending migrations. Each runs on one connection
 // inside BEGIN IMMEDIATE, which takes the write lock before reading
 // schema_migrations: two analyzer processes opening a new database at once
@@ -104,6 +108,16 @@ func (d *DB) migrate(ctx context.Context) error {
 	ms, err := migrations.List()
 	if err != nil {
 		return fmt.Errorf("store: %w", err)
+	}
+	// A database a newer analyzer migrated has tables and columns this
+	// one does not know: writing to it could lose what they hold.
+	var newest int
+	if err := d.db.QueryRowContext(ctx, `SELECT COALESCE(max(version), 0) FROM schema_migrations`).Scan(&newest); err != nil {
+		return fmt.Errorf("store: schema version: %w", err)
+	}
+	if known := ms[len(ms)-1].Version; newest > known {
+		return fmt.Errorf("%w: the database has schema version %d, this analyzer knows up to %d; use the newer analyzer that migrated it",
+			ErrNewerSchema, newest, known)
 	}
 	for _, m := range ms {
 		if err := d.applyMigration(ctx, m); err != nil {
