@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io/fs"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -544,5 +545,61 @@ func TestQueriesUseExportedNames(t *testing.T) {
 		if strings.Join(got, "|") != strings.Join(failing, "|") {
 			t.Errorf("failed-attempt verdicts %v, want %v", got, failing)
 		}
+	}
+}
+
+// TestPrometheusRules runs the real promtool on the Prometheus rule file:
+// `promtool check rules` and `promtool test rules` (a never-seen unit's
+// first failure fires, a known unit's too, a restarted analyzer does not
+// page for old failures), and checks that the Grafana-managed alert uses
+// the same expression.
+func TestPrometheusRules(t *testing.T) {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Skip("promtool not installed (Debian package prometheus; scripts/install-deps.sh test installs it)")
+	}
+	for _, args := range [][]string{{"check", "rules", "rules.yaml"}, {"test", "rules", "rules_test.yaml"}} {
+		cmd := exec.Command(promtool, args...)
+		cmd.Dir = "prometheus"
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("promtool %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	var prom struct {
+		Groups []struct {
+			Rules []struct {
+				Alert string `yaml:"alert"`
+				Expr  string `yaml:"expr"`
+			} `yaml:"rules"`
+		} `yaml:"groups"`
+	}
+	if err := yaml.Unmarshal([]byte(read(t, "prometheus/rules.yaml")), &prom); err != nil {
+		t.Fatal(err)
+	}
+	grafana := read(t, "grafana/provisioning/alerting/analyzer.yaml")
+	var gr struct {
+		Groups []struct {
+			Rules []struct {
+				UID  string `yaml:"uid"`
+				Data []struct {
+					Model map[string]any `yaml:"model"`
+				} `yaml:"data"`
+			} `yaml:"rules"`
+		} `yaml:"groups"`
+	}
+	if err := yaml.Unmarshal([]byte(grafana), &gr); err != nil {
+		t.Fatal(err)
+	}
+	squash := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	var gexpr string
+	for _, g := range gr.Groups {
+		for _, r := range g.Rules {
+			if r.UID == "analyzer-new-failed-attempt" {
+				gexpr, _ = r.Data[0].Model["expr"].(string)
+			}
+		}
+	}
+	if len(prom.Groups) == 0 || len(prom.Groups[0].Rules) == 0 || squash(prom.Groups[0].Rules[0].Expr) != squash(gexpr) {
+		t.Errorf("the Grafana alert's expression differs from the Prometheus rule's:\n%s\n%s", gexpr, prom.Groups[0].Rules[0].Expr)
 	}
 }

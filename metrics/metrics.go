@@ -14,6 +14,8 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"runtime"
+	"runtime/debug"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -176,6 +178,32 @@ type Metrics struct {
 	lokiDelivered, lokiFailed atomic.Int64
 }
 
+// buildInfo reads the binary's module version, VCS revision (with
+// "-dirty" when the tree was modified) and Go version.
+func buildInfo() (version, revision, goVersion string) {
+	version, revision = "unknown", "unknown"
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return version, revision, runtime.Version()
+	}
+	if bi.Main.Version != "" {
+		version = bi.Main.Version
+	}
+	dirty := false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			revision = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if dirty {
+		revision += "-dirty"
+	}
+	return version, revision, bi.GoVersion
+}
+
 // New builds the registry with every analyzer metric registered.
 func New(opts Options) *Metrics {
 	if opts.ScrapeTimeout <= 0 {
@@ -221,6 +249,12 @@ func New(opts Options) *Metrics {
 	m.rulesReloadSuccess = gauge("rules_last_reload_success", "1 if the last load of the rule files succeeded, 0 if it failed (the previous rules stay in use).")
 	m.rulesReloadTime = gauge("rules_last_reload_timestamp_seconds", "Time of the last load of the rule files, successful or not (Unix seconds).")
 	m.rulesLoaded = gauge("rules_loaded", "Rules in the rule set in use.")
+	version, revision, goVersion := buildInfo()
+	buildInfoGauge := prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "build_info",
+		Help: "1, labelled with the analyzer's module version, VCS revision and Go version (alerts use it to tell the analyzer was up)."},
+		[]string{"version", "revision", "goversion"})
+	m.reg.MustRegister(buildInfoGauge)
+	buildInfoGauge.WithLabelValues(version, revision, goVersion).Set(1)
 
 	for _, src := range []string{SourcePush, SourceJournal} {
 		m.ingestEntries.WithLabelValues(src)

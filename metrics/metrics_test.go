@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -301,8 +302,25 @@ func TestSetFindingsExportsNewFindingAtZero(t *testing.T) {
 		t.Fatalf("%d series of %s before the reload", n, id)
 	}
 	m.SetFindings([]string{id})
-	units := len(sums(t, m, "analyzer_unit_restart_counter", "host", "unit"))
+	units := len(sums(t, m, "analyzer_unit_n_restarts", "host", "unit"))
 	if n := series(); n != units || units == 0 {
 		t.Fatalf("%d series of %s after SetFindings, want one per unit (%d)", n, id, units)
+	}
+}
+
+// TestBuildInfo: analyzer_build_info is 1, labelled with the Go version
+// that built the binary and a revision.
+func TestBuildInfo(t *testing.T) {
+	m := metrics.New(metrics.Options{NoProcessMetrics: true})
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	var line string
+	for _, l := range strings.Split(rec.Body.String(), "\n") {
+		if strings.HasPrefix(l, "analyzer_build_info{") {
+			line = l
+		}
+	}
+	if !strings.Contains(line, `goversion="`+runtime.Version()+`"`) || !strings.Contains(line, `revision="`) || !strings.HasSuffix(line, " 1") {
+		t.Fatalf("analyzer_build_info: %q", line)
 	}
 }

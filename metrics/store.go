@@ -36,7 +36,7 @@ var (
 	unitRestartsDesc = prometheus.NewDesc(Namespace+"_unit_restarts_total",
 		"Restarts systemd scheduled after an attempt of the unit (N_RESTARTS records seen).",
 		[]string{"host", "unit"}, nil)
-	unitRestartCounterDesc = prometheus.NewDesc(Namespace+"_unit_restart_counter",
+	unitRestartCounterDesc = prometheus.NewDesc(Namespace+"_unit_n_restarts",
 		"systemd's N_RESTARTS as of the unit's latest attempt (0 when it was not restarted by systemd).",
 		[]string{"host", "unit"}, nil)
 	unitLastReadyDesc = prometheus.NewDesc(Namespace+"_unit_last_ready_timestamp_seconds",

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -252,4 +253,36 @@ func metricsText(t *testing.T, base string) string {
 		b.WriteString(sc.Text() + "\n")
 	}
 	return b.String()
+}
+
+// TestMetricsPassPromtool: /metrics after a replay of both fixtures passes
+// the real `promtool check metrics` and carries analyzer_build_info.
+func TestMetricsPassPromtool(t *testing.T) {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Skip("promtool not installed (Debian package prometheus)")
+	}
+	dbPath := filepath.Join(t.TempDir(), "m.db")
+	runCmd(t, "replay", "--db", dbPath, "../../examples/dankserver-night-ladder.journal.json", "../../examples/dankclaw-day.journal.json")
+	addr := freeAddr(t)
+	stop := serveInProcess(t, "--db", dbPath, "--no-journal", "--listen", addr)
+	defer stop()
+	base := "http://" + addr
+	waitFor(t, "serve to answer", func() bool {
+		resp, err := http.Get(base + "/healthz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	})
+	body := metricsText(t, base)
+	if !strings.Contains(body, "analyzer_build_info{") {
+		t.Error("no analyzer_build_info")
+	}
+	cmd := exec.Command(promtool, "check", "metrics")
+	cmd.Stdin = strings.NewReader(body)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("promtool check metrics: %v\n%s", err, out)
+	}
 }
