@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -46,6 +48,11 @@ type PusherConfig struct {
 	// and network errors (defaults 500 ms, 30 s, 10).
 	MinBackoff, MaxBackoff time.Duration
 	MaxRetries             int
+	// MaxAge is the oldest finding time Loki accepts (its
+	// limits_config.reject_old_samples_max_age, default 168h); older
+	// findings are not sent but counted as too_old. Default 168h less an
+	// hour of margin; negative: send everything.
+	MaxAge time.Duration
 	// Timeout bounds one request (default 10 s).
 	Timeout time.Duration
 	Client  *http.Client
@@ -115,6 +122,9 @@ func NewPusher(cfg PusherConfig) (*Pusher, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 10 * time.Second
 	}
+	if cfg.MaxAge == 0 {
+		cfg.MaxAge = 167 * time.Hour
+	}
 	if cfg.Client == nil {
 		cfg.Client = &http.Client{}
 	}
@@ -128,6 +138,9 @@ func NewPusher(cfg PusherConfig) (*Pusher, error) {
 
 // URL is the push endpoint in use.
 func (p *Pusher) URL() string { return p.url }
+
+// MaxAge is the oldest finding age the pusher sends (PusherConfig.MaxAge).
+func (p *Pusher) MaxAge() time.Duration { return p.cfg.MaxAge }
 
 // Start runs the sender goroutine.
 func (p *Pusher) Start() {
@@ -361,10 +374,30 @@ func buildRequest(batch []item) *push.PushRequest {
 }
 
 // send pushes one batch, retrying 429, 5xx and network errors with
-// exponential backoff (honouring Retry-After); another 4xx drops the batch.
-// The same body is sent on every try.
+// exponential backoff with jitter (honouring Retry-After); another 4xx
+// drops the batch, less what Loki says it kept of a partly rejected one.
+// Findings older than MaxAge are not sent. The same body is sent on every
+// try.
 func (p *Pusher) send(batch []item) {
 	m := p.cfg.Metrics
+	if p.cfg.MaxAge > 0 {
+		oldest := time.Now().Add(-p.cfg.MaxAge)
+		keep := batch[:0]
+		for _, it := range batch {
+			if it.entry.Timestamp.Before(oldest) {
+				continue
+			}
+			keep = append(keep, it)
+		}
+		if n := len(batch) - len(keep); n > 0 {
+			m.LokiFailed(metrics.PushTooOld, n)
+			p.cfg.Logger.Warn("loki: findings older than Loki accepts were not sent", "findings", n, "reason", "too_old",
+				"max_age", p.cfg.MaxAge, "oldest_accepted", oldest.UTC().Format(time.RFC3339))
+		}
+		if batch = keep; len(batch) == 0 {
+			return
+		}
+	}
 	body, err := EncodeProtobuf(buildRequest(batch))
 	if err != nil {
 		m.LokiFailed(metrics.PushEncode, len(batch))
@@ -373,27 +406,37 @@ func (p *Pusher) send(batch []item) {
 	}
 	backoff := p.cfg.MinBackoff
 	for try := 0; ; try++ {
-		status, retryAfter, err := p.post(body)
+		status, retryAfter, answer, err := p.post(body)
 		switch {
 		case err == nil && status/100 == 2:
 			m.LokiDelivered(len(batch))
 			return
 		case err == nil && status != http.StatusTooManyRequests && status/100 != 5:
-			m.LokiFailed(metrics.PushRejected, len(batch))
-			p.cfg.Logger.Error("loki: push rejected, findings dropped", "status", status, "findings", len(batch))
+			// Loki keeps the valid entries of a partly rejected push and
+			// says how many it ignored.
+			rejected := len(batch)
+			if n, ok := ignoredEntries(answer); ok && n <= len(batch) {
+				rejected = n
+			}
+			m.LokiDelivered(len(batch) - rejected)
+			m.LokiFailed(metrics.PushRejected, rejected)
+			p.cfg.Logger.Error("loki: push rejected", "status", status, "findings", len(batch), "rejected", rejected, "loki", answer)
 			return
 		}
 		if try >= p.cfg.MaxRetries {
 			m.LokiFailed(metrics.PushExhausted, len(batch))
-			p.cfg.Logger.Error("loki: push failed after retries, findings dropped", "status", status, "err", err, "findings", len(batch))
+			p.cfg.Logger.Error("loki: push failed after retries, findings dropped", "status", status, "err", err, "findings", len(batch), "loki", answer)
 			return
 		}
-		wait := backoff
+		// Equal jitter: half the backoff plus a random half, so pushers
+		// that failed together do not retry together.
+		wait := backoff/2 + time.Duration(rand.Int64N(int64(backoff/2)+1))
 		if retryAfter > 0 {
-			wait = min(max(retryAfter, p.cfg.MinBackoff), p.cfg.MaxBackoff)
+			// Loki's own wait wins over the backoff, within reason.
+			wait = min(max(retryAfter, p.cfg.MinBackoff), maxRetryAfter)
 		}
 		m.LokiRetry()
-		p.cfg.Logger.Warn("loki: push failed, retrying", "status", status, "err", err, "in", wait)
+		p.cfg.Logger.Warn("loki: push failed, retrying", "status", status, "err", err, "in", wait, "loki", answer)
 		select {
 		case <-time.After(wait):
 		case <-p.ctx.Done():
@@ -404,13 +447,40 @@ func (p *Pusher) send(batch []item) {
 	}
 }
 
-// post sends body once and returns the status and any Retry-After.
-func (p *Pusher) post(body []byte) (int, time.Duration, error) {
+// maxRetryAfter bounds the wait a Retry-After header can ask for.
+const maxRetryAfter = 5 * time.Minute
+
+// ignoredRE is the line Loki's ingester writes per stream with entries it
+// refused ("user 'fake', total ignored: 3 out of 10 for stream: {...}";
+// pkg/ingester/stream.go); the valid entries of the push are kept.
+var ignoredRE = regexp.MustCompile(`total ignored: (\d+) out of \d+`)
+
+// ignoredEntries returns how many entries Loki's answer says it ignored,
+// summed over its streams.
+func ignoredEntries(answer string) (int, bool) {
+	ms := ignoredRE.FindAllStringSubmatch(answer, -1)
+	if ms == nil {
+		return 0, false
+	}
+	total := 0
+	for _, m := range ms {
+		n, err := strconv.Atoi(m[1])
+		if err != nil {
+			return 0, false
+		}
+		total += n
+	}
+	return total, true
+}
+
+// post sends body once and returns the status, any Retry-After (seconds
+// or an HTTP date) and the start of Loki's answer (its error text).
+func (p *Pusher) post(body []byte) (int, time.Duration, string, error) {
 	ctx, cancel := context.WithTimeout(p.ctx, p.cfg.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url, bytes.NewReader(body))
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, "", err
 	}
 	req.Header.Set("Content-Type", "application/x-protobuf")
 	req.Header.Set("User-Agent", "llmfleet-analyzer")
@@ -426,16 +496,19 @@ func (p *Pusher) post(body []byte) (int, time.Duration, error) {
 	resp, err := p.cfg.Client.Do(req)
 	if err != nil {
 		p.cfg.Metrics.LokiRequest("error")
-		return 0, 0, err
+		return 0, 0, "", err
 	}
 	defer resp.Body.Close()
+	head, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	p.cfg.Metrics.LokiRequest(strconv.Itoa(resp.StatusCode))
 	var ra time.Duration
 	if s := resp.Header.Get("Retry-After"); s != "" {
 		if n, err := strconv.Atoi(s); err == nil && n >= 0 {
 			ra = time.Duration(n) * time.Second
+		} else if t, err := http.ParseTime(s); err == nil {
+			ra = max(time.Until(t), 0)
 		}
 	}
-	return resp.StatusCode, ra, nil
+	return resp.StatusCode, ra, strings.TrimSpace(strings.ToValidUTF8(string(head), "?")), nil
 }

@@ -3,6 +3,7 @@ package loki_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -65,7 +66,7 @@ func newPusher(t *testing.T, url string, m *metrics.Metrics, sm bool) *loki.Push
 	t.Helper()
 	p, err := loki.NewPusher(loki.PusherConfig{URL: url, TenantID: "fleet", BearerToken: "loki-token",
 		StructuredMetadata: sm, BatchWait: 10 * time.Millisecond, MinBackoff: 5 * time.Millisecond,
-		MaxBackoff: 20 * time.Millisecond, MaxRetries: 3, Metrics: m})
+		MaxBackoff: 20 * time.Millisecond, MaxRetries: 3, MaxAge: -1, Metrics: m})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +182,7 @@ func TestFindingsToLoki(t *testing.T) {
 	if len(seen) != len(wantFindings) {
 		t.Errorf("pushed %d findings, the database has %d", len(seen), len(wantFindings))
 	}
-	delivered, failed := m.LokiTotals()
+	delivered, failed, _ := m.LokiTotals()
 	if int(delivered) != len(wantFindings) || failed != 0 {
 		t.Errorf("delivered %d failed %d", delivered, failed)
 	}
@@ -299,4 +300,134 @@ func logfmtField(line, key string) string {
 func metricValueReg(t *testing.T, m *metrics.Metrics, name string, kv ...string) float64 {
 	t.Helper()
 	return metricValue(t, &stack{metrics: m}, name, kv...)
+}
+
+// ageLoki applies Loki's reject_old_samples rule per entry, as its
+// ingester does: it keeps the valid entries, and answers 400 with one
+// "entry ... ignored" line per refused entry and the stream's "total
+// ignored: N out of M" line (pkg/ingester/stream.go).
+type ageLoki struct {
+	mu       sync.Mutex
+	oldest   time.Time
+	kept     int
+	requests int
+}
+
+func (l *ageLoki) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	req, _, rerr := loki.DecodeRequest(r, 10<<20)
+	if rerr != nil {
+		w.WriteHeader(400)
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.requests++
+	var body strings.Builder
+	for _, s := range req.Streams {
+		ignored := 0
+		for _, e := range s.Entries {
+			if e.Timestamp.Before(l.oldest) {
+				ignored++
+				fmt.Fprintf(&body, "entry with timestamp %s ignored, reason: 'entry too far behind, entry timestamp is: %s, oldest acceptable timestamp is: %s',\n",
+					e.Timestamp, e.Timestamp.Format(time.RFC3339), l.oldest.Format(time.RFC3339))
+				continue
+			}
+			l.kept++
+		}
+		if ignored > 0 {
+			fmt.Fprintf(&body, "user 'fleet', total ignored: %d out of %d for stream: %s\n", ignored, len(s.Entries), s.Labels)
+		}
+	}
+	if body.Len() > 0 {
+		http.Error(w, body.String(), http.StatusBadRequest)
+		return
+	}
+	w.WriteHeader(204)
+}
+
+// TestPushOfOldFindings: findings older than MaxAge are not sent (counted
+// too_old); of a batch Loki partly refuses (its own age limit is stricter
+// here), the entries it kept count as delivered and only the refused ones
+// as rejected, from Loki's answer.
+func TestPushOfOldFindings(t *testing.T) {
+	now := time.Now()
+	fl := &ageLoki{oldest: now.Add(-48 * time.Hour)}
+	srv := httptest.NewServer(fl)
+	defer srv.Close()
+	m := metrics.New(metrics.Options{NoProcessMetrics: true})
+	p, err := loki.NewPusher(loki.PusherConfig{URL: srv.URL, BatchWait: 10 * time.Millisecond, MaxAge: 7 * 24 * time.Hour, Metrics: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Start()
+	for i, age := range []time.Duration{10 * 24 * time.Hour, 9 * 24 * time.Hour, 3 * 24 * time.Hour, time.Hour, 2 * time.Hour} {
+		a, f := sampleFinding()
+		a.ID = fmt.Sprintf("a%d", i)
+		f.Time = now.Add(-age)
+		a.Findings = []domain.Finding{f}
+		p.Offer(a, f)
+	}
+	closePusher(t, p)
+	delivered, failed, tooOld := m.LokiTotals()
+	if tooOld != 2 || delivered != 2 || failed != 1 || fl.kept != 2 || fl.requests != 1 {
+		t.Errorf("too old %d (want 2), delivered %d (2), rejected %d (1); Loki kept %d in %d requests", tooOld, delivered, failed, fl.kept, fl.requests)
+	}
+	if n := metricValueReg(t, m, "analyzer_loki_push_failures_total", "reason", metrics.PushTooOld); n != 2 {
+		t.Errorf("too_old = %v", n)
+	}
+}
+
+// TestRetryAfterAndJitter: a 429 with Retry-After as an HTTP date is
+// waited for; without it, retries wait between half and all of the
+// backoff (jitter), never the same fixed interval.
+func TestRetryAfterAndJitter(t *testing.T) {
+	var mu sync.Mutex
+	var times []time.Time
+	n := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		times = append(times, time.Now())
+		n++
+		switch {
+		case n == 1:
+			w.Header().Set("Retry-After", time.Now().Add(2*time.Second).UTC().Format(http.TimeFormat))
+			w.WriteHeader(429)
+		case n <= 6:
+			w.WriteHeader(503)
+		default:
+			w.WriteHeader(204)
+		}
+	}))
+	defer srv.Close()
+	m := metrics.New(metrics.Options{NoProcessMetrics: true})
+	p, err := loki.NewPusher(loki.PusherConfig{URL: srv.URL, BatchWait: 10 * time.Millisecond, MinBackoff: 40 * time.Millisecond,
+		MaxBackoff: 40 * time.Millisecond, MaxRetries: 10, MaxAge: -1, Metrics: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Start()
+	a, f := sampleFinding()
+	p.Offer(a, f)
+	closePusher(t, p)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(times) != 7 {
+		t.Fatalf("%d requests, want 7", len(times))
+	}
+	// HTTP dates have whole seconds: the wait is 1-2 s.
+	if d := times[1].Sub(times[0]); d < time.Second {
+		t.Errorf("retried %v after a Retry-After 2 s ahead", d)
+	}
+	seen := map[time.Duration]bool{}
+	for i := 2; i < len(times); i++ {
+		d := times[i].Sub(times[i-1])
+		if d < 20*time.Millisecond || d > 200*time.Millisecond {
+			t.Errorf("retry %d after %v, want 20-40 ms (plus scheduling)", i, d)
+		}
+		seen[d.Round(time.Millisecond)] = true
+	}
+	if len(seen) < 2 {
+		t.Errorf("every retry waited the same %v: no jitter", times[2].Sub(times[1]))
+	}
 }

@@ -78,6 +78,7 @@ var SkipReasons = []string{SkipDuplicate, SkipEmpty, SkipSaturated}
 // Reasons of analyzer_loki_push_failures_total (findings not delivered).
 const (
 	PushRejected  = "rejected"          // Loki answered 4xx other than 429: not retried
+	PushTooOld    = "too_old"           // older than Loki accepts (reject_old_samples_max_age): not sent
 	PushExhausted = "retries_exhausted" // 429/5xx/network errors until the retry budget ran out
 	PushQueueFull = "queue_full"        // the push queue was full
 	PushShutdown  = "shutdown"          // still queued when the process stopped
@@ -85,7 +86,7 @@ const (
 )
 
 // PushFailureReasons lists the push failure reasons exported at 0.
-var PushFailureReasons = []string{PushRejected, PushExhausted, PushQueueFull, PushShutdown, PushEncode}
+var PushFailureReasons = []string{PushRejected, PushTooOld, PushExhausted, PushQueueFull, PushShutdown, PushEncode}
 
 // Unit states of analyzer_unit_state.
 const (
@@ -175,7 +176,7 @@ type Metrics struct {
 	mu        sync.Mutex
 	lastEntry map[string]time.Time // host → newest journal entry time
 
-	lokiDelivered, lokiFailed atomic.Int64
+	lokiDelivered, lokiFailed, lokiTooOld atomic.Int64
 }
 
 // buildInfo reads the binary's module version, VCS revision (with
@@ -362,17 +363,21 @@ func (m *Metrics) LokiDelivered(n int) {
 func (m *Metrics) LokiFailed(reason string, n int) {
 	if m != nil && n > 0 {
 		m.lokiFailures.WithLabelValues(reason).Add(float64(n))
-		m.lokiFailed.Add(int64(n))
+		if reason == PushTooOld {
+			m.lokiTooOld.Add(int64(n))
+		} else {
+			m.lokiFailed.Add(int64(n))
+		}
 	}
 }
 
 // LokiTotals returns the findings delivered to Loki and those that failed,
-// since New.
-func (m *Metrics) LokiTotals() (delivered, failed int64) {
+// since New; findings too old for Loki (not sent) are counted apart.
+func (m *Metrics) LokiTotals() (delivered, failed, tooOld int64) {
 	if m == nil {
-		return 0, 0
+		return 0, 0, 0
 	}
-	return m.lokiDelivered.Load(), m.lokiFailed.Load()
+	return m.lokiDelivered.Load(), m.lokiFailed.Load(), m.lokiTooOld.Load()
 }
 
 // LokiRetry counts one retried push request.

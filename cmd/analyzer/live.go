@@ -24,6 +24,7 @@ import (
 type lokiFlags struct {
 	url, user, password, token, tenant string
 	structuredMetadata                 bool
+	maxAge                             time.Duration
 }
 
 func addLokiFlags(fs *flag.FlagSet) *lokiFlags {
@@ -35,6 +36,8 @@ func addLokiFlags(fs *flag.FlagSet) *lokiFlags {
 	fs.StringVar(&lf.tenant, "loki-tenant", "", "tenant sent as X-Scope-OrgID to --loki-url")
 	fs.BoolVar(&lf.structuredMetadata, "loki-structured-metadata", false,
 		"send attempt id, invocation id, rule and shape as structured metadata instead of in the line (Loki 3, schema v13)")
+	fs.DurationVar(&lf.maxAge, "loki-max-age", 167*time.Hour,
+		"findings older than this are not pushed but counted as too_old: Loki's reject_old_samples_max_age (168h by default) less a margin; -1s pushes everything")
 	return lf
 }
 
@@ -47,7 +50,7 @@ func (lf *lokiFlags) pusher(m *metrics.Metrics) (*loki.Pusher, error) {
 		return nil, nil
 	}
 	return loki.NewPusher(loki.PusherConfig{URL: lf.url, Username: lf.user, Password: lf.password,
-		BearerToken: lf.token, TenantID: lf.tenant, StructuredMetadata: lf.structuredMetadata, Metrics: m})
+		BearerToken: lf.token, TenantID: lf.tenant, StructuredMetadata: lf.structuredMetadata, MaxAge: lf.maxAge, Metrics: m})
 }
 
 // liveFlags are serve's flags of the live pipeline.
@@ -215,8 +218,12 @@ func (fp *findingPush) close(ctx context.Context) error {
 	wait, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	cerr := fp.p.Close(wait)
-	delivered, failed := fp.m.LokiTotals()
-	fmt.Fprintf(stdout, "pushed %d of %d findings to %s (%d failed)\n", delivered, fp.n, fp.p.URL(), failed)
+	delivered, failed, tooOld := fp.m.LokiTotals()
+	fmt.Fprintf(stdout, "pushed %d of %d findings to %s (%d failed", delivered, fp.n-int(tooOld), fp.p.URL(), failed)
+	if tooOld > 0 {
+		fmt.Fprintf(stdout, "; %d older than --loki-max-age %v not sent", tooOld, fp.p.MaxAge())
+	}
+	fmt.Fprintln(stdout, ")")
 	if failed > 0 {
 		return fmt.Errorf("%d findings were not pushed to Loki", failed)
 	}
