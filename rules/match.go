@@ -39,24 +39,8 @@ func (s *Set) Detect(line string) (engine, version string, ok bool) {
 
 // DetectLine is Detect on a prepared line.
 func (s *Set) DetectLine(l *Line) (engine, version string, ok bool) {
-	l = s.pre.line(l)
-	line := l.Text
-	for _, e := range s.engines {
-		for i, re := range e.detect {
-			if !l.may(e.detectIDs[i]) {
-				continue
-			}
-			m := re.FindStringSubmatchIndex(line)
-			if m == nil {
-				continue
-			}
-			if i := re.SubexpIndex("engine_version"); i >= 0 && m[2*i] >= 0 {
-				version = line[m[2*i]:m[2*i+1]]
-			}
-			return e.Name, version, true
-		}
-	}
-	return "", "", false
+	engine, version, _, ok = s.detectWeighted(l)
+	return engine, version, ok
 }
 
 // Banner reports whether the line starts a new boot of any engine (plain

@@ -119,14 +119,7 @@ func TestHostileLinesThroughServe(t *testing.T) {
 		"--since", "2000-01-01T00:00:00Z", "--no-notes", "--listen", addr)
 	defer stop()
 	base := "http://" + addr
-	waitFor(t, "serve to answer", func() bool {
-		resp, err := http.Get(base + "/healthz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == 200
-	})
+	waitServing(t, base)
 	at := time.Now().Add(-time.Hour)
 	i := 0
 	for name, text := range hostileLogs {

@@ -135,6 +135,19 @@ func countAttempts(dbPath string) (attempts, ended int) {
 	return
 }
 
+// waitServing waits until serve at base answers /healthz with 200.
+func waitServing(t *testing.T, base string) {
+	t.Helper()
+	waitFor(t, "serve to answer", func() bool {
+		resp, err := http.Get(base + "/healthz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	})
+}
+
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)

@@ -206,14 +206,7 @@ func TestServeReloadsRules(t *testing.T) {
 	base := "http://" + addr
 	stop := serveInProcess(t, "--db", filepath.Join(t.TempDir(), "r.db"), "--rules", dir, "--no-journal", "--listen", addr)
 	defer stop()
-	waitFor(t, "serve to answer", func() bool {
-		resp, err := http.Get(base + "/healthz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == 200
-	})
+	waitServing(t, base)
 
 	st := rulesStatus(t, base)
 	if !st.LastReload.OK || st.Source != dir || st.Rules == 0 || len(st.Engines) == 0 {

@@ -32,14 +32,7 @@ func startServe(t *testing.T, extra ...string) string {
 	stop := serveInProcess(t, args...)
 	t.Cleanup(stop)
 	base := "http://" + addr
-	waitFor(t, "serve to answer", func() bool {
-		resp, err := http.Get(base + "/healthz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == 200
-	})
+	waitServing(t, base)
 	return base
 }
 
@@ -268,14 +261,7 @@ func TestMetricsPassPromtool(t *testing.T) {
 	stop := serveInProcess(t, "--db", dbPath, "--no-journal", "--listen", addr)
 	defer stop()
 	base := "http://" + addr
-	waitFor(t, "serve to answer", func() bool {
-		resp, err := http.Get(base + "/healthz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == 200
-	})
+	waitServing(t, base)
 	body := metricsText(t, base)
 	if !strings.Contains(body, "analyzer_build_info{") {
 		t.Error("no analyzer_build_info")
