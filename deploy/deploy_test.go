@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io/fs"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -20,6 +21,7 @@ import (
 	"github.com/llmfleet/analyzer/internal/fixturetest"
 	"github.com/llmfleet/analyzer/loki"
 	"github.com/llmfleet/analyzer/metrics"
+	"github.com/llmfleet/analyzer/rules"
 	"github.com/llmfleet/analyzer/store"
 )
 
@@ -601,5 +603,55 @@ func TestPrometheusRules(t *testing.T) {
 	}
 	if len(prom.Groups) == 0 || len(prom.Groups[0].Rules) == 0 || squash(prom.Groups[0].Rules[0].Expr) != squash(gexpr) {
 		t.Errorf("the Grafana alert's expression differs from the Prometheus rule's:\n%s\n%s", gexpr, prom.Groups[0].Rules[0].Expr)
+	}
+}
+
+// TestJournalCatalog: the shipped catalog has an entry for every
+// MESSAGE_ID a note can carry (every rule's, and the tracker's own), and
+// the real journalctl --update-catalog accepts it and finds each entry.
+func TestJournalCatalog(t *testing.T) {
+	catalog := read(t, "systemd/analyzer.catalog")
+	ids := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^-- ([0-9a-f]{32})$`).FindAllStringSubmatch(catalog, -1) {
+		ids[m[1]] = true
+	}
+	set, err := rules.LoadBuiltin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for _, r := range set.Rules() {
+		if r.MessageID != "" {
+			want[r.MessageID] = r.ID
+		}
+	}
+	for _, id := range []string{"c4deb1c694538b4d8d75dce263d1534e", "d7bd97a9522bf7b670303457da23dd0c"} { // unknown_failure, log_loss
+		want[id] = "tracker"
+	}
+	for id, rule := range want {
+		if !ids[id] {
+			t.Errorf("MESSAGE_ID %s (%s) has no catalog entry", id, rule)
+		}
+	}
+	journalctl, err := exec.LookPath("journalctl")
+	if err != nil {
+		t.Skip("no journalctl")
+	}
+	root := t.TempDir()
+	dir := filepath.Join(root, "usr/lib/systemd/catalog")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "analyzer.catalog"), []byte(catalog), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(journalctl, "--root="+root, "--update-catalog").CombinedOutput(); err != nil {
+		t.Fatalf("journalctl --update-catalog: %v: %s", err, out)
+	}
+	for id := range ids {
+		out, err := exec.Command(journalctl, "--root="+root, "--dump-catalog", id).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "Subject: ") || !strings.Contains(string(out), "@OBJECT_SYSTEMD_UNIT@") {
+			t.Errorf("journalctl --dump-catalog %s: %v: %s", id, err, out)
+		}
 	}
 }
