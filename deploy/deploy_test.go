@@ -81,6 +81,11 @@ func TestEveryFileParses(t *testing.T) {
 			}
 		case ".service":
 			checkUnit(t, p, src)
+		case ".catalog":
+			// journalctl --update-catalog runs on it in TestJournalCatalog.
+			if !regexp.MustCompile(`(?m)^-- [0-9a-f]{32}$`).MatchString(src) {
+				t.Errorf("%s: no catalog entry", p)
+			}
 		case ".env":
 			for i, line := range strings.Split(src, "\n") {
 				line = strings.TrimSpace(line)
