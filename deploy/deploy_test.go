@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -658,5 +659,33 @@ func TestJournalCatalog(t *testing.T) {
 		if err != nil || !strings.Contains(string(out), "Subject: ") || !strings.Contains(string(out), "@OBJECT_SYSTEMD_UNIT@") {
 			t.Errorf("journalctl --dump-catalog %s: %v: %s", id, err, out)
 		}
+	}
+}
+
+// TestUnitWithSystemdTools runs the real systemd-analyze on the shipped
+// unit: `verify` finds nothing but the binary missing on this machine, and
+// `security --offline` rates its exposure at most 2.5.
+func TestUnitWithSystemdTools(t *testing.T) {
+	sa, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		t.Skip("no systemd-analyze")
+	}
+	unit := filepath.Join(t.TempDir(), "analyzer.service")
+	if err := os.WriteFile(unit, []byte(read(t, "systemd/analyzer.service")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := exec.Command(sa, "verify", unit).CombinedOutput()
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if l != "" && !strings.Contains(l, "/usr/local/bin/analyzer is not executable") {
+			t.Errorf("systemd-analyze verify: %s", l)
+		}
+	}
+	out, err = exec.Command(sa, "security", "--offline=true", unit).CombinedOutput()
+	m := regexp.MustCompile(`Overall exposure level for analyzer.service: (\d+\.\d)`).FindStringSubmatch(string(out))
+	if m == nil {
+		t.Fatalf("systemd-analyze security: %v: %s", err, out)
+	}
+	if v, err := strconv.ParseFloat(m[1], 64); err != nil || v > 2.5 {
+		t.Errorf("exposure %s, want at most 2.5", m[1])
 	}
 }

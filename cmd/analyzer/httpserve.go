@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/coreos/go-systemd/v22/daemon"
+
 	"github.com/llmfleet/analyzer/store"
 	"github.com/llmfleet/analyzer/web"
 )
@@ -97,4 +99,41 @@ func limitMemory() {
 		}
 	}
 	debug.SetMemoryLimit(limit)
+}
+
+// notifySystemd tells systemd (Type=notify) that serve is ready, and with
+// WatchdogSec set pets the watchdog every half interval while the database
+// takes writes and the journal follower runs: systemd restarts an analyzer
+// that stopped doing its job, not only one that exited. Outside systemd
+// (no NOTIFY_SOCKET) it does nothing.
+func notifySystemd(ctx context.Context, health func() []web.Check) {
+	if ok, err := daemon.SdNotify(false, daemon.SdNotifyReady); !ok || err != nil {
+		return
+	}
+	interval, err := daemon.SdWatchdogEnabled(false)
+	if err != nil || interval <= 0 {
+		return
+	}
+	go func() {
+		t := time.NewTicker(interval / 2)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				_, _ = daemon.SdNotify(false, daemon.SdNotifyStopping)
+				return
+			case <-t.C:
+			}
+			alive := true
+			for _, c := range health() {
+				if !c.OK && (c.Name == "database-writes" || c.Name == "journal-follower") {
+					alive = false
+					fmt.Fprintf(os.Stderr, "analyzer: %s failing (%s): not petting the watchdog\n", c.Name, c.Detail)
+				}
+			}
+			if alive {
+				_, _ = daemon.SdNotify(false, daemon.SdNotifyWatchdog)
+			}
+		}
+	}()
 }

@@ -64,13 +64,15 @@ func cmdServe(ctx context.Context, args []string) error {
 		}()
 	}
 	lv.rules.watchSIGHUP(ctx)
+	health := healthChecks(db, *dbPath, fol)
 	handler := web.New(db, web.Options{Routes: lv.routes, WarmLadders: true, AllowedHosts: hf.allowed(*listen),
-		Health: healthChecks(db, *dbPath, fol)})
+		Health: health})
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: hf.readTimeout,
 		WriteTimeout: hf.writeTimeout, IdleTimeout: hf.idleTimeout, MaxHeaderBytes: 64 << 10}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	fmt.Fprintf(os.Stderr, "analyzer: serving %s on http://%s\n", *dbPath, *listen)
+	notifySystemd(ctx, health)
 	select {
 	case err := <-errc:
 		return err

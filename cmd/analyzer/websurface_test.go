@@ -272,3 +272,36 @@ func TestMetricsPassPromtool(t *testing.T) {
 		t.Fatalf("promtool check metrics: %v\n%s", err, out)
 	}
 }
+
+// TestServeNotifiesSystemd: under Type=notify (NOTIFY_SOCKET set) serve
+// sends READY=1 once it serves, then WATCHDOG=1 about every half of
+// WatchdogSec while its checks pass.
+func TestServeNotifiesSystemd(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "notify")
+	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	t.Setenv("NOTIFY_SOCKET", sock)
+	t.Setenv("WATCHDOG_USEC", "400000")
+	t.Setenv("WATCHDOG_PID", strconv.Itoa(os.Getpid()))
+	startServe(t)
+	var got []string
+	start := time.Now()
+	buf := make([]byte, 256)
+	for len(got) < 3 && time.Since(start) < 5*time.Second {
+		_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		n, err := conn.Read(buf)
+		if err != nil {
+			break
+		}
+		got = append(got, string(buf[:n]))
+	}
+	if len(got) < 3 || got[0] != "READY=1" || got[1] != "WATCHDOG=1" || got[2] != "WATCHDOG=1" {
+		t.Fatalf("notifications %q, want READY=1 then WATCHDOG=1 twice", got)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("three notifications took %v with WatchdogSec 0.4 s", d)
+	}
+}
