@@ -16,14 +16,17 @@ deps:
 test-deps:
 	scripts/install-deps.sh test
 
-build: deps
-	$(GO) build -o $(BIN) ./cmd/analyzer
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 
-# The main job on the bundled example: explain it, record it, serve the UI.
+build: deps
+	$(GO) build -ldflags "-X main.buildVersion=$(VERSION)" -o $(BIN) ./cmd/analyzer
+
+# The main job on the bundled example: explain it, record it, serve the UI
+# (without following this host's journal or writing notes into it).
 demo: build
 	$(BIN) explain $(EXAMPLE)
 	$(BIN) replay --db $(DB) $(EXAMPLE)
-	$(BIN) serve --db $(DB) --listen $(LISTEN)
+	$(BIN) serve --db $(DB) --listen $(LISTEN) --no-journal --no-notes
 
 explain: build
 	$(BIN) explain $(EXAMPLE)

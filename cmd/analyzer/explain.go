@@ -10,8 +10,9 @@ import (
 func cmdExplain(ctx context.Context, args []string) error {
 	fs := newFlags("explain")
 	format := fs.String("format", "text", "output format: text or json")
+	fs.StringVar(format, "o", "text", "short for --format")
 	rulesDir := fs.String("rules", "", "rule directory (default: the built-in rules)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return usageError{err.Error()}
 	}
 	if fs.NArg() == 0 {

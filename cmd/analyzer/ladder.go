@@ -29,10 +29,11 @@ func runLadder(ctx context.Context, args []string, w io.Writer) error {
 	target := fs.String("target", "", "only the ladders of this target (served_model_name or unit family)")
 	host := fs.String("host", "", "only the ladders of this host")
 	format := fs.String("format", "table", "output format: table or json")
+	fs.StringVar(format, "o", "table", "short for --format")
 	rulesDir := fs.String("rules", "", "rule directory for FILEs (default: the built-in rules)")
 	gap := fs.Duration("gap", ladder.DefaultGap, "time without attempts that starts a new ladder")
 	gran := fs.String("granularity", "", "block granularity in tokens: N for every engine, or ENGINE=N,... (default 4096)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return usageError{err.Error()}
 	}
 	opt := ladder.Options{Gap: *gap}

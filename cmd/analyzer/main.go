@@ -19,6 +19,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
+	"strings"
 	"syscall"
 )
 
@@ -60,6 +62,15 @@ type usageError struct{ msg string }
 func (e usageError) Error() string { return e.msg }
 
 func run(ctx context.Context, args []string) error {
+	err := dispatch(ctx, args)
+	var ue usageError
+	if errors.As(err, &ue) && ue.msg == flag.ErrHelp.Error() {
+		return nil // -h: the command printed its usage to stdout
+	}
+	return err
+}
+
+func dispatch(ctx context.Context, args []string) error {
 	if len(args) == 0 {
 		return usageError{}
 	}
@@ -77,12 +88,91 @@ func run(ctx context.Context, args []string) error {
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil
+	case "--version", "version":
+		fmt.Fprintln(stdout, "analyzer", version())
+		return nil
 	}
 	return usageError{fmt.Sprintf("unknown command %q", args[0])}
 }
 
+// newFlags returns a command's flag set; -h prints the command's own
+// flags to stdout (exit 0).
 func newFlags(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.Usage = func() { fmt.Fprint(os.Stderr, usage) }
+	fs.SetOutput(stdout)
+	fs.Usage = func() {
+		fmt.Fprintf(stdout, "usage: analyzer %s [flags]%s\n\nflags (anywhere on the line):\n", name, commandArgs[name])
+		fs.PrintDefaults()
+	}
 	return fs
+}
+
+// commandArgs are the commands' arguments after the flags, for -h.
+var commandArgs = map[string]string{"explain": " FILE...", "replay": " FILE...", "ladder": " [FILE...]"}
+
+// parseFlags parses args with flags anywhere among the files, as
+// journalctl and kubectl allow ("explain FILE -o json"): flags and their
+// values are moved before the other arguments; "--" ends the flags.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	var flags, rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			rest = append(rest, args[i+1:]...)
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			rest = append(rest, a)
+			continue
+		}
+		flags = append(flags, a)
+		name := strings.TrimLeft(a, "-")
+		if strings.Contains(name, "=") {
+			continue
+		}
+		if f := fs.Lookup(name); f != nil && i+1 < len(args) {
+			if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+				continue
+			}
+			i++
+			flags = append(flags, args[i])
+		}
+	}
+	return fs.Parse(append(append(flags, "--"), rest...))
+}
+
+// buildVersion is stamped by make build (-ldflags -X main.buildVersion=...,
+// from git describe).
+var buildVersion string
+
+// version is the stamped version, else the module version and VCS revision
+// the Go toolchain recorded, and the Go version.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	if buildVersion != "" {
+		return buildVersion + " " + bi.GoVersion
+	}
+	v, rev, dirty := bi.Main.Version, "", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev != "" {
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		v += " (" + rev
+		if dirty {
+			v += ", modified"
+		}
+		v += ")"
+	}
+	return v + " " + bi.GoVersion
 }

@@ -20,7 +20,7 @@ func cmdReplay(ctx context.Context, args []string) error {
 	rulesDir := fs.String("rules", "", "rule directory (default: the built-in rules)")
 	lokiF := addLokiFlags(fs)
 	writeNotes := fs.Bool("notes", false, "write the root-cause notes of the replayed attempts into the local journal (once each)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return usageError{err.Error()}
 	}
 	if fs.NArg() == 0 {

@@ -10,10 +10,15 @@ func cmdRules(args []string) error {
 	if len(args) == 0 || (args[0] != "test" && args[0] != "lint") {
 		return usageError{"rules needs test or lint"}
 	}
-	dir := ""
-	if len(args) > 1 {
-		dir = args[1]
+	fs := newFlags("rules " + args[0])
+	commandArgs["rules "+args[0]] = " [DIR]"
+	if err := parseFlags(fs, args[1:]); err != nil {
+		return usageError{err.Error()}
 	}
+	if fs.NArg() > 1 {
+		return usageError{"rules " + args[0] + " takes one rule directory"}
+	}
+	dir := fs.Arg(0)
 	set, err := loadRules(dir)
 	if err != nil {
 		return fmt.Errorf("rules do not load:\n%w", err)

@@ -21,7 +21,7 @@ func cmdServe(ctx context.Context, args []string) error {
 	hf := addHTTPFlags(fs)
 	lf := addLiveFlags(fs)
 	jf := addJournalFlags(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return usageError{err.Error()}
 	}
 	if err := lf.check(*listen); err != nil {
