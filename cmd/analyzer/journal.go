@@ -37,7 +37,7 @@ func addJournalFlags(fs *flag.FlagSet) *journalFlags {
 	jf := &journalFlags{}
 	fs.StringVar(&jf.dir, "journal-dir", "", "follow the journal files of this directory instead of the local journal")
 	fs.BoolVar(&jf.off, "no-journal", false, "do not follow a journal")
-	fs.StringVar(&jf.since, "since", "", "first run only: start at this time (RFC 3339) instead of the journal's tail")
+	fs.StringVar(&jf.since, "since", "", "first run only: start at this time instead of the journal's tail (RFC 3339, 2026-01-01[ 10:00], yesterday, today, -1h)")
 	fs.StringVar(&jf.units, "units", "", "comma-separated unit globs to follow (default: every unit; engines are detected from their lines)")
 	fs.BoolVar(&jf.noNotes, "no-notes", false, "do not write root-cause notes into the journal")
 	fs.StringVar(&jf.reader, "journal-reader", "journalctl",
@@ -99,9 +99,9 @@ func startJournal(ctx context.Context, db *store.DB, set *rules.Set, jf *journal
 		opt.Units = strings.Split(jf.units, ",")
 	}
 	if jf.since != "" {
-		t, err := time.Parse(time.RFC3339, jf.since)
+		t, err := parseWhen(jf.since, time.Now(), time.Local)
 		if err != nil {
-			return nil, usageError{fmt.Sprintf("--since %q: want RFC 3339 time: %v", jf.since, err)}
+			return nil, usageError{"--since " + err.Error()}
 		}
 		opt.Since = t
 	}
