@@ -5,6 +5,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
@@ -23,12 +24,65 @@ func Text(w io.Writer, attempts []*domain.Attempt) error {
 	if err := Table(w, rows); err != nil {
 		return err
 	}
+	verdicts := make([]domain.Verdict, len(attempts))
 	for i, a := range attempts {
+		verdicts[i] = a.Verdict
 		if a.Verdict.IsFailure() {
 			fmt.Fprintf(w, "\n#%d%s", i+1, Section(a))
 		}
 	}
-	return nil
+	_, err := fmt.Fprintf(w, "\n%s\n", Summary(verdicts))
+	return err
+}
+
+// Summary is the one-line fleet summary that ends the text report: "20
+// attempts: 6 ready, 12 failed (8 oom_graph_capture, 4 config_error), 2
+// running"; failures by count, then name.
+func Summary(verdicts []domain.Verdict) string {
+	counts := map[domain.Verdict]int{}
+	failed := 0
+	for _, v := range verdicts {
+		counts[v]++
+		if v.IsFailure() {
+			failed++
+		}
+	}
+	var parts []string
+	if n := counts[domain.VerdictReady]; n > 0 {
+		parts = append(parts, fmt.Sprintf("%d ready", n))
+	}
+	if failed > 0 {
+		var kinds []domain.Verdict
+		for v := range counts {
+			if v.IsFailure() {
+				kinds = append(kinds, v)
+			}
+		}
+		sort.Slice(kinds, func(i, j int) bool {
+			if counts[kinds[i]] != counts[kinds[j]] {
+				return counts[kinds[i]] > counts[kinds[j]]
+			}
+			return kinds[i] < kinds[j]
+		})
+		var ks []string
+		for _, k := range kinds {
+			ks = append(ks, fmt.Sprintf("%d %s", counts[k], k))
+		}
+		parts = append(parts, fmt.Sprintf("%d failed (%s)", failed, strings.Join(ks, ", ")))
+	}
+	for _, v := range []domain.Verdict{domain.VerdictRunning, domain.VerdictStopped} {
+		if n := counts[v]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, v))
+		}
+	}
+	noun := "attempts"
+	if len(verdicts) == 1 {
+		noun = "attempt"
+	}
+	if len(parts) == 0 {
+		return fmt.Sprintf("%d %s", len(verdicts), noun)
+	}
+	return fmt.Sprintf("%d %s: %s", len(verdicts), noun, strings.Join(parts, ", "))
 }
 
 // Row is an attempt's row of the table: start, unit, engine, shape, phase,

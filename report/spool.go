@@ -31,6 +31,7 @@ type spoolItem struct {
 	seq    int
 	off, n int64
 	row    []string // text: the table row
+	v      domain.Verdict
 }
 
 // NewSpool returns a spool for format "text" or "json"; its temporary file
@@ -47,7 +48,7 @@ func NewSpool(format, dir string) (*Spool, error) {
 // Add renders a, whose creation number (the order among attempts with the
 // same start time) is seq.
 func (s *Spool) Add(a *domain.Attempt, seq int) error {
-	it := spoolItem{at: a.StartedAt, seq: seq, off: s.off}
+	it := spoolItem{at: a.StartedAt, seq: seq, off: s.off, v: a.Verdict}
 	var b []byte
 	if s.json {
 		var err error
@@ -110,7 +111,9 @@ func (s *Spool) WriteSorted(w io.Writer) error {
 	if err := Table(bw, rows); err != nil {
 		return err
 	}
+	verdicts := make([]domain.Verdict, len(s.items))
 	for i, it := range s.items {
+		verdicts[i] = it.v
 		if it.n > 0 {
 			fmt.Fprintf(bw, "\n#%d", i+1)
 			if err := s.copy(bw, it); err != nil {
@@ -118,6 +121,7 @@ func (s *Spool) WriteSorted(w io.Writer) error {
 			}
 		}
 	}
+	fmt.Fprintf(bw, "\n%s\n", Summary(verdicts))
 	return bw.Flush()
 }
 
