@@ -68,7 +68,7 @@ func TestSpoolWritesWhatTheSortedListWould(t *testing.T) {
 // outcome, failures by verdict, most frequent first.
 func TestSummary(t *testing.T) {
 	for want, vs := range map[string][]domain.Verdict{
-		"0 attempts": nil,
+		"0 attempts":         nil,
 		"1 attempt: 1 ready": {domain.VerdictReady},
 		"5 attempts: 1 ready, 3 failed (2 oom_graph_capture, 1 config_error), 1 running": {
 			domain.VerdictOOMGraphCapture, domain.VerdictReady, domain.VerdictConfigError, domain.VerdictRunning, domain.VerdictOOMGraphCapture},
