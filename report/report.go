@@ -85,8 +85,8 @@ func Summary(verdicts []domain.Verdict) string {
 	return fmt.Sprintf("%d %s: %s", len(verdicts), noun, strings.Join(parts, ", "))
 }
 
-// Row is an attempt's row of the table: start, unit, engine, shape, phase,
-// verdict, findings.
+// Row is an attempt's row of the table: start, host, unit, engine, shape,
+// phase, verdict, findings.
 func Row(a *domain.Attempt) []string {
 	started := "-"
 	if !a.StartedAt.IsZero() {
@@ -99,14 +99,14 @@ func Row(a *domain.Attempt) []string {
 	if unit == "" {
 		unit = "-"
 	}
-	return []string{started, Safe(unit), Safe(or(a.Engine, "unknown")), Safe(or(a.Shape.Summary(), "-")),
+	return []string{started, Safe(or(a.Host, "-")), Safe(unit), Safe(or(a.Engine, "unknown")), Safe(or(a.Shape.Summary(), "-")),
 		string(a.Phase), string(a.Verdict), or(strings.Join(a.FindingIDs(), ","), "-")}
 }
 
 // Table writes rows (Row) numbered from 1, aligned in columns.
 func Table(w io.Writer, rows [][]string) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "#\tSTARTED\tUNIT\tENGINE\tSHAPE\tPHASE\tVERDICT\tFINDINGS")
+	fmt.Fprintln(tw, "#\tSTARTED\tHOST\tUNIT\tENGINE\tSHAPE\tPHASE\tVERDICT\tFINDINGS")
 	for i, r := range rows {
 		fmt.Fprintf(tw, "%d\t%s\n", i+1, strings.Join(r, "\t"))
 	}

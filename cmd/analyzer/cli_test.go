@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -78,5 +79,32 @@ func TestParseWhen(t *testing.T) {
 		if _, err := parseWhen(bad, now, loc); err == nil {
 			t.Errorf("%q parsed", bad)
 		}
+	}
+}
+
+// TestExplainFilters: --failed, --unit, --verdict (any of several) and
+// --since/--until narrow explain's attempts; the summary counts what is
+// shown; an unknown verdict is a usage error naming the allowed ones.
+func TestExplainFilters(t *testing.T) {
+	files := []string{"../../examples/dankserver-night-ladder.journal.json", "../../examples/dankclaw-day.journal.json"}
+	last := func(out string) string {
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		return lines[len(lines)-1]
+	}
+	for want, flags := range map[string][]string{
+		"20 attempts: 8 ready, 12 failed (7 oom_graph_capture, 2 dynamo_constraint_violation, 2 oom_kv_alloc, 1 oom_runtime)": nil,
+		"12 attempts: 12 failed (7 oom_graph_capture, 2 dynamo_constraint_violation, 2 oom_kv_alloc, 1 oom_runtime)":          {"--failed"},
+		"7 attempts: 7 failed (4 oom_graph_capture, 2 dynamo_constraint_violation, 1 oom_runtime)":                            {"--failed", "--unit", "frank-primary.service"},
+		"3 attempts: 3 failed (2 oom_kv_alloc, 1 oom_runtime)":                                                                {"--verdict", "oom_kv_alloc,oom_runtime"},
+		"3 attempts: 1 ready, 2 failed (2 dynamo_constraint_violation)":                                                       {"--since", "2026-10-02T07:30:00Z", "--until", "2026-10-02T08:00:00Z"},
+	} {
+		if got := last(runCmd(t, append(append([]string{"explain"}, files...), flags...)...)); got != want {
+			t.Errorf("explain %v: %q, want %q", flags, got, want)
+		}
+	}
+	err := run(t.Context(), append([]string{"explain", "--verdict", "nonsense"}, files...))
+	var ue usageError
+	if !errors.As(err, &ue) || !strings.Contains(ue.msg, "oom_graph_capture") {
+		t.Errorf("--verdict nonsense: %v", err)
 	}
 }
