@@ -2,7 +2,7 @@
 # sd-journal); scripts/install-deps.sh installs the Debian packages it lacks.
 GO      ?= go
 BIN     := bin/analyzer
-DB      ?= demo.db
+DB      ?= analyzer.db
 LISTEN  ?= 127.0.0.1:8080
 EXAMPLE := examples/dankserver-night-ladder.journal.json examples/dankclaw-day.journal.json
 

@@ -56,6 +56,7 @@ func runLadder(ctx context.Context, args []string, w io.Writer) error {
 		if _, err := os.Stat(*dbPath); err != nil {
 			return fmt.Errorf("database %s: %w (record attempts with `analyzer replay`, or give FILEs)", *dbPath, err)
 		}
+		announceDB(fs, *dbPath)
 		db, err := store.Open(*dbPath)
 		if err != nil {
 			return err

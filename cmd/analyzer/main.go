@@ -107,6 +107,16 @@ func newFlags(name string) *flag.FlagSet {
 	return fs
 }
 
+// announceDB says which database a command uses when --db was not given:
+// every command shares the default, so one can see where the attempts go.
+func announceDB(fs *flag.FlagSet, path string) {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "db" })
+	if !given {
+		fmt.Fprintf(os.Stderr, "analyzer: database %s (--db chooses another)\n", path)
+	}
+}
+
 // commandArgs are the commands' arguments after the flags, for -h.
 var commandArgs = map[string]string{"explain": " FILE...", "replay": " FILE...", "ladder": " [FILE...]"}
 

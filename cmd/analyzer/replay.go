@@ -37,6 +37,7 @@ func cmdReplay(ctx context.Context, args []string) error {
 	if err := checkInputs(fs.Args()); err != nil {
 		return err // before the database is created
 	}
+	announceDB(fs, *dbPath)
 	db, err := store.Open(*dbPath)
 	if err != nil {
 		return err

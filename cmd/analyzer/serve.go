@@ -35,6 +35,7 @@ func cmdServe(ctx context.Context, args []string) error {
 	}
 	ln = netutil.LimitListener(ln, hf.maxConns)
 	defer ln.Close()
+	announceDB(fs, *dbPath)
 	db, err := store.Open(*dbPath)
 	if err != nil {
 		return err
