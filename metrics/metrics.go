@@ -179,9 +179,10 @@ type Metrics struct {
 	lokiDelivered, lokiFailed, lokiTooOld atomic.Int64
 }
 
-// buildInfo reads the binary's module version, VCS revision (with
-// "-dirty" when the tree was modified) and Go version.
-func buildInfo() (version, revision, goVersion string) {
+// BuildInfo reads the binary's module version, VCS revision (with
+// "-dirty" when the tree was modified) and Go version, "unknown" where the
+// toolchain recorded none.
+func BuildInfo() (version, revision, goVersion string) {
 	version, revision = "unknown", "unknown"
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
@@ -250,7 +251,7 @@ func New(opts Options) *Metrics {
 	m.rulesReloadSuccess = gauge("rules_last_reload_success", "1 if the last load of the rule files succeeded, 0 if it failed (the previous rules stay in use).")
 	m.rulesReloadTime = gauge("rules_last_reload_timestamp_seconds", "Time of the last load of the rule files, successful or not (Unix seconds).")
 	m.rulesLoaded = gauge("rules_loaded", "Rules in the rule set in use.")
-	version, revision, goVersion := buildInfo()
+	version, revision, goVersion := BuildInfo()
 	buildInfoGauge := prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "build_info",
 		Help: "1, labelled with the analyzer's module version, VCS revision and Go version (alerts use it to tell the analyzer was up)."},
 		[]string{"version", "revision", "goversion"})

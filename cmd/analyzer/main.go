@@ -19,9 +19,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strings"
 	"syscall"
+
+	"github.com/llmfleet/analyzer/metrics"
 )
 
 const usage = `usage:
@@ -158,31 +159,20 @@ var buildVersion string
 // version is the stamped version, else the module version and VCS revision
 // the Go toolchain recorded, and the Go version.
 func version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
+	v, rev, goVersion := metrics.BuildInfo()
 	if buildVersion != "" {
-		return buildVersion + " " + bi.GoVersion
+		return buildVersion + " " + goVersion
 	}
-	v, rev, dirty := bi.Main.Version, "", false
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			dirty = s.Value == "true"
+	if rev != "unknown" {
+		short, dirty := strings.CutSuffix(rev, "-dirty")
+		if len(short) > 12 {
+			short = short[:12]
 		}
-	}
-	if rev != "" {
-		if len(rev) > 12 {
-			rev = rev[:12]
-		}
-		v += " (" + rev
+		v += " (" + short
 		if dirty {
 			v += ", modified"
 		}
 		v += ")"
 	}
-	return v + " " + bi.GoVersion
+	return v + " " + goVersion
 }
