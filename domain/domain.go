@@ -6,6 +6,7 @@ package domain
 
 import (
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -185,6 +186,10 @@ type Finding struct {
 	Note string `json:"note,omitempty"`
 	// Captures are the named regexp captures of the decisive line.
 	Captures map[string]string `json:"captures,omitempty"`
+	// Match is the text the rule matched in the decisive line (the first
+	// evidence line), at most 1 KiB, so a viewer can mark it; "" for
+	// findings raised without a line match.
+	Match string `json:"match,omitempty"`
 	// Evidence holds the decisive line(s).
 	Evidence []Evidence `json:"evidence,omitempty"`
 }
@@ -298,3 +303,29 @@ type AttemptFilter struct {
 
 // ErrNotFound is returned when an attempt id is unknown.
 var ErrNotFound = errors.New("attempt not found")
+
+// signalNames are the Linux signal numbers systemd reports in EXIT_STATUS
+// when EXIT_CODE is killed or dumped.
+var signalNames = map[int]string{1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS",
+	8: "SIGFPE", 9: "SIGKILL", 11: "SIGSEGV", 13: "SIGPIPE", 14: "SIGALRM", 15: "SIGTERM"}
+
+// ExitDescription says how the main process ended in systemd's terms:
+// "exited with status 1", "killed by signal 9 (SIGKILL)", "dumped core on
+// signal 11 (SIGSEGV)"; "" when the journal did not say.
+func (a *Attempt) ExitDescription() string {
+	if a.ExitStatus == nil {
+		return ""
+	}
+	n := *a.ExitStatus
+	sig := fmt.Sprint(n)
+	if name, ok := signalNames[n]; ok {
+		sig += " (" + name + ")"
+	}
+	switch a.ExitCode {
+	case "killed":
+		return "killed by signal " + sig
+	case "dumped":
+		return "dumped core on signal " + sig
+	}
+	return fmt.Sprintf("exited with status %d", n)
+}

@@ -3,6 +3,7 @@ package domain
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,6 +27,34 @@ const (
 	ShapeSpeculative          = "speculative"
 	ShapeQuantization         = "quantization"
 )
+
+// SpecShapeKeys are the shape keys the spec names, in its order.
+var SpecShapeKeys = []string{ShapeModel, ShapeServedModelName, ShapeMaxModelLen, ShapeMaxNumSeqs,
+	ShapeMaxNumBatchedTokens, ShapeGPUMemoryUtilization, ShapeKVCacheDtype, ShapeKVCacheMemoryBytes,
+	ShapeKVCacheTokens, ShapeMaxConcurrency, ShapeTensorParallelSize, ShapeEnforceEager, ShapeSpeculative,
+	ShapeQuantization}
+
+// SpecKeys are s's keys the spec names, in the spec's order.
+func (s Shape) SpecKeys() []string {
+	var out []string
+	for _, k := range SpecShapeKeys {
+		if _, ok := s[k]; ok {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// ExtraKeys are s's other keys (the spec's `extra`), sorted.
+func (s Shape) ExtraKeys() []string {
+	var out []string
+	for _, k := range s.Keys() {
+		if !slices.Contains(SpecShapeKeys, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
 
 // Shape is an attempt's configuration and sizing as the engine reported it.
 // Values are int64, float64, bool or string: numbers are numbers (commas

@@ -174,12 +174,12 @@ type Rung struct {
 	// decisive line, else the end), in seconds; nil unless it failed.
 	SecondsToFailure *float64 `json:"seconds_to_failure,omitempty"`
 	// KVTokens is the KV cache size in tokens (shape kv_cache_tokens).
-	KVTokens *int64 `json:"kv_tokens,omitempty"`
+	KVTokens *int64 `json:"kv_cache_tokens,omitempty"`
 	// Concurrency is how many requests of max_model_len tokens fit at once
 	// (shape max_concurrency).
-	Concurrency *float64 `json:"concurrency,omitempty"`
+	Concurrency *float64 `json:"max_concurrency,omitempty"`
 	// KVDtype is the KV cache dtype ("auto" = the model's dtype).
-	KVDtype string `json:"kv_dtype,omitempty"`
+	KVDtype string `json:"kv_cache_dtype,omitempty"`
 	// KVBytesPerToken is kv_cache_memory_bytes / kv_cache_tokens, in bytes
 	// per token (per rank, as the engine reports the pool).
 	KVBytesPerToken *float64 `json:"kv_bytes_per_token,omitempty"`

@@ -83,6 +83,7 @@ type pending struct {
 	time     time.Time
 	captures map[string]string
 	line     string
+	match    string // the rule's match in the decisive line (Finding.Match)
 	evidence []domain.Evidence
 	text     string // the decisive line as the rules saw it
 	lineNo   int    // the attempt's line count at the decisive line
@@ -290,7 +291,7 @@ func (j *Judge) reset() {
 	j.exc = excReader{}
 	j.steps, j.exit = nil, -1
 	for i, ev := range j.external {
-		j.addSide(j.set.findingRule(j.externalID[i]), a.Phase, nil, ev)
+		j.addSide(j.set.findingRule(j.externalID[i]), a.Phase, nil, "", ev)
 	}
 }
 
@@ -552,7 +553,7 @@ func (j *Judge) hit(h Hit, ev domain.Evidence, text string, info lineInfo) {
 		j.OnHit(h, phase)
 	}
 	if !r.IsRootCause() {
-		j.addSide(r, phase, h.Captures, ev)
+		j.addSide(r, phase, h.Captures, matchText(text, h.At, h.End), ev)
 		return
 	}
 	for _, b := range j.roots {
@@ -572,6 +573,7 @@ func (j *Judge) hit(h Hit, ev domain.Evidence, text string, info lineInfo) {
 		evidence = []domain.Evidence{*info.intro, ev}
 	}
 	p := &pending{rule: r, phase: phase, time: ev.Time, captures: h.Captures, line: snippet(text, h.At),
+		match: matchText(text, h.At, h.End),
 		evidence: evidence, text: text, lineNo: j.a.Lines, event: event, ready: !j.a.ReadyAt.IsZero(),
 		context: append([]domain.Evidence{}, j.ring...), ctxLeft: j.opt.ContextAfter}
 	j.roots = append(j.roots, p)
@@ -695,7 +697,7 @@ func (j *Judge) addReadyEvidence(ev domain.Evidence) {
 	}
 }
 
-func (j *Judge) addSide(r *Rule, phase domain.Phase, caps map[string]string, ev domain.Evidence) {
+func (j *Judge) addSide(r *Rule, phase domain.Phase, caps map[string]string, match string, ev domain.Evidence) {
 	id := r.FindingID()
 	if p, ok := j.side[id]; ok {
 		if len(p.evidence) < maxEvidencePerFinding {
@@ -704,7 +706,7 @@ func (j *Judge) addSide(r *Rule, phase domain.Phase, caps map[string]string, ev 
 		return
 	}
 	j.side[id] = &pending{rule: r, phase: phase, time: ev.Time, captures: caps, line: ev.Message,
-		evidence: []domain.Evidence{ev}}
+		match: match, evidence: []domain.Evidence{ev}}
 	j.sideOrder = append(j.sideOrder, id)
 }
 
@@ -716,7 +718,7 @@ func (j *Judge) Finding(id string, ev domain.Evidence) {
 	if len(j.external) < maxRoots {
 		j.external, j.externalID = append(j.external, ev), append(j.externalID, id)
 	}
-	j.addSide(j.set.findingRule(id), j.a.Phase, nil, ev)
+	j.addSide(j.set.findingRule(id), j.a.Phase, nil, "", ev)
 }
 
 // findingRule returns the first rule that sets finding id, or a bare rule.
@@ -985,7 +987,25 @@ func milestones(tl []domain.PhaseMark, phases ...domain.Phase) []domain.Evidence
 func finding(p *pending, note string) domain.Finding {
 	return domain.Finding{ID: p.rule.FindingID(), Rule: p.rule.ID, Severity: p.rule.Severity,
 		MessageID: p.rule.MessageID, Phase: p.phase, Time: p.time, Note: note, Captures: p.captures,
-		Evidence: p.evidence}
+		Match: p.match, Evidence: p.evidence}
+}
+
+// maxMatchText caps Finding.Match: a pattern with .* can match most of a
+// 16 KiB line, and the UI only needs enough to find and mark it.
+const maxMatchText = 1024
+
+// matchText is line[at:end], cut to maxMatchText on a rune boundary.
+func matchText(line string, at, end int) string {
+	if at < 0 || end > len(line) || at >= end {
+		return ""
+	}
+	if end-at > maxMatchText {
+		end = at + maxMatchText
+		for end > at && !utf8.RuneStart(line[end]) {
+			end--
+		}
+	}
+	return line[at:end]
 }
 
 func dedupeEvidence(in []domain.Evidence) []domain.Evidence {
@@ -1067,6 +1087,7 @@ func (j *Judge) Restore(a *domain.Attempt) {
 			// The decisive line as the rules saw it, cut around the match.
 			p.text = j.eng.Strip(f.Evidence[0].Message)
 			p.line = snippet(p.text, max(r.MatchAt(p.text), 0))
+			p.match = f.Match
 		}
 		for _, e := range f.Evidence {
 			cited[e.Cursor+"\x00"+e.Message] = true

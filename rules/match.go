@@ -254,8 +254,9 @@ func (s SeqState) get(id string) *ruleState {
 type Hit struct {
 	Rule     *Rule
 	Captures map[string]string
-	// At is the byte offset of the match in the line.
-	At int
+	// At and End are the byte offsets of the match in the line
+	// (line[At:End] is the matched text).
+	At, End int
 }
 
 // sourceLine matches Python source quoted in a traceback ("raise
@@ -517,7 +518,7 @@ func (r *Rule) matchLine(l *Line, env *LineEnv, c *matchCache) (Hit, bool) {
 			return Hit{}, false
 		}
 	}
-	return Hit{Rule: r, Captures: caps, At: m[0]}, true
+	return Hit{Rule: r, Captures: caps, At: m[0], End: m[1]}, true
 }
 
 // find is r.match.FindStringSubmatchIndex(line). When every match of the

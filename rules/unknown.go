@@ -49,8 +49,8 @@ func fingerprint(lines []domain.Evidence) string {
 func unknownNote(a *domain.Attempt, result string, lastErrors []domain.Evidence) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "The %s attempt failed in phase %s and no rule explains why.", orUnknown(a.Engine), a.Phase)
-	if a.ExitStatus != nil {
-		fmt.Fprintf(&b, " The main process exited with status %d.", *a.ExitStatus)
+	if d := a.ExitDescription(); d != "" {
+		fmt.Fprintf(&b, " The main process %s.", d)
 	}
 	if result != "" {
 		fmt.Fprintf(&b, " systemd result: %s.", result)

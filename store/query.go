@@ -285,7 +285,7 @@ func loadFindings(ctx context.Context, tx *sql.Tx, byID map[string]*domain.Attem
 		evidence = "'[]'"
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT attempt_id, finding_id, rule, severity, message_id, phase, time,
-		note, captures_json, `+evidence+` FROM findings WHERE attempt_id IN `+in+` ORDER BY attempt_id, seq`, ids...)
+		note, captures_json, `+evidence+`, matched FROM findings WHERE attempt_id IN `+in+` ORDER BY attempt_id, seq`, ids...)
 	if err != nil {
 		return err
 	}
@@ -296,7 +296,7 @@ func loadFindings(ctx context.Context, tx *sql.Tx, byID map[string]*domain.Attem
 			f                                                 domain.Finding
 		)
 		if err := rows.Scan(&attemptID, &f.ID, &f.Rule, &severity, &f.MessageID, &phase, &when,
-			&f.Note, &capJSON, &evJSON); err != nil {
+			&f.Note, &capJSON, &evJSON, &f.Match); err != nil {
 			return err
 		}
 		f.Severity, f.Phase = domain.Severity(severity), domain.Phase(phase)

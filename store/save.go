@@ -116,8 +116,8 @@ const (
 	deleteFindings = `DELETE FROM findings WHERE attempt_id = ?`
 	deleteEvidence = `DELETE FROM evidence WHERE attempt_id = ?`
 	insertFinding  = `INSERT INTO findings (attempt_id, seq, finding_id, rule, severity,
-			message_id, phase, time, time_us, note, captures_json, evidence_json)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			message_id, phase, time, time_us, note, captures_json, evidence_json, matched)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT(attempt_id, finding_id, rule) DO NOTHING`
 	insertLine = `INSERT INTO evidence (attempt_id, seq, kind, finding_id, time, time_us, cursor, message)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
@@ -213,7 +213,7 @@ func (s *saver) saveAttempt(ctx context.Context, a *domain.Attempt) error {
 		}
 		if _, err := s.finding.ExecContext(ctx,
 			a.ID, i, f.ID, f.Rule, string(f.Severity), f.MessageID, string(f.Phase),
-			timeText(f.Time), timeMicros(f.Time), f.Note, string(capJSON), string(evJSON)); err != nil {
+			timeText(f.Time), timeMicros(f.Time), f.Note, string(capJSON), string(evJSON), f.Match); err != nil {
 			return fmt.Errorf("finding %s: %w", f.ID, err)
 		}
 	}

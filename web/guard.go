@@ -9,10 +9,10 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
-// contentSecurityPolicy allows the UI's own stylesheet and the server-
-// rendered SVG charts and nothing else: no script at all (the pages need
-// none, so injected markup cannot run any), no framing, no plugins.
-const contentSecurityPolicy = "default-src 'none'; style-src 'self'; img-src 'self' data:; " +
+// contentSecurityPolicy allows the UI's own stylesheet and script and the
+// server-rendered SVG charts and nothing else: no inline script (so markup
+// injected through a log line cannot run any), no framing, no plugins.
+const contentSecurityPolicy = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; " +
 	"form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 
 // guard is the middleware every request goes through: security headers on

@@ -8,13 +8,14 @@ import (
 )
 
 // TestSecurityHeaders: every answer (pages, API, errors) carries the
-// security headers; the CSP allows no script.
+// security headers; the CSP allows the UI's own script file and no inline
+// script.
 func TestSecurityHeaders(t *testing.T) {
 	srv := newServer(t)
 	for _, path := range []string{"/", "/api/v1/attempts", "/nowhere", "/healthz", "/static/style.css"} {
 		_, _, h := get(t, srv, path)
 		csp := h.Get("Content-Security-Policy")
-		if !strings.Contains(csp, "default-src 'none'") || !strings.Contains(csp, "frame-ancestors 'none'") || strings.Contains(csp, "script-src") {
+		if !strings.Contains(csp, "default-src 'none'") || !strings.Contains(csp, "frame-ancestors 'none'") || !strings.Contains(csp, "script-src 'self';") || strings.Contains(csp, "unsafe") {
 			t.Errorf("%s: CSP %q", path, csp)
 		}
 		for k, want := range map[string]string{"X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY", "Referrer-Policy": "no-referrer"} {

@@ -138,8 +138,11 @@ type ladderRef struct {
 	URL string
 	// N is the attempt's rung; Rungs the ladder's length.
 	N, Rungs int
-	Note     string
-	Outcome  string
+	// Note is the rung's sentence (ladder.RungNote); Body is the same
+	// without its "rung N of ladder T: " head, for the attempt page,
+	// which says that itself.
+	Note, Body string
+	Outcome    string
 }
 
 // ladderData is what the ladder pages, and the attempt page's link, need.
@@ -306,7 +309,8 @@ func (s *server) attemptLadder(ctx context.Context, id string) *ladderData {
 }
 
 func refOf(l *ladder.Ladder, r *ladder.Rung) *ladderRef {
-	return &ladderRef{ID: l.ID, URL: ladderURL(l.ID), Target: l.Target, Host: l.Host, N: r.N, Rungs: len(l.Rungs), Note: r.Note, Outcome: r.Outcome()}
+	return &ladderRef{ID: l.ID, URL: ladderURL(l.ID), Target: l.Target, Host: l.Host, N: r.N, Rungs: len(l.Rungs), Note: r.Note,
+		Body: strings.TrimPrefix(r.Note, fmt.Sprintf("rung %d of ladder %s: ", r.N, l.Target)), Outcome: r.Outcome()}
 }
 
 // linkLadders fills the ladder link of each attempts-page row.
@@ -364,8 +368,9 @@ func (s *server) laddersPage(c *gin.Context) {
 		hosts[l.Host], targets[l.Target] = true, true
 	}
 	ld.Hosts, ld.Targets = withValue(sortedKeys(hosts), form.Host), withValue(sortedKeys(targets), form.Target)
-	since, err1 := parseFormTime(form.Since, s.opts.Location)
-	until, err2 := parseFormTime(form.Until, s.opts.Location)
+	zone := s.hostZone(c.Request.Context())
+	since, err1 := parseFormTime(form.Since, zone.Read)
+	until, err2 := parseFormTime(form.Until, zone.Read)
 	if err1 != nil || err2 != nil {
 		ld.Error = "Invalid time filter. Use the date picker or RFC 3339, e.g. 2026-10-01T21:40:00-07:00."
 		s.render(c, http.StatusBadRequest, "ladders", data)

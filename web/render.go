@@ -38,7 +38,8 @@ var funcs = template.FuncMap{
 	"findingClass": findingClass,
 	"shapeValue":   shapeValue,
 	"intp":         intPtrText,
-	"isEvidence":   isEvidence,
+	"firstErr":     firstErr,
+	"ago":          func(t time.Time) string { return ago(t, time.Now()) },
 	"selected":     func(a, b string) bool { return a == b },
 }
 
@@ -139,13 +140,45 @@ func intPtrText(p *int) string {
 	return fmt.Sprint(*p)
 }
 
-// isEvidence tells whether a context line is one of the attempt's evidence
-// lines, to highlight the decisive line among its neighbours.
-func isEvidence(a *domain.Attempt, e domain.Evidence) bool {
-	for _, x := range a.Evidence {
-		if x.Cursor == e.Cursor && x.Message == e.Message {
-			return true
+// firstErr is the index of the first error line of log (0 when none).
+func firstErr(log []logLine) int {
+	for i, l := range log {
+		if l.ErrN == 1 {
+			return i
 		}
 	}
-	return false
+	return 0
+}
+
+// ago is how long before now t was, in the largest whole unit: "3 days
+// ago", "in 5 min" for a future time, "" when t is unknown.
+func ago(t, now time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	d := now.Sub(t)
+	suffix := " ago"
+	if d < 0 {
+		d, suffix = -d, ""
+	}
+	var n int
+	var unit string
+	switch {
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		n, unit = int(d/time.Minute), "min"
+	case d < 48*time.Hour:
+		n, unit = int(d/time.Hour), "h"
+	case d < 60*24*time.Hour:
+		n, unit = int(d/(24*time.Hour)), "days"
+	case d < 2*365*24*time.Hour:
+		n, unit = int(d/(30*24*time.Hour)), "months"
+	default:
+		n, unit = int(d/(365*24*time.Hour)), "years"
+	}
+	if suffix == "" {
+		return fmt.Sprintf("in %d %s", n, unit)
+	}
+	return fmt.Sprintf("%d %s%s", n, unit, suffix)
 }

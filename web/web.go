@@ -94,6 +94,8 @@ type server struct {
 	laddersSeen    map[string]*domain.Attempt // brief attempts by ID, as of laddersVersion
 	laddersStamp   map[string]int64           // their updated_at
 	laddersMemo    ladder.Memo
+
+	zones hostZones // each host's offset, for the "host" time zone
 }
 
 // New returns the HTTP handler of the UI and API, with these routes:
@@ -230,13 +232,19 @@ type pageData struct {
 	Error   string
 
 	// attempt page
-	A *domain.Attempt
+	A        *domain.Attempt
+	Log      []logLine // evidence and context as one log (logview.go)
+	Decisive *logRow   // the row holding the verdict's match, cut around it
+	Errors   int       // lines of Log that look like errors
 
 	// ladder pages, and the attempt pages' link to their ladder
 	LD *ladderData
+
+	// Zone is the zone the page shows times in and reads since/until in.
+	Zone pageZone
 }
 
-type formValues struct{ Host, Unit, Engine, Verdict, Since, Until string }
+type formValues struct{ Host, Unit, Engine, Verdict, Since, Until, TZ string }
 
 type facets struct{ Hosts, Units, Engines, Verdicts []string }
 
@@ -262,10 +270,17 @@ func (s *server) render(c *gin.Context, status int, page string, data pageData) 
 func (s *server) listPage(c *gin.Context) {
 	form := formValues{
 		Host: c.Query("host"), Unit: c.Query("unit"), Engine: c.Query("engine"), Verdict: c.Query("verdict"),
-		Since: c.Query("since"), Until: c.Query("until"),
+		Since: c.Query("since"), Until: c.Query("until"), TZ: c.Query("tz"),
 	}
 	data := pageData{Title: s.opts.Title, Form: form, Limit: s.opts.PageLimit}
 	ctx := c.Request.Context()
+	zone, err := s.zone(c)
+	if err != nil {
+		data.Error = err.Error()
+		s.render(c, http.StatusBadRequest, "list", data)
+		return
+	}
+	data.Zone = zone
 	hosts, units, engines, verdicts, err := s.db.Facets(ctx)
 	if err != nil {
 		s.serverError(c, err, false)
@@ -283,10 +298,10 @@ func (s *server) listPage(c *gin.Context) {
 		f.Limit, data.Limit = n, n
 	}
 	var bad []string
-	if f.Since, err = parseFormTime(form.Since, s.opts.Location); err != nil {
+	if f.Since, err = parseFormTime(form.Since, zone.Read); err != nil {
 		bad = append(bad, "since: "+err.Error())
 	}
-	if f.Until, err = parseFormTime(form.Until, s.opts.Location); err != nil {
+	if f.Until, err = parseFormTime(form.Until, zone.Read); err != nil {
 		bad = append(bad, "until: "+err.Error())
 	}
 	if len(bad) > 0 {
@@ -300,6 +315,7 @@ func (s *server) listPage(c *gin.Context) {
 		return
 	}
 	for _, a := range attempts {
+		zone.localize(a)
 		data.Rows = append(data.Rows, listRow{A: a, Summary: a.Shape.Summary()})
 	}
 	data.Limited = len(attempts) == f.Limit
@@ -355,7 +371,18 @@ func (s *server) attemptPage(c *gin.Context) {
 	if title == "" {
 		title = a.ID
 	}
-	s.render(c, http.StatusOK, "attempt", pageData{Title: title, A: a, LD: s.attemptLadder(c.Request.Context(), a.ID)})
+	if a.Verdict != "" {
+		title += " · " + string(a.Verdict)
+	}
+	zone, err := s.zone(c)
+	if err != nil {
+		s.render(c, http.StatusBadRequest, "notfound", pageData{Title: "Bad time zone", Message: err.Error()})
+		return
+	}
+	zone.localize(a)
+	log := buildLogView(a)
+	s.render(c, http.StatusOK, "attempt", pageData{Title: title, A: a, Log: log, Decisive: decisiveRow(log),
+		Errors: numberErrors(log), LD: s.attemptLadder(c.Request.Context(), a.ID), Zone: zone})
 }
 
 func (s *server) apiList(c *gin.Context) {
