@@ -278,10 +278,30 @@ func (a *Attempt) FindingIDs() []string {
 	return out
 }
 
-// AttemptFilter selects attempts. Empty strings and zero times do not filter.
+// AttemptFilter selects attempts. Empty strings, empty lists and zero
+// times do not filter; the conditions that are set must all hold.
 type AttemptFilter struct {
 	// Host, Unit, Engine and Verdict match exactly.
 	Host, Unit, Engine, Verdict string
+	// Hosts, Units, Engines and Verdicts match any of their values (a
+	// repeated query parameter: verdict=a&verdict=b). A list and its
+	// singular field above must both hold when both are set.
+	Hosts, Units, Engines, Verdicts []string
+	// Findings keeps attempts where any of these findings fired (a verdict
+	// or a non-root finding id of the spec: crash_loop, ...).
+	Findings []string
+	// Failed keeps failed attempts only (Verdict.IsFailure: not running,
+	// ready or stopped), as `analyzer explain --failed` does.
+	Failed bool
+	// Group keeps the attempts of one failure group (FailureGroup.ID).
+	Group string
+	// Search keeps the attempts whose id, invocation id or container id
+	// equals it or starts with it (at least SearchMinLength characters
+	// for a prefix), or whose container name equals it.
+	Search string
+	// Cursor, when set, starts the page after (or, Backward, before) the
+	// attempt it names, in the list's order (PageAttempts).
+	Cursor *PageCursor
 	// Since keeps attempts started at or after it; Until keeps attempts
 	// started before it. Attempts with an unknown start time are left out
 	// when either is set.
