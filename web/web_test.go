@@ -250,7 +250,7 @@ func TestAPIList(t *testing.T) {
 	}
 	// An empty result is an empty list, not null.
 	_, body, _ = get(t, srv, "/api/v1/attempts?verdict=timeout")
-	mustContain(t, "empty", body, `{"attempts":[]}`)
+	mustContain(t, "empty", body, `{"attempts":[],"total":0}`)
 
 	for _, q := range []string{"since=2026-10-02", "until=yesterday", "limit=0", "limit=x"} {
 		code, body, _ := get(t, srv, "/api/v1/attempts?"+q)
