@@ -96,10 +96,30 @@ type failuresData struct {
 	GapDays int
 }
 
-// failureRow is one group as the page shows it.
+// failureRow is one group as the page shows it; AttemptsURL lists its
+// attempts that the page counted (the page's host, unit, engine and time
+// filters kept).
 type failureRow struct {
 	domain.FailureGroup
-	Hash, Text string
+	Hash, Text  string
+	AttemptsURL string
+}
+
+// groupAttemptsURL is the attempts page of group id narrowed as f is.
+func groupAttemptsURL(id string, f domain.AttemptFilter) string {
+	v := url.Values{"group": {id}}
+	for name, vals := range map[string][]string{"host": f.Hosts, "unit": f.Units, "engine": f.Engines} {
+		if len(vals) > 0 {
+			v[name] = vals
+		}
+	}
+	if !f.Since.IsZero() {
+		v.Set("since", f.Since.Format(time.RFC3339))
+	}
+	if !f.Until.IsZero() {
+		v.Set("until", f.Until.Format(time.RFC3339))
+	}
+	return "/?" + v.Encode()
 }
 
 // splitFingerprint cuts "hash masked-text" in two; a fingerprint of
@@ -181,7 +201,7 @@ func (s *server) failuresPage(c *gin.Context, unknown bool) {
 		d.Path, title = "/unknown", "Unknown failures"
 	}
 	for _, g := range gs {
-		r := failureRow{FailureGroup: g}
+		r := failureRow{FailureGroup: g, AttemptsURL: groupAttemptsURL(g.ID, f)}
 		r.Hash, r.Text = splitFingerprint(g.Fingerprint)
 		d.Rows = append(d.Rows, r)
 		d.Total += g.Count
