@@ -28,8 +28,8 @@ var multiParams = []string{"host", "unit", "engine", "verdict", "finding"}
 // paramError is a bad query parameter: its name, what is wrong, and the
 // values (or, for an unknown parameter, the parameters) that are allowed.
 type paramError struct {
-	Param   string   `json:"parameter"`
 	Msg     string   `json:"error"`
+	Param   string   `json:"parameter"`
 	Allowed []string `json:"allowed,omitempty"`
 }
 

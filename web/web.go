@@ -280,9 +280,8 @@ type facets struct{ Hosts, Units, Engines, Verdicts, Findings []string }
 // and the links to the first, previous and next pages ("" when there is
 // none).
 type pageNav struct {
-	From, To, Total        int
-	First, Prev, Next      string
-	Filtered, SearchNoHits bool
+	From, To, Total   int
+	First, Prev, Next string
 }
 
 type listRow struct {
