@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"slices"
 	"time"
 )
 
@@ -49,9 +48,6 @@ func FailureVerdicts() []string {
 	}
 	return out
 }
-
-// ValidVerdict reports whether v is a verdict of the spec.
-func ValidVerdict(v string) bool { return slices.Contains(Verdicts, Verdict(v)) }
 
 // SearchMinLength is the shortest prefix of an id, invocation id or
 // container id that AttemptFilter.Search matches; shorter text must match
