@@ -283,14 +283,39 @@ func (a *Attempt) FindingIDs() []string {
 	return out
 }
 
-// AttemptFilter selects attempts. Empty strings and zero times do not filter.
+// AttemptFilter selects attempts. Empty strings, empty lists and zero
+// times do not filter; the conditions that are set must all hold.
 type AttemptFilter struct {
 	// Host, Unit, Engine and Verdict match exactly.
 	Host, Unit, Engine, Verdict string
+	// Hosts, Units, Engines and Verdicts match any of their values (a
+	// repeated query parameter: verdict=a&verdict=b). A list and its
+	// singular field above must both hold when both are set.
+	Hosts, Units, Engines, Verdicts []string
+	// Findings keeps attempts where any of these findings fired (a verdict
+	// or a non-root finding id of the spec: crash_loop, ...).
+	Findings []string
+	// Failed keeps failed attempts only (Verdict.IsFailure: not running,
+	// ready or stopped), as `analyzer explain --failed` does.
+	Failed bool
+	// Group keeps the attempts of one failure group (FailureGroup.ID).
+	Group string
+	// Search keeps the attempts whose id, invocation id or container id
+	// equals it or starts with it (at least SearchMinLength characters
+	// for a prefix), or whose container name equals it.
+	Search string
+	// Cursor, when set, starts the page after (or, Backward, before) the
+	// attempt it names, in the list's order (PageAttempts).
+	Cursor *PageCursor
 	// Since keeps attempts started at or after it; Until keeps attempts
 	// started before it. Attempts with an unknown start time are left out
 	// when either is set.
 	Since, Until time.Time
+	// WallClock compares Since and Until with each attempt's start on its
+	// host's own clock (the offset the start was logged with): 00:00 is
+	// midnight on every host. Only the clock reading of Since and Until
+	// counts then, not their zone.
+	WallClock bool
 	// IDs, when not empty, keeps only these attempts.
 	IDs []string
 	// Limit caps the number of attempts returned; 0 or less means no cap.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,37 +15,170 @@ import (
 // Filter selects attempts for ListAttempts (see domain.AttemptFilter).
 type Filter = domain.AttemptFilter
 
+// querier is what filterWhere reads through: the database or a transaction.
+type querier interface {
+	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
+}
+
+// notFailures are the verdicts domain.Verdict.IsFailure calls no failure.
+var notFailures = []any{"", string(domain.VerdictRunning), string(domain.VerdictReady), string(domain.VerdictStopped)}
+
 // filterWhere returns the WHERE clause (with a leading space; "" for no
-// condition) and arguments selecting the attempts f matches, Limit aside.
-func filterWhere(f Filter) (string, []any) {
+// condition) and arguments selecting the attempts f matches, Limit and
+// Cursor aside. A Group is looked up through q (its id is a hash of the
+// verdict, rule and fingerprint it stands for).
+func filterWhere(ctx context.Context, q querier, f Filter) (string, []any, error) {
 	var where []string
 	var args []any
-	for _, c := range []struct{ col, val string }{
-		{"host", f.Host}, {"unit", f.Unit}, {"engine", f.Engine}, {"verdict", f.Verdict},
+	in := func(col string, vals []string) {
+		where = append(where, col+" IN (?"+strings.Repeat(",?", len(vals)-1)+")")
+		for _, v := range vals {
+			args = append(args, v)
+		}
+	}
+	for _, c := range []struct {
+		col  string
+		val  string
+		vals []string
+	}{
+		{"host", f.Host, f.Hosts}, {"unit", f.Unit, f.Units}, {"engine", f.Engine, f.Engines}, {"verdict", f.Verdict, f.Verdicts},
 	} {
 		if c.val != "" {
 			where = append(where, c.col+" = ?")
 			args = append(args, c.val)
 		}
+		if len(c.vals) > 0 {
+			in(c.col, c.vals)
+		}
 	}
+	if len(f.Findings) > 0 {
+		in("id IN (SELECT attempt_id FROM findings WHERE finding_id", f.Findings)
+		where[len(where)-1] += ")"
+	}
+	if f.Failed {
+		where = append(where, "verdict NOT IN (?"+strings.Repeat(",?", len(notFailures)-1)+")")
+		args = append(args, notFailures...)
+	}
+	// On the wall clock, offsets span -12:00 to +14:00: the instant bound
+	// (indexed) is widened by that, the text of the start (stored with its
+	// host's offset) decides.
+	const wallSlack = 14 * time.Hour
 	if !f.Since.IsZero() {
+		since := f.Since
+		if f.WallClock {
+			since = since.Add(-wallSlack)
+			where = append(where, "substr(started_at_text, 1, 19) >= ?")
+			args = append(args, f.Since.Format(wallLayout))
+		}
 		where = append(where, "started_at >= ?")
-		args = append(args, f.Since.UnixMicro())
+		args = append(args, since.UnixMicro())
 	}
 	if !f.Until.IsZero() {
+		until := f.Until
+		if f.WallClock {
+			until = until.Add(wallSlack)
+			where = append(where, "substr(started_at_text, 1, 19) < ?")
+			args = append(args, f.Until.Format(wallLayout))
+		}
 		where = append(where, "started_at < ?")
-		args = append(args, f.Until.UnixMicro())
+		args = append(args, until.UnixMicro())
 	}
 	if len(f.IDs) > 0 {
-		where = append(where, "id IN (?"+strings.Repeat(",?", len(f.IDs)-1)+")")
-		for _, id := range f.IDs {
-			args = append(args, id)
+		in("id", f.IDs)
+	}
+	if f.Search != "" {
+		w, a := searchWhere(f.Search)
+		where = append(where, w)
+		args = append(args, a...)
+	}
+	if f.Group != "" {
+		v, rule, fp, ok, err := resolveGroup(ctx, q, f.Group)
+		if err != nil {
+			return "", nil, err
+		}
+		if !ok {
+			where = append(where, "0")
+		} else {
+			where = append(where, "verdict = ? AND rule = ? AND fingerprint = ?")
+			args = append(args, v, rule, fp)
 		}
 	}
 	if len(where) == 0 {
-		return "", nil
+		return "", nil, nil
 	}
-	return " WHERE " + strings.Join(where, " AND "), args
+	return " WHERE " + strings.Join(where, " AND "), args, nil
+}
+
+// searchWhere matches an attempt id, invocation id, container id or
+// container name equal to s, and, for s of domain.SearchMinLength
+// characters or more, an id, invocation id or container id starting with s
+// (the short ids `analyzer explain` and `podman ps` print). Prefixes are
+// matched as ranges so the indexes serve them.
+func searchWhere(s string) (string, []any) {
+	var or []string
+	var args []any
+	for _, col := range []string{"id", "invocation_id", "container_id", "container"} {
+		or = append(or, col+" = ?")
+		args = append(args, s)
+	}
+	if len(s) >= domain.SearchMinLength {
+		for _, col := range []string{"id", "invocation_id", "container_id"} {
+			or = append(or, "("+col+" >= ? AND "+col+" < ?)")
+			args = append(args, s, s+"\xff")
+		}
+	}
+	return "(" + strings.Join(or, " OR ") + ")", args
+}
+
+// resolveGroup finds the verdict, rule and fingerprint whose
+// domain.GroupID is id among the stored failed attempts.
+func resolveGroup(ctx context.Context, q querier, id string) (verdict, rule, fp string, ok bool, err error) {
+	rows, err := q.QueryContext(ctx, `SELECT DISTINCT verdict, rule, fingerprint FROM attempts
+		WHERE verdict NOT IN (?`+strings.Repeat(",?", len(notFailures)-1)+`)`, notFailures...)
+	if err != nil {
+		return "", "", "", false, fmt.Errorf("failure group %s: %w", id, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := rows.Scan(&verdict, &rule, &fp); err != nil {
+			return "", "", "", false, fmt.Errorf("failure group %s: %w", id, err)
+		}
+		if domain.GroupID(domain.Verdict(verdict), rule, fp) == id {
+			return verdict, rule, fp, true, nil
+		}
+	}
+	return "", "", "", false, rows.Err()
+}
+
+// orderDesc is the order of every attempts list: newest start first,
+// unknown starts (NULL, which SQLite sorts lowest) last, ties by id.
+const orderDesc = " ORDER BY started_at DESC, id DESC"
+
+// orderAsc is orderDesc reversed, for the page before a cursor.
+const orderAsc = " ORDER BY started_at ASC, id ASC"
+
+// afterKey returns the condition selecting the attempts that come after c
+// in orderDesc; beforeKey those that come before it.
+func afterKey(c *domain.PageCursor) (string, []any) {
+	if c.StartedAt == nil {
+		return "(started_at IS NULL AND id < ?)", []any{c.ID}
+	}
+	return "(started_at < ? OR (started_at = ? AND id < ?) OR started_at IS NULL)", []any{*c.StartedAt, *c.StartedAt, c.ID}
+}
+
+func beforeKey(c *domain.PageCursor) (string, []any) {
+	if c.StartedAt == nil {
+		return "(started_at IS NOT NULL OR id > ?)", []any{c.ID}
+	}
+	return "(started_at > ? OR (started_at = ? AND id > ?))", []any{*c.StartedAt, *c.StartedAt, c.ID}
+}
+
+// and appends cond to a WHERE clause made by filterWhere.
+func and(where, cond string) string {
+	if where == "" {
+		return " WHERE " + cond
+	}
+	return where + " AND " + cond
 }
 
 const attemptColumns = `id, host, unit, invocation_id, container, container_id, engine, engine_version,
@@ -54,19 +188,121 @@ const attemptColumns = `id, host, unit, invocation_id, container, container_id, 
 
 // ListAttempts returns the attempts matching f, newest start first (ties
 // broken by id, attempts with an unknown start last), each with its
-// findings, evidence, context and timeline.
+// findings, evidence, context and timeline. f.Cursor starts the list after
+// (or, Backward, ends it before) the attempt it names; f.Limit caps it.
 func (d *DB) ListAttempts(ctx context.Context, f Filter) ([]*domain.Attempt, error) {
-	where, args := filterWhere(f)
-	q := "SELECT " + attemptColumns + " FROM attempts" + where + " ORDER BY started_at DESC, id DESC"
-	if f.Limit > 0 {
-		q += " LIMIT ?"
-		args = append(args, f.Limit)
+	tx, err := d.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("store: list attempts: %w", err)
 	}
-	out, err := d.listFull(ctx, f.Brief, q, args...)
+	defer tx.Rollback() //nolint:errcheck // read-only
+	where, args, err := filterWhere(ctx, tx, f)
+	if err != nil {
+		return nil, fmt.Errorf("store: list attempts: %w", err)
+	}
+	out, err := listPage(ctx, tx, f, where, args)
 	if err != nil {
 		return nil, fmt.Errorf("store: list attempts: %w", err)
 	}
 	return out, nil
+}
+
+// listPage reads the attempts of where (from filterWhere) in orderDesc,
+// from f.Cursor on, at most f.Limit, with their child rows.
+func listPage(ctx context.Context, tx *sql.Tx, f Filter, where string, args []any) ([]*domain.Attempt, error) {
+	order := orderDesc
+	if c := f.Cursor; c != nil {
+		cond, cargs := afterKey(c)
+		if c.Backward {
+			cond, cargs = beforeKey(c)
+			order = orderAsc
+		}
+		where = and(where, cond)
+		args = append(append([]any(nil), args...), cargs...)
+	}
+	q := "SELECT " + attemptColumns + " FROM attempts" + where + order
+	if f.Limit > 0 {
+		q += " LIMIT ?"
+		args = append(args, f.Limit)
+	}
+	out, err := queryAttempts(ctx, tx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	if order == orderAsc {
+		slices.Reverse(out)
+	}
+	if err := loadChildren(ctx, tx, out, f.Brief); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// PageAttempts returns one page of the attempts matching f, in
+// ListAttempts' order: at most f.Limit attempts (0: all) after f.Cursor
+// (before it when Backward), the total that match on all pages, how many
+// come before the page, and the cursors of the next and previous pages.
+// Everything is read from one snapshot.
+func (d *DB) PageAttempts(ctx context.Context, f Filter) (domain.AttemptPage, error) {
+	var p domain.AttemptPage
+	tx, err := d.db.BeginTx(ctx, nil)
+	if err != nil {
+		return p, fmt.Errorf("store: page attempts: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // read-only
+	where, args, err := filterWhere(ctx, tx, f)
+	if err != nil {
+		return p, fmt.Errorf("store: page attempts: %w", err)
+	}
+	count := func(cond string, cargs []any) (int, error) {
+		w, a := where, args
+		if cond != "" {
+			w, a = and(where, cond), append(append([]any(nil), args...), cargs...)
+		}
+		var n int
+		err := tx.QueryRowContext(ctx, "SELECT count(*) FROM attempts"+w, a...).Scan(&n)
+		return n, err
+	}
+	if p.Total, err = count("", nil); err != nil {
+		return p, fmt.Errorf("store: page attempts: count: %w", err)
+	}
+	if p.Attempts, err = listPage(ctx, tx, f, where, args); err != nil {
+		return p, fmt.Errorf("store: page attempts: %w", err)
+	}
+	// Before: the attempts ahead of the page's first; for an empty page,
+	// those ahead of where it would start.
+	switch {
+	case len(p.Attempts) > 0:
+		cond, cargs := beforeKey(domain.CursorOf(p.Attempts[0]))
+		p.Before, err = count(cond, cargs)
+	case f.Cursor != nil && !f.Cursor.Backward:
+		cond, cargs := afterKey(f.Cursor)
+		var after int
+		after, err = count(cond, cargs)
+		p.Before = p.Total - after
+	}
+	if err != nil {
+		return p, fmt.Errorf("store: page attempts: count: %w", err)
+	}
+	if n := len(p.Attempts); n > 0 {
+		if p.Before > 0 {
+			p.Prev = domain.CursorOf(p.Attempts[0])
+			p.Prev.Backward = true
+		}
+		if p.Before+n < p.Total {
+			p.Next = domain.CursorOf(p.Attempts[n-1])
+		}
+	} else if f.Cursor != nil && p.Total > 0 {
+		// Past either end: offer the way back.
+		c := *f.Cursor
+		c.Backward = !c.Backward
+		if c.Backward {
+			p.Prev = &c
+		} else {
+			p.Next = &c
+		}
+	}
+	return p, nil
 }
 
 // OpenAttempts returns the journal attempts (those with a unit invocation)
@@ -278,6 +514,9 @@ func loadChildren(ctx context.Context, tx *sql.Tx, attempts []*domain.Attempt, b
 	}
 	return nil
 }
+
+// wallLayout is the wall-clock prefix of a stored RFC 3339 time.
+const wallLayout = "2006-01-02T15:04:05"
 
 func loadFindings(ctx context.Context, tx *sql.Tx, byID map[string]*domain.Attempt, in string, ids []any, brief bool) error {
 	evidence := "evidence_json"

@@ -10,70 +10,78 @@ import (
 )
 
 // UnknownExamples bounds the example attempt ids of an UnknownGroup.
-const UnknownExamples = 5
+const UnknownExamples = domain.GroupExamples
 
-// UnknownGroup is the attempts with verdict unknown_failure that share a
-// fingerprint (domain.Attempt.Fingerprint: "hash masked-text"; "" when the
-// attempt had no error-looking line).
-type UnknownGroup struct {
-	Fingerprint string
-	Count       int
-	// FirstSeen and LastSeen are the earliest and latest start (the end
-	// when the start is unknown) of the group's attempts, with the offset
-	// of their source; zero when none is known.
-	FirstSeen, LastSeen time.Time
-	// AttemptIDs are up to UnknownExamples ids, newest first; the first is
-	// the newest attempt of the group.
-	AttemptIDs []string
-	// Hosts and Units are the distinct hosts and units, sorted.
-	Hosts, Units []string
-}
+// UnknownGroup is a failure group of verdict unknown_failure (kept for the
+// callers of UnknownGroups).
+type UnknownGroup = domain.FailureGroup
 
 // UnknownGroups groups the attempts with verdict unknown_failure that f
-// matches (f.Verdict is ignored) by fingerprint, most attempts first (ties:
-// most recently seen first, then fingerprint). f.Limit > 0 keeps that many
-// groups; counts, first and last seen cover only the matching attempts.
+// matches (f.Verdict and f.Verdicts are ignored) by rule and fingerprint;
+// see FailureGroups.
 func (d *DB) UnknownGroups(ctx context.Context, f Filter) ([]UnknownGroup, error) {
+	f.Verdict, f.Verdicts = string(domain.VerdictUnknownFailure), nil
+	return d.FailureGroups(ctx, f)
+}
+
+// FailureGroups groups the failed attempts (domain.Verdict.IsFailure) that
+// f matches by verdict, rule and fingerprint, most attempts first (ties:
+// most recently seen first, then group id). f.Limit > 0 keeps that many
+// groups; counts, first and last seen and regressions cover only the
+// matching attempts; f.Cursor is ignored.
+func (d *DB) FailureGroups(ctx context.Context, f Filter) ([]domain.FailureGroup, error) {
 	limit := f.Limit
-	f.Verdict, f.Limit = string(domain.VerdictUnknownFailure), 0
-	where, args := filterWhere(f)
+	f.Failed, f.Limit, f.Cursor = true, 0, nil
+	tx, err := d.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("store: failure groups: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // read-only
+	where, args, err := filterWhere(ctx, tx, f)
+	if err != nil {
+		return nil, fmt.Errorf("store: failure groups: %w", err)
+	}
 	// Newest first, so the first id seen per group is its newest attempt.
-	rows, err := d.db.QueryContext(ctx, `SELECT fingerprint, id, host, unit, started_at_text, ended_at_text
+	rows, err := tx.QueryContext(ctx, `SELECT verdict, rule, fingerprint, id, host, unit, started_at_text, ended_at_text
 		FROM attempts`+where+` ORDER BY COALESCE(started_at, ended_at) DESC, id DESC`, args...)
 	if err != nil {
-		return nil, fmt.Errorf("store: unknown groups: %w", err)
+		return nil, fmt.Errorf("store: failure groups: %w", err)
 	}
 	defer rows.Close()
 	type acc struct {
-		g            *UnknownGroup
+		g            *domain.FailureGroup
 		hosts, units map[string]bool
+		times        []time.Time // newest first
 	}
-	byFP := map[string]*acc{}
+	byID := map[string]*acc{}
 	var order []*acc
 	for rows.Next() {
-		var fp, id, host, unit, started, ended string
-		if err := rows.Scan(&fp, &id, &host, &unit, &started, &ended); err != nil {
-			return nil, fmt.Errorf("store: unknown groups: %w", err)
+		var verdict, rule, fp, id, host, unit, started, ended string
+		if err := rows.Scan(&verdict, &rule, &fp, &id, &host, &unit, &started, &ended); err != nil {
+			return nil, fmt.Errorf("store: failure groups: %w", err)
 		}
 		when, err := parseTimeText(started)
 		if err == nil && when.IsZero() {
 			when, err = parseTimeText(ended)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("store: unknown groups: attempt %s: %w", id, err)
+			return nil, fmt.Errorf("store: failure groups: attempt %s: %w", id, err)
 		}
-		a := byFP[fp]
+		gid := domain.GroupID(domain.Verdict(verdict), rule, fp)
+		a := byID[gid]
 		if a == nil {
-			a = &acc{g: &UnknownGroup{Fingerprint: fp}, hosts: map[string]bool{}, units: map[string]bool{}}
-			byFP[fp] = a
+			a = &acc{g: &domain.FailureGroup{ID: gid, Verdict: domain.Verdict(verdict), Rule: rule, Fingerprint: fp},
+				hosts: map[string]bool{}, units: map[string]bool{}}
+			byID[gid] = a
 			order = append(order, a)
 		}
 		g := a.g
 		g.Count++
-		if len(g.AttemptIDs) < UnknownExamples {
+		if len(g.AttemptIDs) < domain.GroupExamples {
 			g.AttemptIDs = append(g.AttemptIDs, id)
 		}
 		if !when.IsZero() {
+			a.times = append(a.times, when)
 			if g.LastSeen.IsZero() || when.After(g.LastSeen) {
 				g.LastSeen = when
 			}
@@ -91,12 +99,13 @@ func (d *DB) UnknownGroups(ctx context.Context, f Filter) ([]UnknownGroup, error
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: unknown groups: %w", err)
+		return nil, fmt.Errorf("store: failure groups: %w", err)
 	}
-	out := make([]UnknownGroup, 0, len(order))
+	out := make([]domain.FailureGroup, 0, len(order))
 	for _, a := range order {
 		sort.Strings(a.g.Hosts)
 		sort.Strings(a.g.Units)
+		regressions(a.g, a.times)
 		out = append(out, *a.g)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
@@ -106,10 +115,23 @@ func (d *DB) UnknownGroups(ctx context.Context, f Filter) ([]UnknownGroup, error
 		if !out[i].LastSeen.Equal(out[j].LastSeen) {
 			return out[i].LastSeen.After(out[j].LastSeen)
 		}
-		return out[i].Fingerprint < out[j].Fingerprint
+		return out[i].ID < out[j].ID
 	})
 	if limit > 0 && len(out) > limit {
 		out = out[:limit]
 	}
 	return out, nil
+}
+
+// regressions sets g's Regressions, CameBackAt and CameBackAfter from the
+// times of its attempts: a gap of more than domain.RegressionGap between
+// two consecutive attempts is a regression.
+func regressions(g *domain.FailureGroup, times []time.Time) {
+	sort.Slice(times, func(i, j int) bool { return times[i].Before(times[j]) })
+	for i := 1; i < len(times); i++ {
+		if gap := times[i].Sub(times[i-1]); gap > domain.RegressionGap {
+			g.Regressions++
+			g.CameBackAt, g.CameBackAfter = times[i], gap
+		}
+	}
 }

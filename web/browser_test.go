@@ -14,6 +14,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/store"
+	"github.com/llmfleet/analyzer/store/storetest"
 )
 
 // chromiumPath is where Debian's chromium package puts the browser.
@@ -173,8 +175,8 @@ func TestBrowserAttemptToLadder(t *testing.T) {
 	if err != nil || len(xss) != 1 {
 		t.Fatalf("xss attempt: %v", err)
 	}
-	do("xss attempt", chromedp.Navigate(srv.URL+attemptURL(xss[0].ID)), chromedp.WaitVisible(chromedp.CSS(".log .msg")))
-	if s := eval(`document.querySelector(".log .msg").textContent`); s != xssLine {
+	do("xss attempt", chromedp.Navigate(srv.URL+attemptURL(xss[0].ID)), chromedp.WaitVisible(chromedp.CSS("#log .entry.hit .msg")))
+	if s := eval(`document.querySelector("#log .entry.hit .msg").textContent`); s != xssLine {
 		t.Errorf("evidence text %q, want %q", s, xssLine)
 	}
 	if n := evalInt(`document.querySelectorAll("script:not([src='/static/page.js'])").length`); n != 0 {
@@ -286,4 +288,115 @@ func (b *browser) do(what string, steps ...chromedp.Action[chromedp.Void]) {
 	if err := chromedp.Do(b.ctx, steps...); err != nil {
 		b.t.Fatalf("%s: %v", what, err)
 	}
+}
+
+// TestBrowserPagingAndFailures drives headless Chromium through the
+// attempts list of 3,000 attempts by its Next links to the last attempt,
+// and through the failure groups of the replayed fixtures to the night
+// fixture's OOM-at-graph-capture group and one of its attempts.
+func TestBrowserPagingAndFailures(t *testing.T) {
+	ctx, _ := startChromium(t, 1440, 1000)
+	b := &browser{t: t, ctx: ctx, out: artifactsDir(t)}
+	shot, eval, do := b.shot, b.eval, b.do
+	click := func(sel string) {
+		t.Helper()
+		if _, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(sel))); err != nil {
+			t.Fatalf("click %s: %v", sel, err)
+		}
+	}
+
+	// 1. Paging: 3,000 attempts, 200 a page, Next to the end.
+	many := storetest.Many(3000)
+	pages := httptest.NewServer(New(manyReader(t, many), Options{Location: time.UTC}))
+	t.Cleanup(pages.Close)
+	do("open the attempts list", chromedp.Navigate(pages.URL+"/"), chromedp.WaitVisible(chromedp.CSS("nav.pager")))
+	if s := eval(`document.querySelector("p.count").innerText`); s != "1–200 of 3000 attempts, newest first" {
+		t.Errorf("first page count %q", s)
+	}
+	shot("paging-1-first.png")
+	n := 1
+	for ; n < 20 && eval(`String(!!document.querySelector("nav.pager a.next"))`) == "true"; n++ {
+		click("nav.pager a.next")
+		do("next page", chromedp.WaitVisible(chromedp.CSS("table.attempts")))
+	}
+	if n != 15 {
+		t.Errorf("reached the end after %d pages, want 15", n)
+	}
+	if s := eval(`document.querySelector("p.count").innerText`); s != "2801–3000 of 3000 attempts, newest first" {
+		t.Errorf("last page count %q", s)
+	}
+	// The last row is the oldest attempt of unknown start: Many's last.
+	last := manyOrder(many)[2999]
+	if href := eval(`Array.from(document.querySelectorAll("table.attempts tbody tr")).pop().querySelector("a").getAttribute("href")`); href != attemptURL(last) {
+		t.Errorf("last row links to %q, want %q", href, attemptURL(last))
+	}
+	shot("paging-2-last.png")
+	click("nav.pager a.prev")
+	do("previous page", chromedp.WaitVisible(chromedp.CSS("nav.pager")))
+	if s := eval(`document.querySelector("p.count").innerText`); s != "2601–2800 of 3000 attempts, newest first" {
+		t.Errorf("previous page count %q", s)
+	}
+
+	// 2. Failure groups of the replayed fixtures.
+	db := replayFixtures(t, t.TempDir())
+	srv := httptest.NewServer(New(db, Options{Location: time.UTC}))
+	t.Cleanup(srv.Close)
+	gid := domain.GroupID(domain.VerdictOOMGraphCapture, "common.oom_graph_capture", "")
+	row := "#group-" + gid
+	do("failures page", chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`a.nav[href="/failures"]`)))
+	click(`a.nav[href="/failures"]`)
+	do("failures page", chromedp.WaitVisible(chromedp.CSS(row)))
+	// Both fixtures: 6 on the night's dankserver, 1 on dankclaw.
+	if s := eval(`document.querySelector("` + row + `").innerText`); !strings.Contains(s, "oom_graph_capture") ||
+		!strings.Contains(s, "common.oom_graph_capture") || !strings.Contains(s, "dankclaw, dankserver") {
+		t.Errorf("OOM group row %q", s)
+	}
+	if s := eval(`document.querySelector("` + row + ` a.count").innerText`); s != "7" {
+		t.Errorf("OOM group count %q, want 7", s)
+	}
+	if w, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`)); err != nil || w > 1440 {
+		t.Errorf("failures page is %d px wide in a 1440 px window (%v)", w, err)
+	}
+	shot("failures-1-all.png")
+	// The night fixture's host alone: its 6 OOMs at graph capture.
+	click(row + ` a[href="/failures?host=dankserver"]`)
+	do("dankserver failures", chromedp.WaitVisible(chromedp.CSS(row)))
+	if s := eval(`document.querySelector("` + row + ` a.count").innerText`); s != "6" {
+		t.Errorf("night OOM group count %q, want 6", s)
+	}
+	if s := eval(`document.querySelector("` + row + `").innerText`); strings.Contains(s, "dankclaw") || !strings.Contains(s, "frank-primary") {
+		t.Errorf("night OOM group row %q", s)
+	}
+	shot("failures-2-night.png")
+	// Its attempts, one of them, and back to the group from the attempt.
+	click(row + " a.count")
+	do("group attempts", chromedp.WaitVisible(chromedp.CSS("table.attempts")))
+	if s := eval(`document.querySelector("p.count").innerText`); !strings.HasPrefix(s, "6 attempts, newest first · failure group "+gid) {
+		t.Errorf("group list count %q", s)
+	}
+	click("table.attempts tbody tr a")
+	do("attempt", chromedp.WaitVisible(chromedp.CSS("p.group-link")))
+	if s := eval(`document.querySelector("p.group-link").innerText`); !strings.HasPrefix(s, "Failure group "+gid+": seen 7 times since ") {
+		t.Errorf("group link %q", s)
+	}
+	shot("failures-3-attempt.png")
+	// /unknown is the unknown_failure view of the same page.
+	do("unknown page", chromedp.Navigate(srv.URL+"/unknown"), chromedp.WaitVisible(chromedp.CSS("h1")))
+	if s := eval(`document.querySelector("h1").innerText`); s != "Unknown failures" {
+		t.Errorf("/unknown h1 %q", s)
+	}
+}
+
+// manyReader is a SQLite file holding as.
+func manyReader(t *testing.T, as []*domain.Attempt) *store.DB {
+	t.Helper()
+	db, err := store.Open(filepath.Join(t.TempDir(), "many.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.SaveAttempts(context.Background(), as, nil); err != nil {
+		t.Fatal(err)
+	}
+	return db
 }

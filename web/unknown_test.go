@@ -42,7 +42,7 @@ func TestUnknownAPI(t *testing.T) {
 	if code != http.StatusOK {
 		t.Fatalf("GET /api/v1/unknown: %d %s", code, body)
 	}
-	var out struct{ Groups []unknownGroupJSON }
+	var out struct{ Groups []failureGroupJSON }
 	if err := json.Unmarshal([]byte(body), &out); err != nil {
 		t.Fatal(err)
 	}
@@ -94,12 +94,12 @@ func TestUnknownPage(t *testing.T) {
 	}
 	mustContain(t, "/unknown", body,
 		"2 groups, 3 attempts",
-		`<td class="num">2</td>`, `<td class="num">1</td>`,
+		`title="list the attempts of this group">2</a></td>`, `title="list the attempts of this group">1</a></td>`,
 		// Fingerprints hold masked text and log markup: shown as text.
 		"error: unexpected token &lt;*&gt; in chat template &lt;*&gt;",
 		"RuntimeError: &lt;script&gt;alert(1)&lt;/script&gt; at &lt;path&gt;",
 		"2026-10-01 22:00:00 -07:00", "2026-10-02 22:00:00 -07:00", // first and last seen of the larger group
-		`<a href="/unknown?host=dankserver" title="only this host's unknown failures">dankserver</a>, <a href="/unknown?host=rackbox"`,
+		`<a href="/unknown?host=dankserver" title="only this host's failures">dankserver</a>, <a href="/unknown?host=rackbox"`,
 		`href="/attempts/rackbox%2Ffrank-draft.service%2F2"`, // its newest attempt
 		`href="/attempts/dankserver%2Ffrank-other.service%2F3"`,
 	)

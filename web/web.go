@@ -36,6 +36,12 @@ var staticFS embed.FS
 // AttemptReader is what the UI needs from storage (*store.DB has it).
 type AttemptReader interface {
 	ListAttempts(ctx context.Context, f domain.AttemptFilter) ([]*domain.Attempt, error)
+	// PageAttempts returns one page of a list with its total and the
+	// cursors of the pages around it.
+	PageAttempts(ctx context.Context, f domain.AttemptFilter) (domain.AttemptPage, error)
+	// FailureGroups groups the failed attempts f matches by verdict, rule
+	// and fingerprint.
+	FailureGroups(ctx context.Context, f domain.AttemptFilter) ([]domain.FailureGroup, error)
 	GetAttempt(ctx context.Context, id string) (*domain.Attempt, error)
 	Facets(ctx context.Context) (hosts, units, engines, verdicts []string, err error)
 	Ping(ctx context.Context) error
@@ -94,18 +100,35 @@ type server struct {
 	laddersSeen    map[string]*domain.Attempt // brief attempts by ID, as of laddersVersion
 	laddersStamp   map[string]int64           // their updated_at
 	laddersMemo    ladder.Memo
-
-	zones hostZones // each host's offset, for the "host" time zone
 }
 
 // New returns the HTTP handler of the UI and API, with these routes:
 //
-//	GET /                     attempts page (filters: host, unit, engine, verdict, since, until, limit)
-//	GET /attempts/:id         one attempt (404 page when unknown)
-//	GET /api/v1/attempts      {"attempts": [AttemptJSON...]}, same filters, since/until RFC 3339
-//	GET /api/v1/attempts/:id  AttemptJSON + findings_detail, timeline, context
+//	GET /                     attempts page, newest first, PageLimit rows a page with the total and
+//	                          previous/next links; filters below; a q that finds one attempt opens it
+//	GET /attempts/:id         one attempt, with its failure group ("seen 7 times since ..."); an id
+//	                          that is no attempt's is searched as q (one match: redirect to it;
+//	                          several: the list), else the 404 page
+//	GET /api/v1/attempts      {"attempts": [AttemptJSON...], "total": N, "next": CURSOR, "prev": CURSOR}
+//	                          (next/prev absent on the last/first page); since/until RFC 3339
+//	GET /api/v1/attempts/:id  AttemptJSON + findings_detail, timeline, context, group; an id that is no
+//	                          attempt's is searched as q (one match: that attempt)
+//	GET /failures             failure groups (see registerFailures); /unknown is its unknown_failure view
+//	GET /api/v1/failures      {"groups": [failureGroupJSON...], ...}
 //	GET /healthz              "ok" (503 when the database does not answer)
 //	GET /static/*             embedded CSS
+//
+// List filters (GET / and GET /api/v1/attempts; listParams): host, unit,
+// engine, verdict and finding may repeat and then mean any of the values;
+// failed=1 keeps failed attempts (as `analyzer explain --failed`); group=ID
+// the attempts of one failure group; q= an attempt id, invocation id or
+// container id (whole, or a prefix of 8 or more characters) or a container
+// name; since, until; limit (default PageLimit / APILimit, at most
+// MaxAPILimit); cursor= the next or prev value of a previous answer. An
+// unknown parameter, a repeated single one, or a verdict, finding or
+// engine that is not one of the spec's (engines: also those stored) is a
+// 400 naming the allowed parameters or values: a JSON error for the API
+// ({"error", "parameter", "allowed"}), an error on the page for the UI.
 //
 // Attempt ids may contain '/': links escape it as %2F and routing matches
 // the escaped path. New switches gin to release mode (a process-wide
@@ -156,7 +179,7 @@ func New(db AttemptReader, opts Options) *gin.Engine {
 	r.GET("/healthz", s.healthz)
 	r.GET("/-/ready", s.healthz)
 	s.registerLadders(r)
-	s.registerUnknown(r)
+	s.registerFailures(r)
 	mountRoutes(r, opts.Routes)
 	r.NoRoute(s.notFound)
 	return r
@@ -224,18 +247,22 @@ type pageData struct {
 	Message  string // notfound / error pages
 
 	// attempts page
-	Form    formValues
-	Facets  facets
-	Rows    []listRow
-	Limit   int
-	Limited bool
-	Error   string
+	Form   formValues
+	Facets facets
+	Rows   []listRow
+	Limit  int
+	Error  string
+	Nav    *pageNav
 
-	// attempt page
+	// attempt page; Group is the attempt's failure group, nil for none
 	A        *domain.Attempt
+	Group    *domain.FailureGroup
 	Log      []logLine // evidence and context as one log (logview.go)
 	Decisive *logRow   // the row holding the verdict's match, cut around it
 	Errors   int       // lines of Log that look like errors
+
+	// failures page
+	Failures *failuresData
 
 	// ladder pages, and the attempt pages' link to their ladder
 	LD *ladderData
@@ -244,9 +271,24 @@ type pageData struct {
 	Zone pageZone
 }
 
-type formValues struct{ Host, Unit, Engine, Verdict, Since, Until, TZ string }
+// formValues are the list page's filter inputs as the request gave them.
+type formValues struct {
+	Hosts, Units, Engines, Verdicts, Findings []string
+	Failed                                    bool
+	Since, Until, Q, Group, TZ                string
+	// Limit is the limit parameter when given, kept in the page links.
+	Limit string
+}
 
-type facets struct{ Hosts, Units, Engines, Verdicts []string }
+type facets struct{ Hosts, Units, Engines, Verdicts, Findings []string }
+
+// pageNav is the paging of the attempts page: rows From to To of Total,
+// and the links to the first, previous and next pages ("" when there is
+// none).
+type pageNav struct {
+	From, To, Total   int
+	First, Prev, Next string
+}
 
 type listRow struct {
 	A       *domain.Attempt
@@ -268,9 +310,11 @@ func (s *server) render(c *gin.Context, status int, page string, data pageData) 
 }
 
 func (s *server) listPage(c *gin.Context) {
+	q := c.Request.URL.Query()
 	form := formValues{
-		Host: c.Query("host"), Unit: c.Query("unit"), Engine: c.Query("engine"), Verdict: c.Query("verdict"),
-		Since: c.Query("since"), Until: c.Query("until"), TZ: c.Query("tz"),
+		Hosts: q["host"], Units: q["unit"], Engines: q["engine"], Verdicts: q["verdict"], Findings: q["finding"],
+		Since: q.Get("since"), Until: q.Get("until"), Q: q.Get("q"), Group: q.Get("group"), Limit: q.Get("limit"),
+		TZ: q.Get("tz"),
 	}
 	data := pageData{Title: s.opts.Title, Form: form, Limit: s.opts.PageLimit}
 	ctx := c.Request.Context()
@@ -289,38 +333,85 @@ func (s *server) listPage(c *gin.Context) {
 	// Keep a value the user filtered on selectable even if no attempt has
 	// it (any more), so the form shows what is being filtered.
 	data.Facets = facets{
-		Hosts: withValue(hosts, form.Host), Units: withValue(units, form.Unit),
-		Engines: withValue(engines, form.Engine), Verdicts: withValue(verdicts, form.Verdict),
+		Hosts: withValues(hosts, form.Hosts), Units: withValues(units, form.Units),
+		Engines: withValues(engines, form.Engines), Verdicts: withValues(verdicts, form.Verdicts),
+		Findings: domain.FindingNames(),
 	}
-	f := domain.AttemptFilter{Host: form.Host, Unit: form.Unit, Engine: form.Engine, Verdict: form.Verdict,
-		Limit: s.opts.PageLimit, Brief: true}
-	if n, err := strconv.Atoi(c.Query("limit")); err == nil && n > 0 {
-		f.Limit, data.Limit = n, n
-	}
-	var bad []string
-	if f.Since, err = parseFormTime(form.Since, zone.Read); err != nil {
-		bad = append(bad, "since: "+err.Error())
-	}
-	if f.Until, err = parseFormTime(form.Until, zone.Read); err != nil {
-		bad = append(bad, "until: "+err.Error())
-	}
-	if len(bad) > 0 {
-		data.Error = "Invalid time filter (" + strings.Join(bad, "; ") + "). Use the date picker or RFC 3339, e.g. 2026-10-01T21:40:00-07:00."
+	f, err := parseQuery(q, queryOpts{params: listParams, limit: s.opts.PageLimit, maxLimit: MaxAPILimit,
+		loc: zone.Read, engines: func() ([]string, error) { return engines, nil }})
+	if err != nil {
+		var pe *paramError
+		if !errors.As(err, &pe) {
+			s.serverError(c, err, false)
+			return
+		}
+		if pe.Param == "since" || pe.Param == "until" {
+			data.Error = "Invalid time filter (" + pe.Msg + ")."
+		} else {
+			data.Error = "Invalid filter: " + pe.Msg + "."
+		}
 		s.render(c, http.StatusBadRequest, "list", data)
 		return
 	}
-	attempts, err := s.db.ListAttempts(ctx, f)
+	data.Form.Failed = f.Failed
+	f.WallClock = zone.wallClock(form.Since, form.Until)
+	data.Limit = f.Limit
+	f.Brief = true
+	p, err := s.db.PageAttempts(ctx, f)
 	if err != nil {
 		s.serverError(c, err, false)
 		return
 	}
-	for _, a := range attempts {
+	// A search that finds exactly one attempt opens it.
+	if f.Search != "" && f.Cursor == nil && p.Total == 1 && len(p.Attempts) == 1 {
+		c.Redirect(http.StatusFound, attemptURL(p.Attempts[0].ID))
+		return
+	}
+	for _, a := range p.Attempts {
 		zone.localize(a)
 		data.Rows = append(data.Rows, listRow{A: a, Summary: a.Shape.Summary()})
 	}
-	data.Limited = len(attempts) == f.Limit
+	data.Nav = navOf(q, p)
 	s.linkLadders(ctx, data.Rows)
 	s.render(c, http.StatusOK, "list", data)
+}
+
+// navOf is the paging of the attempts page p answered for the query q.
+func navOf(q url.Values, p domain.AttemptPage) *pageNav {
+	nav := &pageNav{From: p.Before + 1, To: p.Before + len(p.Attempts), Total: p.Total}
+	if len(p.Attempts) == 0 {
+		nav.From = p.Before
+	}
+	link := func(c *domain.PageCursor) string {
+		v := url.Values{}
+		for k, vs := range q {
+			if k != "cursor" {
+				v[k] = vs
+			}
+		}
+		if c != nil {
+			v.Set("cursor", c.Encode())
+		}
+		if len(v) == 0 {
+			return "/"
+		}
+		return "/?" + v.Encode()
+	}
+	if p.Prev != nil {
+		nav.Prev, nav.First = link(p.Prev), link(nil)
+	}
+	if p.Next != nil {
+		nav.Next = link(p.Next)
+	}
+	return nav
+}
+
+// withValues adds to list the values not in it.
+func withValues(list, vs []string) []string {
+	for _, v := range vs {
+		list = withValue(list, v)
+	}
+	return list
 }
 
 func withValue(list []string, v string) []string {
@@ -357,10 +448,23 @@ func parseFormTime(v string, loc *time.Location) (time.Time, error) {
 }
 
 func (s *server) attemptPage(c *gin.Context) {
-	a, err := s.db.GetAttempt(c.Request.Context(), c.Param("id"))
+	ctx := c.Request.Context()
+	id := c.Param("id")
+	a, err := s.db.GetAttempt(ctx, id)
 	if errors.Is(err, domain.ErrNotFound) {
-		s.render(c, http.StatusNotFound, "notfound", pageData{Title: "Attempt not found",
-			Message: "No boot attempt has the id " + strconv.Quote(c.Param("id")) + "."})
+		// An invocation id, a container id or a prefix of one.
+		p, err := s.db.PageAttempts(ctx, domain.AttemptFilter{Search: id, Limit: 1, Brief: true})
+		switch {
+		case err != nil:
+			s.serverError(c, err, false)
+		case p.Total == 1:
+			c.Redirect(http.StatusFound, attemptURL(p.Attempts[0].ID))
+		case p.Total > 1:
+			c.Redirect(http.StatusFound, "/?"+url.Values{"q": {id}}.Encode())
+		default:
+			s.render(c, http.StatusNotFound, "notfound", pageData{Title: "Attempt not found",
+				Message: "No boot attempt has the id, invocation id or container id " + strconv.Quote(id) + "."})
+		}
 		return
 	}
 	if err != nil {
@@ -380,61 +484,74 @@ func (s *server) attemptPage(c *gin.Context) {
 		return
 	}
 	zone.localize(a)
+	g, err := s.groupOf(ctx, a)
+	if err != nil {
+		s.serverError(c, err, false)
+		return
+	}
 	log := buildLogView(a)
-	s.render(c, http.StatusOK, "attempt", pageData{Title: title, A: a, Log: log, Decisive: decisiveRow(log),
-		Errors: numberErrors(log), LD: s.attemptLadder(c.Request.Context(), a.ID), Zone: zone})
+	s.render(c, http.StatusOK, "attempt", pageData{Title: title, A: a, Group: g, Log: log, Decisive: decisiveRow(log),
+		Errors: numberErrors(log), LD: s.attemptLadder(ctx, a.ID), Zone: zone})
+}
+
+// groupOf returns the failure group of a failed attempt, nil for an
+// attempt that did not fail.
+func (s *server) groupOf(ctx context.Context, a *domain.Attempt) (*domain.FailureGroup, error) {
+	if !a.Verdict.IsFailure() {
+		return nil, nil
+	}
+	gs, err := s.db.FailureGroups(ctx, domain.AttemptFilter{Group: domain.GroupID(a.Verdict, a.Rule, a.Fingerprint)})
+	if err != nil || len(gs) == 0 {
+		return nil, err
+	}
+	return &gs[0], nil
+}
+
+// attemptListJSON is GET /api/v1/attempts: a page of attempts, the total
+// that match on all pages, and the cursors of the next and previous pages
+// (absent on the last and the first page).
+type attemptListJSON struct {
+	Attempts []domain.AttemptJSON `json:"attempts"`
+	Total    int                  `json:"total"`
+	Next     string               `json:"next,omitempty"`
+	Prev     string               `json:"prev,omitempty"`
 }
 
 func (s *server) apiList(c *gin.Context) {
-	f, err := queryFilter(c, s.opts.APILimit)
+	ctx := c.Request.Context()
+	f, err := parseQuery(c.Request.URL.Query(), queryOpts{params: listParams, limit: s.opts.APILimit,
+		maxLimit: MaxAPILimit, engines: s.storedEngines(ctx)})
 	if err != nil {
-		c.JSON(http.StatusBadRequest, gin.H{"error": err.Error()})
+		s.badRequestJSON(c, err)
 		return
 	}
-	attempts, err := s.db.ListAttempts(c.Request.Context(), f)
+	p, err := s.db.PageAttempts(ctx, f)
 	if err != nil {
 		s.serverError(c, err, true)
 		return
 	}
-	out := make([]domain.AttemptJSON, 0, len(attempts))
-	for _, a := range attempts {
-		out = append(out, a.JSON())
+	out := attemptListJSON{Attempts: make([]domain.AttemptJSON, 0, len(p.Attempts)), Total: p.Total}
+	for _, a := range p.Attempts {
+		out.Attempts = append(out.Attempts, a.JSON())
 	}
-	c.JSON(http.StatusOK, gin.H{"attempts": out})
+	if p.Next != nil {
+		out.Next = p.Next.Encode()
+	}
+	if p.Prev != nil {
+		out.Prev = p.Prev.Encode()
+	}
+	c.JSON(http.StatusOK, out)
 }
 
-// queryFilter reads an AttemptFilter from the query: host, unit, engine,
-// verdict; since and until in RFC 3339; limit (at most MaxAPILimit;
-// limit when absent, 0 = none). The error says which parameter is wrong.
-func queryFilter(c *gin.Context, limit int) (domain.AttemptFilter, error) {
-	f := domain.AttemptFilter{Host: c.Query("host"), Unit: c.Query("unit"), Engine: c.Query("engine"),
-		Verdict: c.Query("verdict"), Limit: limit}
-	for _, p := range []struct {
-		name string
-		dst  *time.Time
-	}{{"since", &f.Since}, {"until", &f.Until}} {
-		v := c.Query(p.name)
-		if v == "" {
-			continue
-		}
-		t, err := time.Parse(time.RFC3339, v)
-		if err != nil && strings.Contains(v, " ") {
-			// An unencoded '+' of the offset arrives as a space.
-			t, err = time.Parse(time.RFC3339, strings.ReplaceAll(v, " ", "+"))
-		}
-		if err != nil {
-			return f, fmt.Errorf("%s must be RFC 3339 (e.g. 2026-10-01T21:40:00-07:00): %w", p.name, err)
-		}
-		*p.dst = t
+// badRequestJSON answers a parseQuery error: 400 with the paramError as
+// JSON, or 500 when reading the allowed values failed.
+func (s *server) badRequestJSON(c *gin.Context, err error) {
+	var pe *paramError
+	if errors.As(err, &pe) {
+		c.JSON(http.StatusBadRequest, pe)
+		return
 	}
-	if v := c.Query("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n <= 0 {
-			return f, errors.New("limit must be a positive integer")
-		}
-		f.Limit = min(n, MaxAPILimit)
-	}
-	return f, nil
+	s.serverError(c, err, true)
 }
 
 // attemptDetailJSON is GET /api/v1/attempts/:id: the explain contract's
@@ -447,6 +564,8 @@ type attemptDetailJSON struct {
 	ExitCode       string                `json:"exit_code,omitempty"`
 	Lines          int                   `json:"lines,omitempty"`
 	ContainerID    string                `json:"container_id,omitempty"`
+	// Group is the attempt's failure group; absent when it did not fail.
+	Group *failureGroupJSON `json:"group,omitempty"`
 }
 
 // findingJSON is a domain.Finding with the contract's time format.
@@ -488,7 +607,24 @@ func evidenceJSON(ev []domain.Evidence) []domain.EvidenceJSON {
 }
 
 func (s *server) apiGet(c *gin.Context) {
-	a, err := s.db.GetAttempt(c.Request.Context(), c.Param("id"))
+	ctx := c.Request.Context()
+	a, err := s.db.GetAttempt(ctx, c.Param("id"))
+	if errors.Is(err, domain.ErrNotFound) {
+		// An invocation id, a container id or a prefix of one that names
+		// one attempt serves that attempt.
+		var p domain.AttemptPage
+		if p, err = s.db.PageAttempts(ctx, domain.AttemptFilter{Search: c.Param("id"), Limit: 1, Brief: true}); err == nil {
+			switch p.Total {
+			case 0:
+				err = domain.ErrNotFound
+			case 1:
+				a, err = s.db.GetAttempt(ctx, p.Attempts[0].ID)
+			default:
+				c.JSON(http.StatusConflict, gin.H{"error": fmt.Sprintf("%q names %d attempts; list them with GET /api/v1/attempts?q=", c.Param("id"), p.Total)})
+				return
+			}
+		}
+	}
 	if errors.Is(err, domain.ErrNotFound) {
 		c.JSON(http.StatusNotFound, gin.H{"error": "attempt " + strconv.Quote(c.Param("id")) + " not found"})
 		return
@@ -497,9 +633,18 @@ func (s *server) apiGet(c *gin.Context) {
 		s.serverError(c, err, true)
 		return
 	}
+	g, err := s.groupOf(ctx, a)
+	if err != nil {
+		s.serverError(c, err, true)
+		return
+	}
 	out := attemptDetailJSON{
 		AttemptJSON: a.JSON(), FindingsDetail: []findingJSON{}, Timeline: []phaseMarkJSON{},
 		Context: evidenceJSON(a.Context), ExitCode: a.ExitCode, Lines: a.Lines, ContainerID: a.ContainerID,
+	}
+	if g != nil {
+		gj := groupJSON(*g)
+		out.Group = &gj
 	}
 	for _, f := range a.Findings {
 		out.FindingsDetail = append(out.FindingsDetail, findingJSON{

