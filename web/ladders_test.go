@@ -285,7 +285,7 @@ func TestLadderPages(t *testing.T) {
 
 	// Attempts link to their ladder: the list and the attempt page.
 	_, body, _ = get(t, srv, "/")
-	mustContain(t, "list", body, "<th>Ladder</th>", `<a class="ladder" href="`+lurl+`"`, ">rung 2/16<", ">rung 16/16<", `href="/ladders">Boot ladders</a>`)
+	mustContain(t, "list", body, `<th class="c-ladder">Ladder</th>`, `<a class="ladder" href="`+lurl+`"`, ">rung 2/16<", ">rung 16/16<", `href="/ladders">Boot ladders</a>`)
 	r2 := night.Rung(2)
 	_, body, _ = get(t, srv, attemptURL(r2.AttemptID))
 	mustContain(t, "attempt", body, `Rung 2 of 16 of ladder <a class="ladder" href="`+lurl+`">frank-primary</a> on dankserver`,

@@ -356,3 +356,14 @@ func TestNotFoundAndHealth(t *testing.T) {
 		t.Errorf("style.css: %d %q", code, h.Get("Content-Type"))
 	}
 }
+
+// An empty database says how to fill it; a filter that matches nothing
+// in a full one says so instead.
+func TestEmptyDatabaseSaysHowToFillIt(t *testing.T) {
+	srv := serveAttempts(t, nil, Options{Location: time.UTC})
+	_, body, _ := get(t, srv, "/")
+	mustContain(t, "empty", body, "No boot attempts are stored yet", "analyzer replay --db DB", "analyzer serve --db DB")
+	_, body, _ = get(t, newServer(t), "/?verdict=oom_weights")
+	mustContain(t, "no match", body, "No attempts match")
+	mustNotContain(t, "no match", body, "No boot attempts are stored yet")
+}
