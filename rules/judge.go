@@ -573,7 +573,7 @@ func (j *Judge) hit(h Hit, ev domain.Evidence, text string, info lineInfo) {
 		evidence = []domain.Evidence{*info.intro, ev}
 	}
 	p := &pending{rule: r, phase: phase, time: ev.Time, captures: h.Captures, line: snippet(text, h.At),
-		match: matchText(text, h.At, h.End),
+		match:    matchText(text, h.At, h.End),
 		evidence: evidence, text: text, lineNo: j.a.Lines, event: event, ready: !j.a.ReadyAt.IsZero(),
 		context: append([]domain.Evidence{}, j.ring...), ctxLeft: j.opt.ContextAfter}
 	j.roots = append(j.roots, p)
