@@ -10,6 +10,10 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/ladder"
@@ -17,39 +21,62 @@ import (
 	"github.com/llmfleet/analyzer/store"
 )
 
-func cmdLadder(ctx context.Context, args []string) error {
-	return runLadder(ctx, args, stdout)
+// ladderOpts are ladder's flags.
+type ladderOpts struct {
+	db, target, host, format, rules, granularity string
+	gap                                          time.Duration
+}
+
+func newLadderCmd() *cobra.Command {
+	o := &ladderOpts{}
+	c := &cobra.Command{
+		Use:   "ladder [flags] [FILE...]",
+		Short: "boot ladders: the rungs tried per target, the boundaries found, the next rung",
+		Long: `ladder prints the boot ladders of the database, or of FILEs analyzed
+directly: one line per rung with what changed, the boundaries between
+passing and failing rungs, and the next rung to try, in the engine's own
+flags.`,
+		ValidArgsFunction: completeFiles,
+		RunE: func(c *cobra.Command, args []string) error {
+			return runLadder(c.Context(), o, c.Flags(), args, stdout)
+		},
+	}
+	fs := c.Flags()
+	fs.StringVar(&o.db, "db", defaultDB, "SQLite database file (when no FILE is given)")
+	fs.StringVar(&o.target, "target", "", "only the ladders of this target (served_model_name or unit family)")
+	fs.StringVar(&o.host, "host", "", "only the ladders of this host")
+	fs.StringVarP(&o.format, "format", "o", "table", "output format: table or json")
+	fs.StringVar(&o.rules, "rules", "", "rule directory for FILEs (default: the built-in rules)")
+	fs.DurationVar(&o.gap, "gap", ladder.DefaultGap, "time without attempts that starts a new ladder")
+	fs.StringVar(&o.granularity, "granularity", "", "block granularity in tokens: N for every engine, or ENGINE=N,... (default 4096)")
+	completeValues(c, "format", "table", "json")
+	return c
 }
 
 // runLadder is `analyzer ladder`: the boot ladders of the database, or of
-// FILEs analyzed directly, as a runbook table or JSON.
-func runLadder(ctx context.Context, args []string, w io.Writer) error {
-	fs := newFlags("ladder")
-	dbPath := fs.String("db", defaultDB, "SQLite database file (when no FILE is given)")
-	target := fs.String("target", "", "only the ladders of this target (served_model_name or unit family)")
-	host := fs.String("host", "", "only the ladders of this host")
-	format := fs.String("format", "table", "output format: table or json")
-	fs.StringVar(format, "o", "table", "short for --format")
-	rulesDir := fs.String("rules", "", "rule directory for FILEs (default: the built-in rules)")
-	gap := fs.Duration("gap", ladder.DefaultGap, "time without attempts that starts a new ladder")
-	gran := fs.String("granularity", "", "block granularity in tokens: N for every engine, or ENGINE=N,... (default 4096)")
-	if err := parseFlags(fs, args); err != nil {
-		return usageError{err.Error()}
-	}
-	opt := ladder.Options{Gap: *gap}
-	if err := parseGranularity(*gran, &opt); err != nil {
-		return usageError{err.Error()}
+// FILEs analyzed directly, as a runbook table or JSON; fs tells which
+// flags were given.
+func runLadder(ctx context.Context, o *ladderOpts, fs *pflag.FlagSet, files []string, w io.Writer) error {
+	dbPath, target, host, format, rulesDir := &o.db, &o.target, &o.host, &o.format, &o.rules
+	opt := ladder.Options{Gap: o.gap}
+	if err := parseGranularity(o.granularity, &opt); err != nil {
+		return usageError{msg: err.Error()}
 	}
 	if *format != "table" && *format != "json" {
-		return usageError{fmt.Sprintf("--format %q: want table or json", *format)}
+		return usageError{msg: fmt.Sprintf("--format %q: want table or json", *format)}
+	}
+	if len(files) > 0 {
+		noEffect(fs, "FILEs are analyzed instead of a database", "db")
+	} else {
+		noEffect(fs, "the attempts come from the database, already judged (give FILEs to judge them with other rules)", "rules")
 	}
 	var attempts []*domain.Attempt
-	if fs.NArg() > 0 {
+	if len(files) > 0 {
 		set, err := loadRules(*rulesDir)
 		if err != nil {
 			return err
 		}
-		if attempts, _, err = analyzeFiles(ctx, fs.Args(), set, false, nil, nil); err != nil {
+		if attempts, _, err = analyzeFiles(ctx, files, set, false, nil, nil); err != nil {
 			return err
 		}
 	} else {

@@ -9,21 +9,47 @@ import (
 	"os"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"golang.org/x/net/netutil"
+
 	"github.com/llmfleet/analyzer/store"
 	"github.com/llmfleet/analyzer/web"
-	"golang.org/x/net/netutil"
 )
 
-func cmdServe(ctx context.Context, args []string) error {
-	fs := newFlags("serve")
-	dbPath := fs.String("db", defaultDB, "SQLite database file")
-	listen := fs.String("listen", "127.0.0.1:8080", "HTTP listen address")
-	hf := addHTTPFlags(fs)
-	lf := addLiveFlags(fs)
-	jf := addJournalFlags(fs)
-	if err := parseFlags(fs, args); err != nil {
-		return usageError{err.Error()}
+// serveOpts are serve's flags.
+type serveOpts struct {
+	db, listen string
+	http       *httpFlags
+	live       *liveFlags
+	journal    *journalFlags
+}
+
+func newServeCmd() *cobra.Command {
+	o := &serveOpts{}
+	c := &cobra.Command{
+		Use:   "serve [flags]",
+		Short: "web UI and JSON API over the database; follows the local journal, accepts Loki pushes",
+		Args:  noArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return runServe(c.Context(), o, c.Flags())
+		},
 	}
+	fs := c.Flags()
+	fs.StringVar(&o.db, "db", defaultDB, "SQLite database file")
+	fs.StringVar(&o.listen, "listen", "127.0.0.1:8080", "HTTP listen address")
+	o.http = addHTTPFlags(fs)
+	o.live = addLiveFlags(fs)
+	o.journal = addJournalFlags(fs)
+	completeValues(c, "journal-reader", "journalctl", "sd-journal")
+	return c
+}
+
+// runServe is `analyzer serve`; fs tells which flags were given.
+func runServe(ctx context.Context, o *serveOpts, fs *pflag.FlagSet) error {
+	dbPath, listen, hf, lf, jf := &o.db, &o.listen, o.http, o.live, o.journal
+	lf.warnUnused(fs)
+	jf.warnUnused(fs)
 	if err := lf.check(*listen); err != nil {
 		return err
 	}
