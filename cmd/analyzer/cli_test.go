@@ -5,20 +5,27 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/llmfleet/analyzer/report"
+	"github.com/llmfleet/analyzer/store"
+	"github.com/llmfleet/analyzer/web"
 )
 
 // TestCommandHelp: every command's -h/--help lists each of its flags on
 // stdout and succeeds, and the root help documents the exit statuses.
 func TestCommandHelp(t *testing.T) {
 	for cmd, flags := range map[string][]string{
-		"explain":    {"--format", "-o,", "--rules", "--failed", "--unit", "--verdict", "--since", "--until", "--exit-status"},
+		"explain":    {"--format", "-o,", "--rules", "--failed", "--unit", "--verdict", "--since", "--until", "--exit-status", "--color"},
 		"replay":     {"--db", "--rules", "--loki-url", "--loki-max-age", "--notes"},
 		"serve":      {"--db", "--listen", "--journal-dir", "--journal-reader", "--no-journal", "--since", "--units", "--allowed-hosts", "--max-connections", "--push-token"},
 		"ladder":     {"--db", "--target", "--host", "-o,", "--format", "--gap", "--granularity"},
@@ -227,6 +234,8 @@ func TestNoEffectWarnings(t *testing.T) {
 		{[]string{"ladder", day, "--db", dbPath}, []string{"--db"}},
 		{[]string{"ladder", "--db", dbPath, "--rules", "../../rules"}, []string{"--rules"}},
 		{[]string{"ladder", "--db", dbPath}, nil},
+		{[]string{"explain", day, "-o", "json", "--color", "always"}, []string{"--color"}},
+		{[]string{"explain", day, "--color", "always"}, nil},
 	} {
 		got := warnings(tc.args...)
 		var flags []string
@@ -292,5 +301,79 @@ func TestExplainFilters(t *testing.T) {
 	var ue usageError
 	if !errors.As(err, &ue) || !strings.Contains(ue.msg, "oom_graph_capture") {
 		t.Errorf("--verdict nonsense: %v", err)
+	}
+}
+
+// TestOutputStyle: colour on a terminal unless NO_COLOR is set, --color
+// always and never decide regardless, and only a terminal limits the width.
+func TestOutputStyle(t *testing.T) {
+	for _, tc := range []struct {
+		color   string
+		tty     bool
+		noColor string
+		want    report.Style
+	}{
+		{"auto", true, "", report.Style{Width: 120, Color: true}},
+		{"auto", true, "1", report.Style{Width: 120}},
+		{"auto", false, "", report.Style{}},
+		{"always", false, "1", report.Style{Color: true}},
+		{"always", true, "", report.Style{Width: 120, Color: true}},
+		{"never", true, "", report.Style{Width: 120}},
+	} {
+		got, err := styleFor(tc.color, tc.tty, 120, tc.noColor)
+		if err != nil || got != tc.want {
+			t.Errorf("--color %s, terminal %v, NO_COLOR=%q: %+v %v, want %+v", tc.color, tc.tty, tc.noColor, got, err, tc.want)
+		}
+	}
+	if _, err := styleFor("yes", true, 80, ""); err == nil {
+		t.Error("--color yes accepted")
+	}
+	day := "../../examples/dankclaw-day.journal.json"
+	t.Setenv("NO_COLOR", "1")
+	if out := runCmd(t, "explain", day, "--color", "always"); !strings.Contains(out, "\x1b[31moom_graph_capture\x1b[0m") {
+		t.Errorf("--color always does not colour the failed verdicts:\n%s", out)
+	}
+	if out := runCmd(t, "explain", day); strings.Contains(out, "\x1b[") {
+		t.Errorf("colour without a terminal:\n%s", out)
+	}
+}
+
+// TestExplainIDsResolve: the attempt ids explain prints are the ones the
+// UI (/attempts/ID) and the API (/api/v1/attempts/ID) answer for after a
+// replay of the same files, and times carry their host's offset.
+func TestExplainIDsResolve(t *testing.T) {
+	out := runCmd(t, append([]string{"explain"}, fixtures...)...)
+	ids := regexp.MustCompile(`(?m)^  attempt ([0-9a-f]+) \(analyzer serve: /attempts/([0-9a-f]+)\)$`).FindAllStringSubmatch(out, -1)
+	if len(ids) != 12 { // one per failed attempt
+		t.Fatalf("explain printed %d attempt ids, want 12:\n%s", len(ids), out)
+	}
+	for _, want := range []string{"2026-10-01 09:12:00 -07:00", "2026-10-01 21:40:00 "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("explain lacks the start %q with its offset", want)
+		}
+	}
+	dbPath := filepath.Join(t.TempDir(), "ids.db")
+	runCmd(t, append([]string{"replay", "--db", dbPath}, fixtures...)...)
+	db, err := store.Open(dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	srv := httptest.NewServer(web.New(db, web.Options{}))
+	defer srv.Close()
+	for _, m := range ids {
+		if m[1] != m[2] {
+			t.Errorf("attempt %s points at /attempts/%s", m[1], m[2])
+		}
+		for _, path := range []string{"/attempts/" + m[1], "/api/v1/attempts/" + m[1]} {
+			resp, err := http.Get(srv.URL + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Errorf("GET %s: %d", path, resp.StatusCode)
+			}
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/report"
@@ -15,9 +16,9 @@ import (
 
 // explainOpts are explain's flags.
 type explainOpts struct {
-	format, rules, unit, since, until string
-	verdicts                          []string
-	failed, exitStatus                bool
+	format, rules, unit, since, until, color string
+	verdicts                                 []string
+	failed, exitStatus                       bool
 }
 
 func newExplainCmd() *cobra.Command {
@@ -31,7 +32,7 @@ paragraph per failed attempt (its id is the one the web UI and API take:
 		Args:              needFiles,
 		ValidArgsFunction: completeFiles,
 		RunE: func(c *cobra.Command, args []string) error {
-			return runExplain(c.Context(), o, args)
+			return runExplain(c.Context(), o, c.Flags(), args)
 		},
 	}
 	fs := c.Flags()
@@ -43,7 +44,9 @@ paragraph per failed attempt (its id is the one the web UI and API take:
 	fs.StringVar(&o.since, "since", "", "only attempts started at or after this time (RFC 3339, 2026-01-01[ 10:00], yesterday, -1h)")
 	fs.StringVar(&o.until, "until", "", "only attempts started before this time (same forms as --since)")
 	fs.BoolVar(&o.exitStatus, "exit-status", false, "exit with status 1 when any attempt shown failed (as grep does on a match)")
+	fs.StringVar(&o.color, "color", "auto", "colour the verdicts: auto (on a terminal, unless $NO_COLOR is set), always or never")
 	completeValues(c, "format", "text", "json")
+	completeValues(c, "color", colorModes...)
 	var verdicts []string
 	for _, v := range domain.Verdicts {
 		verdicts = append(verdicts, string(v))
@@ -53,13 +56,20 @@ paragraph per failed attempt (its id is the one the web UI and API take:
 }
 
 // runExplain is `analyzer explain`.
-func runExplain(ctx context.Context, o *explainOpts, files []string) error {
+func runExplain(ctx context.Context, o *explainOpts, fs *pflag.FlagSet, files []string) error {
 	keep, err := attemptFilter(o.failed, o.unit, strings.Join(o.verdicts, ","), o.since, o.until)
 	if err != nil {
 		return err
 	}
 	if o.format != "text" && o.format != "json" {
 		return usageError{msg: fmt.Sprintf("--format %q: want text or json", o.format)}
+	}
+	style, err := outputStyle(o.color)
+	if err != nil {
+		return err
+	}
+	if o.format == "json" {
+		noEffect(fs, "-o json is never coloured", "color")
 	}
 	set, err := loadRules(o.rules)
 	if err != nil {
@@ -72,6 +82,7 @@ func runExplain(ctx context.Context, o *explainOpts, files []string) error {
 		return err
 	}
 	defer spool.Close()
+	spool.Style = style
 	shown, failed := 0, 0
 	add := func(a *domain.Attempt, seq int) error {
 		if !keep(a) {
