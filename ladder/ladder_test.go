@@ -214,6 +214,9 @@ func TestNightLadder(t *testing.T) {
 	if n := l.Next; n == nil || n.Found || n.Shape != "5 × 233472 fp8" || n.Value == nil || *n.Value != 1167360 || n.Kind != ladder.KindSurvive {
 		t.Errorf("next %+v, want 5 × 233472 fp8 (1167360) for surviving", n)
 	}
+	if n := l.Next; n == nil || n.Flags != "--max-num-seqs 5 --max-model-len 233472 --kv-cache-dtype fp8" {
+		t.Errorf("next rung as vLLM flags: %+v", n)
+	}
 
 	// Per-rung notes.
 	for n, want := range map[int]string{

@@ -118,9 +118,9 @@ func (st Style) Table(w io.Writer, rows [][]string) error {
 	for i, r := range rows {
 		numbered[i] = append([]string{strconv.Itoa(i + 1)}, r...)
 	}
-	// Unit, shape, findings, host, engine and phase give way; the start
+	// Findings fold; unit, shape, host, engine and phase are cut; the start
 	// (with its offset) and the verdict are what one scans for.
-	return st.Columns(w, tableHeader, numbered, 7, 3, 5, 8, 2, 4, 6)
+	return st.Columns(w, tableHeader, numbered, Layout{Verdict: 7, Wrap: []int{8}, Shrink: []int{3, 5, 2, 4, 6}})
 }
 
 // Section is a failed attempt's paragraph after its number ("#3"): unit,

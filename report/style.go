@@ -54,22 +54,27 @@ func (st Style) paint(s, color string) string {
 	return color + s + ansiReset
 }
 
+// Layout says how Columns treats columns, by index.
+type Layout struct {
+	// Verdict is the column of verdicts, coloured with Style.Color; -1
+	// for none.
+	Verdict int
+	// Wrap columns are folded onto continuation lines (at spaces and
+	// commas) to fit the width; Shrink columns are cut, the cut cells
+	// ending in Cut. Widest first, wrap columns give way down to 24
+	// columns, shrink columns to 8, wrap columns to 12, shrink columns to
+	// 3, wrap columns to 3. The other columns stay whole, so a terminal narrower than them
+	// still wraps the lines.
+	Wrap   []int
+	Shrink []int
+}
+
 // Columns writes header and rows aligned in columns two spaces apart, as
-// text/tabwriter does. With st.Width set, the widest of the shrink columns
-// is narrowed (down to 3 columns, header included) until a line fits, and
-// the cells cut end in Cut; the other columns (times, verdicts) stay whole,
-// so a terminal narrower than them still wraps. verdictCol
-// is the index of the column holding verdicts, coloured with st.Color (-1:
-// none).
-func (st Style) Columns(w io.Writer, header []string, rows [][]string, verdictCol int, shrink ...int) error {
+// text/tabwriter does, fitted to st.Width as lay says.
+func (st Style) Columns(w io.Writer, header []string, rows [][]string, lay Layout) error {
 	widths := make([]int, len(header))
-	minimum := make([]int, len(header))
 	for i, h := range header {
 		widths[i] = width(h)
-		minimum[i] = -1 // kept whole
-	}
-	for _, i := range shrink {
-		minimum[i] = 3
 	}
 	for _, r := range rows {
 		for i, c := range r {
@@ -78,55 +83,127 @@ func (st Style) Columns(w io.Writer, header []string, rows [][]string, verdictCo
 			}
 		}
 	}
+	wraps := map[int]bool{}
 	if st.Width > 0 {
 		total := 2 * (len(widths) - 1)
 		for _, n := range widths {
 			total += n
 		}
-		for total > st.Width {
-			widest := -1
-			for i, n := range widths {
-				if minimum[i] >= 0 && n > minimum[i] && (widest < 0 || n > widths[widest]) {
-					widest = i
+		narrow := func(cols []int, floor func(int) int) {
+			for total > st.Width {
+				widest := -1
+				for _, i := range cols {
+					if widths[i] > floor(i) && (widest < 0 || widths[i] > widths[widest]) {
+						widest = i
+					}
 				}
+				if widest < 0 {
+					return
+				}
+				widths[widest]--
+				total--
 			}
-			if widest < 0 {
-				break // as narrow as it gets: the terminal wraps the rest
-			}
-			widths[widest]--
-			total--
 		}
+		for _, i := range lay.Wrap {
+			wraps[i] = true
+		}
+		// Each kind gives way a little before either gives way a lot.
+		narrow(lay.Wrap, func(i int) int { return max(width(header[i]), 24) })
+		narrow(lay.Shrink, func(i int) int { return max(width(header[i]), 8) })
+		narrow(lay.Wrap, func(i int) int { return max(width(header[i]), 12) })
+		narrow(lay.Shrink, func(int) int { return 3 })
+		narrow(lay.Wrap, func(int) int { return 3 })
 	}
 	var b strings.Builder
-	line := func(cells []string, paint bool) {
-		b.Reset()
-		for i, c := range cells {
-			if i >= len(widths) {
-				break
+	write := func(cells []string, paint bool) error {
+		// A row is as many lines as its most folded cell.
+		lines := make([][]string, len(widths))
+		height := 1
+		for i := range widths {
+			c := ""
+			if i < len(cells) {
+				c = cells[i]
 			}
-			c = fit(c, widths[i])
-			pad := widths[i] - width(c)
-			if paint && i == verdictCol {
-				c = st.Verdict(domain.Verdict(c))
+			if wraps[i] {
+				lines[i] = fold(c, widths[i])
+			} else {
+				lines[i] = []string{fit(c, widths[i])}
 			}
-			b.WriteString(c)
-			if i < len(cells)-1 {
-				b.WriteString(strings.Repeat(" ", pad+2))
+			height = max(height, len(lines[i]))
+		}
+		for l := 0; l < height; l++ {
+			b.Reset()
+			for i := range widths {
+				c := ""
+				if l < len(lines[i]) {
+					c = lines[i][l]
+				}
+				pad := widths[i] - width(c)
+				if paint && i == lay.Verdict && l == 0 {
+					c = st.Verdict(domain.Verdict(c))
+				}
+				b.WriteString(c)
+				if i < len(widths)-1 {
+					b.WriteString(strings.Repeat(" ", pad+2))
+				}
+			}
+			if _, err := io.WriteString(w, strings.TrimRight(b.String(), " ")+"\n"); err != nil {
+				return err
 			}
 		}
-		b.WriteByte('\n')
+		return nil
 	}
-	line(header, false) // a header is cut like a cell
-	if _, err := io.WriteString(w, b.String()); err != nil {
+	if err := write(header, false); err != nil { // a header is cut like a cell
 		return err
 	}
 	for _, r := range rows {
-		line(r, true)
-		if _, err := io.WriteString(w, b.String()); err != nil {
+		if err := write(r, true); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// fold breaks s into lines of at most n columns after spaces and commas;
+// a word longer than n is cut.
+func fold(s string, n int) []string {
+	if width(s) <= n {
+		return []string{s}
+	}
+	var words []string
+	start := 0
+	for i, r := range s {
+		if r == ' ' || r == ',' {
+			words = append(words, s[start:i+1])
+			start = i + 1
+		}
+	}
+	words = append(words, s[start:])
+	var out []string
+	cur := ""
+	for _, wd := range words {
+		if cur != "" && width(strings.TrimRight(cur+wd, " ")) > n {
+			out = append(out, strings.TrimRight(cur, " "))
+			cur = ""
+		}
+		cur += wd
+	}
+	if cur = strings.TrimRight(cur, " "); cur != "" || len(out) == 0 {
+		out = append(out, cur)
+	}
+	for i := range out {
+		out[i] = fit(out[i], n)
+	}
+	return out
+}
+
+// Fold folds a paragraph at the width, continuation lines starting with
+// indent; without a width it is left as it is.
+func (st Style) Fold(s, indent string) string {
+	if st.Width <= 0 || width(s) <= st.Width {
+		return s
+	}
+	return wrap(s, max(st.Width-width(indent), 20), indent)
 }
 
 // Line is s cut to the width (with Cut), s itself without a width.

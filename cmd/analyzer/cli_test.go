@@ -347,7 +347,7 @@ func TestExplainIDsResolve(t *testing.T) {
 	if len(ids) != 12 { // one per failed attempt
 		t.Fatalf("explain printed %d attempt ids, want 12:\n%s", len(ids), out)
 	}
-	for _, want := range []string{"2026-10-01 09:12:00 -07:00", "2026-10-01 21:40:00 "} {
+	for _, want := range []string{"2026-10-01 09:12:00 -07:00", "2026-10-01 21:40:00 -07:00"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("explain lacks the start %q with its offset", want)
 		}

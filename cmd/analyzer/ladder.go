@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -23,8 +22,8 @@ import (
 
 // ladderOpts are ladder's flags.
 type ladderOpts struct {
-	db, target, host, format, rules, granularity string
-	gap                                          time.Duration
+	db, target, host, format, rules, granularity, color string
+	gap                                                 time.Duration
 }
 
 func newLadderCmd() *cobra.Command {
@@ -49,7 +48,9 @@ flags.`,
 	fs.StringVar(&o.rules, "rules", "", "rule directory for FILEs (default: the built-in rules)")
 	fs.DurationVar(&o.gap, "gap", ladder.DefaultGap, "time without attempts that starts a new ladder")
 	fs.StringVar(&o.granularity, "granularity", "", "block granularity in tokens: N for every engine, or ENGINE=N,... (default 4096)")
+	fs.StringVar(&o.color, "color", "auto", "colour the verdicts: auto (on a terminal, unless $NO_COLOR is set), always or never")
 	completeValues(c, "format", "table", "json")
+	completeValues(c, "color", colorModes...)
 	return c
 }
 
@@ -64,6 +65,13 @@ func runLadder(ctx context.Context, o *ladderOpts, fs *pflag.FlagSet, files []st
 	}
 	if *format != "table" && *format != "json" {
 		return usageError{msg: fmt.Sprintf("--format %q: want table or json", *format)}
+	}
+	style, err := outputStyle(o.color)
+	if err != nil {
+		return err
+	}
+	if *format == "json" {
+		noEffect(fs, "-o json is never coloured", "color")
 	}
 	if len(files) > 0 {
 		noEffect(fs, "FILEs are analyzed instead of a database", "db")
@@ -119,7 +127,7 @@ func runLadder(ctx context.Context, o *ladderOpts, fs *pflag.FlagSet, files []st
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		if err := ladderTable(w, &out[i]); err != nil {
+		if err := ladderTable(w, &out[i], style); err != nil {
 			return err
 		}
 	}
@@ -154,15 +162,17 @@ func parseGranularity(s string, opt *ladder.Options) error {
 }
 
 // ladderTable writes one ladder as operators write theirs: one line per
-// rung with what changed, then the boundaries, the next rung and notes.
-func ladderTable(w io.Writer, l *ladder.Ladder) error {
+// rung with what changed, then the boundaries, the next rung (also as the
+// engine's own flags) and notes; the table is fitted to st.
+func ladderTable(w io.Writer, l *ladder.Ladder, st report.Style) error {
 	span := ""
 	if !l.StartedAt.IsZero() {
-		span = ", " + l.StartedAt.Format("2006-01-02 15:04") + " → " + l.EndedAt.Format("15:04")
+		span = ", " + l.StartedAt.Format("2006-01-02 15:04 -07:00") + " → " + l.EndedAt.Format("15:04")
 	}
-	fmt.Fprintf(w, "ladder %s on %s (%s, %d rungs%s)  id %s\n", report.Safe(l.Target), report.Safe(or(l.Host, "-")), report.Safe(or(l.Engine, "unknown")), len(l.Rungs), span, l.ID)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUNG\tSTARTED\tSHAPE\tCHANGE\tVERDICT\tPHASE\tKV TOKENS\tCONC\tOUTCOME")
+	fmt.Fprintln(w, st.Fold(fmt.Sprintf("ladder %s on %s (%s, %d rungs%s)  id %s", report.Safe(l.Target), report.Safe(or(l.Host, "-")),
+		report.Safe(or(l.Engine, "unknown")), len(l.Rungs), span, l.ID), "  "))
+	header := []string{"RUNG", "STARTED", "SHAPE", "CHANGE", "VERDICT", "PHASE", "KV TOKENS", "CONC", "OUTCOME"}
+	var rows [][]string
 	for _, r := range l.Rungs {
 		started := "-"
 		if !r.StartedAt.IsZero() {
@@ -185,28 +195,35 @@ func ladderTable(w io.Writer, l *ladder.Ladder) error {
 		if r.Concurrency != nil {
 			conc = fmt.Sprintf("%gx", *r.Concurrency)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.N, started, or(sizing(r.Shape), "-"), change, r.Verdict, r.Phase, kv, conc, r.Outcome())
+		rows = append(rows, []string{strconv.Itoa(r.N), started, or(sizing(r.Shape), "-"), change, string(r.Verdict), string(r.Phase), kv, conc, r.Outcome()})
 	}
-	if err := tw.Flush(); err != nil {
+	// The change folds, the shape, phase and outcome are cut; the rung, its
+	// start, verdict and numbers stay whole.
+	if err := st.Columns(w, header, rows, report.Layout{Verdict: 4, Wrap: []int{3}, Shrink: []int{2, 5, 8}}); err != nil {
 		return err
 	}
+	// The sentences fold at the terminal's width (not in a pipe).
 	if len(l.Boundaries) > 0 {
 		fmt.Fprintln(w, "boundaries:")
 		for _, b := range l.Boundaries {
-			fmt.Fprintf(w, "  %s\n", report.Safe(b.Note))
+			fmt.Fprintf(w, "  %s\n", st.Fold(report.Safe(b.Note), "    "))
 		}
 	}
 	switch n := l.Next; {
 	case n == nil:
 	case n.Found:
-		fmt.Fprintf(w, "boundary found: %s\n", n.Text)
+		fmt.Fprintln(w, st.Fold("boundary found: "+n.Text, "  "))
 	case n.Shape != "":
-		fmt.Fprintf(w, "next rung: %s\n", n.Text)
+		fmt.Fprintln(w, st.Fold("next rung: "+n.Text, "  "))
+		if n.Flags != "" {
+			// Whole, to be copied onto the engine's command line.
+			fmt.Fprintf(w, "  %s flags: %s\n", l.Engine, n.Flags)
+		}
 	default:
-		fmt.Fprintf(w, "next rung: none yet, %s\n", n.Text)
+		fmt.Fprintln(w, st.Fold("next rung: none yet, "+n.Text, "  "))
 	}
 	for _, n := range l.Notes {
-		fmt.Fprintf(w, "note: %s\n", n)
+		fmt.Fprintln(w, st.Fold("note: "+n, "  "))
 	}
 	return nil
 }
