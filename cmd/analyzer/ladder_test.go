@@ -14,7 +14,7 @@ import (
 	"github.com/llmfleet/analyzer/report"
 )
 
-const nightFixture = "../../../shared/fixtures/dankserver-night-ladder.journal.json"
+const nightFixture = "../../examples/dankserver-night-ladder.journal.json"
 
 // TestLadderFromFiles analyzes the fixture directly and prints the
 // runbook table.
@@ -61,7 +61,7 @@ func TestLadderFromFiles(t *testing.T) {
 // ladders back as JSON, filtered by host.
 func TestLadderFromDatabase(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "l.db")
-	runCmd(t, "replay", "--db", db, nightFixture, "../../../shared/fixtures/dankclaw-day.journal.json")
+	runCmd(t, "replay", "--db", db, nightFixture, "../../examples/dankclaw-day.journal.json")
 	var doc struct {
 		Ladders []struct {
 			ID, Host, Target string
