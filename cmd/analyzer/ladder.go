@@ -58,19 +58,18 @@ flags.`,
 // FILEs analyzed directly, as a runbook table or JSON; fs tells which
 // flags were given.
 func runLadder(ctx context.Context, o *ladderOpts, fs *pflag.FlagSet, files []string, w io.Writer) error {
-	dbPath, target, host, format, rulesDir := &o.db, &o.target, &o.host, &o.format, &o.rules
 	opt := ladder.Options{Gap: o.gap}
 	if err := parseGranularity(o.granularity, &opt); err != nil {
 		return usageError{msg: err.Error()}
 	}
-	if *format != "table" && *format != "json" {
-		return usageError{msg: fmt.Sprintf("--format %q: want table or json", *format)}
+	if o.format != "table" && o.format != "json" {
+		return usageError{msg: fmt.Sprintf("--format %q: want table or json", o.format)}
 	}
 	style, err := outputStyle(o.color)
 	if err != nil {
 		return err
 	}
-	if *format == "json" {
+	if o.format == "json" {
 		noEffect(fs, "-o json is never coloured", "color")
 	}
 	if len(files) > 0 {
@@ -80,7 +79,7 @@ func runLadder(ctx context.Context, o *ladderOpts, fs *pflag.FlagSet, files []st
 	}
 	var attempts []*domain.Attempt
 	if len(files) > 0 {
-		set, err := loadRules(*rulesDir)
+		set, err := loadRules(o.rules)
 		if err != nil {
 			return err
 		}
@@ -88,11 +87,11 @@ func runLadder(ctx context.Context, o *ladderOpts, fs *pflag.FlagSet, files []st
 			return err
 		}
 	} else {
-		if _, err := os.Stat(*dbPath); err != nil {
-			return fmt.Errorf("database %s: %w (record attempts with `analyzer replay`, or give FILEs)", *dbPath, err)
+		if _, err := os.Stat(o.db); err != nil {
+			return fmt.Errorf("database %s: %w (record attempts with `analyzer replay`, or give FILEs)", o.db, err)
 		}
-		announceDB(fs, *dbPath)
-		db, err := store.Open(*dbPath)
+		announceDB(fs, o.db)
+		db, err := store.Open(o.db)
 		if err != nil {
 			return err
 		}
@@ -103,13 +102,13 @@ func runLadder(ctx context.Context, o *ladderOpts, fs *pflag.FlagSet, files []st
 	}
 	var out []ladder.Ladder
 	for _, l := range ladder.Build(attempts, opt) {
-		if (*target == "" || l.Target == *target) && (*host == "" || l.Host == *host) {
+		if (o.target == "" || l.Target == o.target) && (o.host == "" || l.Host == o.host) {
 			out = append(out, l)
 		}
 	}
 	// Oldest first reads like a night's runbook.
 	sort.SliceStable(out, func(i, j int) bool { return out[i].StartedAt.Before(out[j].StartedAt) })
-	if *format == "json" {
+	if o.format == "json" {
 		if out == nil {
 			out = []ladder.Ladder{}
 		}

@@ -45,21 +45,20 @@ func newReplayCmd() *cobra.Command {
 
 // runReplay is `analyzer replay`; fs tells which flags were given.
 func runReplay(ctx context.Context, o *replayOpts, fs *pflag.FlagSet, paths []string) error {
-	lokiF, dbPath, rulesDir, writeNotes := o.loki, &o.db, &o.rules, &o.notes
 	o.loki.warnUnused(fs)
-	push, err := startFindingPush(lokiF) // a bad --loki-* flag fails before anything is replayed
+	push, err := startFindingPush(o.loki) // a bad --loki-* flag fails before anything is replayed
 	if err != nil {
 		return err
 	}
-	set, err := loadRules(*rulesDir)
+	set, err := loadRules(o.rules)
 	if err != nil {
 		return err
 	}
 	if err := checkInputs(paths); err != nil {
 		return err // before the database is created
 	}
-	announceDB(fs, *dbPath)
-	db, err := store.Open(*dbPath)
+	announceDB(fs, o.db)
+	db, err := store.Open(o.db)
 	if err != nil {
 		return err
 	}
@@ -82,7 +81,7 @@ func runReplay(ctx context.Context, o *replayOpts, fs *pflag.FlagSet, paths []st
 	var notes interface {
 		Offer(*domain.Attempt, domain.Finding) bool
 	}
-	if *writeNotes {
+	if o.notes {
 		w, err := notesWriter(db, metrics.New(metrics.Options{NoProcessMetrics: true}))
 		if err != nil {
 			return err
@@ -141,11 +140,11 @@ func runReplay(ctx context.Context, o *replayOpts, fs *pflag.FlagSet, paths []st
 		malformed += f.stats.Malformed
 	}
 	fmt.Fprintf(stdout, "replayed %d entries from %d files (%d malformed skipped): %d attempts, %d failed, into %s\n",
-		entries, len(files), malformed, tally.attempts, tally.failed, *dbPath)
+		entries, len(files), malformed, tally.attempts, tally.failed, o.db)
 	if tally.tails > 0 {
 		fmt.Fprintf(stdout, "kept %d stored attempts of which these files hold only the end\n", tally.tails)
 	}
-	if *writeNotes {
+	if o.notes {
 		fmt.Fprintf(stdout, "wrote %d root-cause notes into the journal\n", tally.notes)
 	}
 	return push.close(ctx)

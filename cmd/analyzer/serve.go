@@ -47,27 +47,26 @@ func newServeCmd() *cobra.Command {
 
 // runServe is `analyzer serve`; fs tells which flags were given.
 func runServe(ctx context.Context, o *serveOpts, fs *pflag.FlagSet) error {
-	dbPath, listen, hf, lf, jf := &o.db, &o.listen, o.http, o.live, o.journal
-	lf.warnUnused(fs)
-	jf.warnUnused(fs)
-	if err := lf.check(*listen); err != nil {
+	o.live.warnUnused(fs)
+	o.journal.warnUnused(fs)
+	if err := o.live.check(o.listen); err != nil {
 		return err
 	}
 	limitMemory()
 	// Listen first: a busy port fails the start before anything else runs.
-	ln, err := net.Listen("tcp", *listen)
+	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		return err
 	}
-	ln = netutil.LimitListener(ln, hf.maxConns)
+	ln = netutil.LimitListener(ln, o.http.maxConns)
 	defer ln.Close()
-	announceDB(fs, *dbPath)
-	db, err := store.Open(*dbPath)
+	announceDB(fs, o.db)
+	db, err := store.Open(o.db)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	lv, err := startLive(ctx, db, lf)
+	lv, err := startLive(ctx, db, o.live)
 	if err != nil {
 		return stoppedWhileStarting(ctx, err)
 	}
@@ -77,8 +76,8 @@ func runServe(ctx context.Context, o *serveOpts, fs *pflag.FlagSet) error {
 		}
 	}()
 	var fol *follower
-	if jf.wanted() {
-		fol, err = startJournal(ctx, db, lv.rules.current(), jf, lv.metrics, lv.findings())
+	if o.journal.wanted() {
+		fol, err = startJournal(ctx, db, lv.rules.current(), o.journal, lv.metrics, lv.findings())
 		if err != nil {
 			return stoppedWhileStarting(ctx, err)
 		}
@@ -91,14 +90,14 @@ func runServe(ctx context.Context, o *serveOpts, fs *pflag.FlagSet) error {
 		}()
 	}
 	lv.rules.watchSIGHUP(ctx)
-	health := healthChecks(db, *dbPath, fol)
-	handler := web.New(db, web.Options{Routes: lv.routes, WarmLadders: true, AllowedHosts: hf.allowed(*listen),
+	health := healthChecks(db, o.db, fol)
+	handler := web.New(db, web.Options{Routes: lv.routes, WarmLadders: true, AllowedHosts: o.http.allowed(o.listen),
 		Health: health})
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: hf.readTimeout,
-		WriteTimeout: hf.writeTimeout, IdleTimeout: hf.idleTimeout, MaxHeaderBytes: 64 << 10}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: o.http.readTimeout,
+		WriteTimeout: o.http.writeTimeout, IdleTimeout: o.http.idleTimeout, MaxHeaderBytes: 64 << 10}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	fmt.Fprintf(os.Stderr, "analyzer: serving %s on http://%s\n", *dbPath, *listen)
+	fmt.Fprintf(os.Stderr, "analyzer: serving %s on http://%s\n", o.db, o.listen)
 	notifySystemd(ctx, health)
 	select {
 	case err := <-errc:
