@@ -21,7 +21,7 @@ import (
 	"github.com/llmfleet/analyzer/tracker"
 )
 
-const sharedFixtures = "../../shared/fixtures"
+const sharedFixtures = "../examples" // the shared fixtures' journals, as the repository holds them
 
 // xssLine is an engine error line that carries markup; it must reach the
 // browser as text.
