@@ -20,7 +20,7 @@ func TestAttemptLogGrowsAndEnds(t *testing.T) {
 	a := storetest.Attempts()[0]
 	t0 := a.StartedAt
 	line := func(seq int) domain.LogLine {
-		return domain.LogLine{Seq: seq, Time: t0.Add(time.Duration(seq) * time.Second), Cursor: fmt.Sprintf("c%d", seq), Message: fmt.Sprintf("line %d", seq)}
+		return domain.LogLine{Seq: seq, Time: t0.Add(time.Duration(seq) * time.Second), Message: fmt.Sprintf("line %d", seq)}
 	}
 	var head []domain.LogLine
 	for i := range 3 {
@@ -53,7 +53,7 @@ func TestAttemptLogGrowsAndEnds(t *testing.T) {
 	if fmt.Sprint(seqs) != "[0 1 2 3 4 7 8]" || got.Total != 9 {
 		t.Errorf("stored seqs %v of %d, want [0 1 2 3 4 7 8] of 9", seqs, got.Total)
 	}
-	if l := got.Lines[5]; l.Message != "line 7" || l.Cursor != "c7" || !l.Time.Equal(t0.Add(7*time.Second)) || l.Time.Format("-07:00") != t0.Format("-07:00") {
+	if l := got.Lines[5]; l.Message != "line 7" || !l.Time.Equal(t0.Add(7*time.Second)) || l.Time.Format("-07:00") != t0.Format("-07:00") {
 		t.Errorf("line 7 = %+v", l)
 	}
 	// An attempt saved without a log (explain's tracker keeps none) has

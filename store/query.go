@@ -644,23 +644,19 @@ func (d *DB) AttemptLog(ctx context.Context, id string, loc *time.Location) (*do
 	} else if err != nil {
 		return nil, fmt.Errorf("store: log of %s: %w", id, err)
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT seq, time_us, cursor, message FROM attempt_log WHERE attempt_id = ? ORDER BY seq`, id)
+	rows, err := tx.QueryContext(ctx, `SELECT data FROM attempt_log WHERE attempt_id = ? ORDER BY first_seq`, id)
 	if err != nil {
 		return nil, fmt.Errorf("store: log of %s: %w", id, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var (
-			l  domain.LogLine
-			us sql.NullInt64
-		)
-		if err := rows.Scan(&l.Seq, &us, &l.Cursor, &l.Message); err != nil {
+		var data []byte
+		if err := rows.Scan(&data); err != nil {
 			return nil, fmt.Errorf("store: log of %s: %w", id, err)
 		}
-		if us.Valid {
-			l.Time = time.UnixMicro(us.Int64).In(loc)
+		if out.Lines, err = decodeLogChunk(data, loc, out.Lines); err != nil {
+			return nil, fmt.Errorf("store: log of %s: %w", id, err)
 		}
-		out.Lines = append(out.Lines, l)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: log of %s: %w", id, err)

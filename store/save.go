@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/llmfleet/analyzer/domain"
@@ -110,7 +111,8 @@ ON CONFLICT(id) DO UPDATE SET
 	kv_cache_dtype = excluded.kv_cache_dtype, kv_cache_memory_bytes = excluded.kv_cache_memory_bytes,
 	kv_cache_tokens = excluded.kv_cache_tokens, max_concurrency = excluded.max_concurrency,
 	tensor_parallel_size = excluded.tensor_parallel_size, served_model_name = excluded.served_model_name,
-	shape_json = excluded.shape_json, timeline_json = excluded.timeline_json, updated_at = excluded.updated_at`
+	shape_json = excluded.shape_json, timeline_json = excluded.timeline_json, updated_at = excluded.updated_at
+	RETURNING log_last`
 
 const (
 	deleteFindings = `DELETE FROM findings WHERE attempt_id = ?`
@@ -121,30 +123,32 @@ const (
 			ON CONFLICT(attempt_id, finding_id, rule) DO NOTHING`
 	insertLine = `INSERT INTO evidence (attempt_id, seq, kind, finding_id, time, time_us, cursor, message)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
-	logMaxSeq      = `SELECT coalesce(max(seq), -1) FROM attempt_log WHERE attempt_id = ?`
-	insertLogLine  = `INSERT OR IGNORE INTO attempt_log (attempt_id, seq, time_us, cursor, message) VALUES (?, ?, ?, ?, ?)`
-	updateLogLines = `UPDATE attempts SET log_lines = ? WHERE id = ?`
+	insertLogChunk = `INSERT OR IGNORE INTO attempt_log (attempt_id, first_seq, lines, data) VALUES (?, ?, ?, ?)`
+	updateLogLines = `UPDATE attempts SET log_lines = ?, log_last = ? WHERE id = ?`
 )
 
-// saveLog adds the lines of a.Log not stored yet: lines never change once
-// kept, so a re-save of a running attempt writes only its new ones.
-func (s *saver) saveLog(ctx context.Context, a *domain.Attempt) error {
+// saveLog adds the lines of a.Log after last (the seq of the last line
+// stored before, -1 for none) in chunks of logChunkLines: kept lines never
+// change, so a re-save of a running attempt writes only its new ones.
+func (s *saver) saveLog(ctx context.Context, a *domain.Attempt, last int) error {
 	if a.Log == nil {
 		return nil
 	}
-	var last int
-	if err := s.logMax.QueryRowContext(ctx, a.ID).Scan(&last); err != nil {
-		return fmt.Errorf("log: %w", err)
+	lines := a.Log.Lines
+	i, _ := slices.BinarySearchFunc(lines, last+1, func(l domain.LogLine, seq int) int { return l.Seq - seq })
+	lines = lines[i:]
+	if len(lines) == 0 {
+		return nil
 	}
-	for _, l := range a.Log.Lines {
-		if l.Seq <= last {
-			continue
+	newLast := lines[len(lines)-1].Seq
+	for len(lines) > 0 {
+		n := min(len(lines), logChunkLines)
+		if _, err := s.logChunk.ExecContext(ctx, a.ID, lines[0].Seq, n, encodeLogChunk(lines[:n])); err != nil {
+			return fmt.Errorf("log lines from %d: %w", lines[0].Seq, err)
 		}
-		if _, err := s.logLine.ExecContext(ctx, a.ID, l.Seq, timeMicros(l.Time), l.Cursor, l.Message); err != nil {
-			return fmt.Errorf("log line %d: %w", l.Seq, err)
-		}
+		lines = lines[n:]
 	}
-	if _, err := s.logTotal.ExecContext(ctx, a.Log.Total, a.ID); err != nil {
+	if _, err := s.logTotal.ExecContext(ctx, a.Log.Total, newLast, a.ID); err != nil {
 		return fmt.Errorf("log: %w", err)
 	}
 	return nil
@@ -154,7 +158,7 @@ func (s *saver) saveLog(ctx context.Context, a *domain.Attempt) error {
 // its attempts: compiling them again per row was a third of a replay's save.
 type saver struct {
 	upsert, delFindings, delEvidence, finding, line *sql.Stmt
-	logMax, logLine, logTotal                       *sql.Stmt
+	logChunk, logTotal                              *sql.Stmt
 	now                                             int64 // µs since epoch: updated_at of the saved attempts
 }
 
@@ -165,7 +169,7 @@ func prepareSaver(ctx context.Context, tx *sql.Tx, now int64) (*saver, error) {
 		q    string
 	}{{&s.upsert, upsertAttempt}, {&s.delFindings, deleteFindings}, {&s.delEvidence, deleteEvidence},
 		{&s.finding, insertFinding}, {&s.line, insertLine},
-		{&s.logMax, logMaxSeq}, {&s.logLine, insertLogLine}, {&s.logTotal, updateLogLines}} {
+		{&s.logChunk, insertLogChunk}, {&s.logTotal, updateLogLines}} {
 		st, err := tx.PrepareContext(ctx, p.q)
 		if err != nil {
 			s.close()
@@ -177,7 +181,7 @@ func prepareSaver(ctx context.Context, tx *sql.Tx, now int64) (*saver, error) {
 }
 
 func (s *saver) close() {
-	for _, st := range []*sql.Stmt{s.upsert, s.delFindings, s.delEvidence, s.finding, s.line, s.logMax, s.logLine, s.logTotal} {
+	for _, st := range []*sql.Stmt{s.upsert, s.delFindings, s.delEvidence, s.finding, s.line, s.logChunk, s.logTotal} {
 		if st != nil {
 			_ = st.Close()
 		}
@@ -201,7 +205,10 @@ func (s *saver) saveAttempt(ctx context.Context, a *domain.Attempt) error {
 	if err != nil {
 		return fmt.Errorf("timeline: %w", err)
 	}
-	if _, err := s.upsert.ExecContext(ctx,
+	// log_last is not updated here: RETURNING gives the stored one, the
+	// seq of the last log line saved before (-1 for none).
+	var logLast int
+	if err := s.upsert.QueryRowContext(ctx,
 		a.ID, a.Host, a.Unit, a.InvocationID, a.Container, a.ContainerID, a.Engine, a.EngineVersion,
 		timeMicros(a.StartedAt), timeText(a.StartedAt), timeMicros(a.EndedAt), timeText(a.EndedAt),
 		timeMicros(a.ReadyAt), timeText(a.ReadyAt),
@@ -212,7 +219,7 @@ func (s *saver) saveAttempt(ctx context.Context, a *domain.Attempt) error {
 		shapeInt(shape, domain.ShapeKVCacheTokens), shapeFloat(shape, domain.ShapeMaxConcurrency),
 		shapeInt(shape, domain.ShapeTensorParallelSize), shapeText(shape, domain.ShapeServedModelName),
 		shapeJSON, string(timelineJSON), s.now,
-	); err != nil {
+	).Scan(&logLast); err != nil {
 		return err
 	}
 	// Replace, not merge: the analyzer's latest view of the attempt is the
@@ -252,7 +259,7 @@ func (s *saver) saveAttempt(ctx context.Context, a *domain.Attempt) error {
 	if err := s.saveLines(ctx, a, "context", a.Context); err != nil {
 		return err
 	}
-	return s.saveLog(ctx, a)
+	return s.saveLog(ctx, a, logLast)
 }
 
 // saveLines writes evidence or context lines, skipping a line that repeats

@@ -17,7 +17,7 @@ type logBuf struct {
 }
 
 func (b *logBuf) add(ev domain.Evidence) {
-	l := domain.LogLine{Seq: b.total, Time: ev.Time, Cursor: ev.Cursor, Message: ev.Message}
+	l := domain.LogLine{Seq: b.total, Time: ev.Time, Message: ev.Message}
 	b.total++
 	if !b.headFull {
 		if len(b.head) < domain.LogHead && b.headBytes+len(l.Message) <= domain.LogBytes {

@@ -87,6 +87,9 @@ func (t *Tracker) resumeState(a *domain.Attempt) *state {
 	c.Shape, c.Timeline, c.Context = nil, nil, nil
 	c.Findings, c.Evidence, c.Note, c.Rule, c.Fingerprint = nil, nil, "", "", ""
 	st := &state{a: &c, j: t.rules.NewJudge("", t.opt), seq0: t.created, skipUntil: lastKnown(a), stopReq: a.StopRequested}
+	// The stored log goes on: number the new lines after the stored ones
+	// (the store adds only lines after the last it has).
+	st.log.total, st.log.headFull = a.Lines, a.Lines >= domain.LogHead
 	t.created++
 	st.j.Restore(a)
 	t.attempts = append(t.attempts, st)

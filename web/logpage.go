@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -66,16 +67,17 @@ func (s *server) attemptLogPage(c *gin.Context) {
 // between kept lines counted.
 func buildFullLog(a *domain.Attempt, l *domain.AttemptLog) []logLine {
 	match, decisiveMsg := decisiveMatch(a)
+	// Log lines keep no cursor: a cited line is known by its time and text.
 	cited := map[string]bool{}
 	for _, e := range a.Evidence {
-		cited[e.Cursor+"\x00"+e.Message] = true
+		cited[e.Time.Format(time.RFC3339Nano)+"\x00"+e.Message] = true
 	}
 	out := make([]logLine, 0, len(l.Lines))
 	next := 0 // the seq the next line would have without a gap
 	marked := false
 	for _, ln := range l.Lines {
 		ll := logLine{Time: ln.Time, N: ln.Seq + 1, Skipped: ln.Seq - next,
-			Evidence: cited[ln.Cursor+"\x00"+ln.Message], Error: looksLikeError(ln.Message)}
+			Evidence: cited[ln.Time.Format(time.RFC3339Nano)+"\x00"+ln.Message], Error: looksLikeError(ln.Message)}
 		m := ""
 		if !marked && match != "" && ln.Message == decisiveMsg {
 			m = match
