@@ -26,7 +26,7 @@ build: deps
 demo: build
 	$(BIN) explain $(EXAMPLE)
 	$(BIN) replay --db $(DB) $(EXAMPLE)
-	$(BIN) serve --db $(DB) --listen $(LISTEN) --no-journal --no-notes
+	$(BIN) serve --db $(DB) --listen $(LISTEN) --no-journal
 
 explain: build
 	$(BIN) explain $(EXAMPLE)

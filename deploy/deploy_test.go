@@ -299,7 +299,7 @@ func exported(t *testing.T) map[string]map[string]bool {
 	}
 	defer db.Close()
 	for _, f := range []string{"dankserver-night-ladder", "dankclaw-day"} {
-		as := fixturetest.Attempts(t, "../../shared/fixtures/"+f+".journal.json")
+		as := fixturetest.Attempts(t, "../examples/"+f+".journal.json")
 		if err := db.SaveAttempts(context.Background(), as, nil); err != nil {
 			t.Fatal(err)
 		}

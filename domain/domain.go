@@ -258,6 +258,35 @@ type Attempt struct {
 	Fingerprint string
 	// Lines counts the log lines attributed to the attempt.
 	Lines int
+	// Log is the attempt's own log as kept for the viewer; nil when the
+	// tracker keeps none (explain) or the attempt was loaded without it.
+	Log *AttemptLog
+}
+
+// LogHead and LogTail are how many of an attempt's lines are kept: its
+// first LogHead (the boot) and, once it has ended, its last LogTail (the
+// death). LogBytes caps each part's message bytes.
+const (
+	LogHead  = 2000
+	LogTail  = 1000
+	LogBytes = 1 << 20
+)
+
+// AttemptLog is the part of an attempt's log the analyzer keeps.
+type AttemptLog struct {
+	// Lines are in log order; Seq numbers them from 0 among all the
+	// attempt's lines, so a gap between two Seqs is lines not kept.
+	Lines []LogLine
+	// Total is how many lines the attempt had.
+	Total int
+}
+
+// LogLine is one kept line of an attempt's log.
+type LogLine struct {
+	Seq     int
+	Time    time.Time
+	Cursor  string
+	Message string
 }
 
 // HasFinding reports whether a finding with that id fired.

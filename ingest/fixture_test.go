@@ -20,7 +20,7 @@ import (
 	"github.com/llmfleet/analyzer/domain"
 )
 
-const fixtures = "../../shared/fixtures"
+const fixtures = "../examples" // the shared fixtures' journals, as the repository holds them
 
 // Real cursors and timestamps of the fixtures.
 const (

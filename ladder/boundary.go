@@ -200,7 +200,7 @@ func boundaryOf(l *Ladder, d dimension, kind string, keys []string, at map[strin
 		mid := pv + (fv-pv)/2
 		if d.name == DimContract {
 			if v, shape, ok := splitContract(pv, fv, mid, b.Granularity, mmlCap, pass, fail); ok {
-				b.Status, b.Next, b.NextShape = StatusOpen, &v, shape
+				b.Status, b.Next, b.NextShape, b.nextRung = StatusOpen, &v, shortSummary(shape), shape
 			} else {
 				b.Reason = fmt.Sprintf("no contract of the pass or fail rung's max_num_seqs with max_model_len in blocks of %d (up to %d, the largest tried) lies between", b.Granularity, mmlCap)
 			}
@@ -212,7 +212,7 @@ func boundaryOf(l *Ladder, d dimension, kind string, keys []string, at map[strin
 				}
 			}
 			s[d.name] = v
-			b.Status, b.Next, b.NextShape = StatusOpen, &v, shortSummary(s)
+			b.Status, b.Next, b.NextShape, b.nextRung = StatusOpen, &v, shortSummary(s), s
 		} else {
 			b.Reason = fmt.Sprintf("step %d, no multiple of the granularity %d lies between", fv-pv, b.Granularity)
 		}
@@ -247,7 +247,7 @@ func gridBetween(pv, fv, mid, g int64) (int64, bool) {
 // granularity and at most mmlCap. Of the contracts strictly between the
 // pass and the fail value, the largest at or below the midpoint wins (the
 // midpoint rounded down); failing that, the smallest above it.
-func splitContract(pv, fv, mid, g, mmlCap int64, pass, fail *Rung) (int64, string, bool) {
+func splitContract(pv, fv, mid, g, mmlCap int64, pass, fail *Rung) (int64, domain.Shape, bool) {
 	var best int64
 	var bestShape domain.Shape
 	for _, r := range []*Rung{pass, fail} {
@@ -277,9 +277,9 @@ func splitContract(pv, fv, mid, g, mmlCap int64, pass, fail *Rung) (int64, strin
 		}
 	}
 	if best == 0 {
-		return 0, "", false
+		return 0, nil, false
 	}
-	return best, shortSummary(bestShape), true
+	return best, bestShape, true
 }
 
 // shortSummary is the sizing part of Shape.Summary: "5 × 233472 fp8".
@@ -475,6 +475,7 @@ func suggest(l *Ladder) *Suggestion {
 	}
 	if b := pick(StatusOpen); b != nil {
 		return &Suggestion{Dimension: b.Dimension, Kind: b.Kind, At: b.AtText, Value: b.Next, Shape: b.NextShape,
+			Rung: b.nextRung, Flags: EngineFlags(l.Engine, b.nextRung),
 			Text: fmt.Sprintf("%s (%s %d), the midpoint of the %s boundary at %s between %d and %d, on the grid of %d",
 				b.NextShape, b.Dimension, *b.Next, kindWord(b.Kind), b.AtText, *b.Pass, *b.Fail, b.Granularity)}
 	}

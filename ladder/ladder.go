@@ -247,8 +247,9 @@ type Boundary struct {
 	// ("5 × 233472 fp8"). A contract size is split into max_num_seqs of the
 	// pass or fail rung and a max_model_len no larger than the ladder's
 	// largest (the model's limit is not in the journal).
-	Next      *int64 `json:"next,omitempty"`
-	NextShape string `json:"next_shape,omitempty"`
+	Next      *int64       `json:"next,omitempty"`
+	NextShape string       `json:"next_shape,omitempty"`
+	nextRung  domain.Shape // the shape keys NextShape sums up
 	// Reason says why a boundary is "found": no value on the grid lies
 	// strictly between Pass and Fail.
 	Reason string `json:"reason,omitempty"`
@@ -275,6 +276,10 @@ type Suggestion struct {
 	// Value is the suggested value of Dimension; Shape the rung to boot.
 	Value *int64 `json:"value,omitempty"`
 	Shape string `json:"shape,omitempty"`
+	// Rung holds the shape keys of the rung to boot; Flags is it as the
+	// engine's own command-line flags (EngineFlags), "" when unknown.
+	Rung  domain.Shape `json:"rung,omitempty"`
+	Flags string       `json:"flags,omitempty"`
 	// Text is the suggestion in one sentence, to follow "next rung: "
 	// (Shape set), "boundary found: " (Found) or stand alone (neither):
 	// "5 × 233472 fp8 (contract_tokens 1167360), the midpoint of ...".

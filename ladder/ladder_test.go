@@ -15,14 +15,14 @@ import (
 	"github.com/llmfleet/analyzer/ladder"
 )
 
-const sharedDir = "../../shared"
+const fixtureDir = "../examples" // the shared fixtures' journals, as the repository holds them
 
 // analyzeFile runs one file through the real ingest and a fresh tracker.
 func analyzeFile(t *testing.T, path string) []*domain.Attempt { return fixturetest.Attempts(t, path) }
 
 func buildNight(t *testing.T) []ladder.Ladder {
 	t.Helper()
-	return ladder.Build(analyzeFile(t, filepath.Join(sharedDir, "fixtures", "dankserver-night-ladder.journal.json")), ladder.Options{})
+	return ladder.Build(analyzeFile(t, filepath.Join(fixtureDir, "dankserver-night-ladder.journal.json")), ladder.Options{})
 }
 
 func i64(p *int64) string {
@@ -214,6 +214,9 @@ func TestNightLadder(t *testing.T) {
 	if n := l.Next; n == nil || n.Found || n.Shape != "5 × 233472 fp8" || n.Value == nil || *n.Value != 1167360 || n.Kind != ladder.KindSurvive {
 		t.Errorf("next %+v, want 5 × 233472 fp8 (1167360) for surviving", n)
 	}
+	if n := l.Next; n == nil || n.Flags != "--max-num-seqs 5 --max-model-len 233472 --kv-cache-dtype fp8" {
+		t.Errorf("next rung as vLLM flags: %+v", n)
+	}
 
 	// Per-rung notes.
 	for n, want := range map[int]string{
@@ -248,7 +251,7 @@ func TestNightLadder(t *testing.T) {
 // TestBuildIsStable: the id and the ladder do not depend on the order the
 // attempts come in (the store gives them newest first).
 func TestBuildIsStable(t *testing.T) {
-	as := analyzeFile(t, filepath.Join(sharedDir, "fixtures", "dankserver-night-ladder.journal.json"))
+	as := analyzeFile(t, filepath.Join(fixtureDir, "dankserver-night-ladder.journal.json"))
 	a := ladder.Build(as, ladder.Options{})
 	rev := append([]*domain.Attempt{}, as...)
 	slices.Reverse(rev)
@@ -267,7 +270,7 @@ func TestBuildIsStable(t *testing.T) {
 }
 
 func TestDayFixture(t *testing.T) {
-	ls := ladder.Build(analyzeFile(t, filepath.Join(sharedDir, "fixtures", "dankclaw-day.journal.json")), ladder.Options{})
+	ls := ladder.Build(analyzeFile(t, filepath.Join(fixtureDir, "dankclaw-day.journal.json")), ladder.Options{})
 	got := map[string]*ladder.Ladder{}
 	for i := range ls {
 		got[ls[i].Target] = &ls[i]
@@ -291,7 +294,7 @@ func TestDayFixture(t *testing.T) {
 		t.Errorf("frank-small rung 2 note %q", n)
 	}
 	// Granularity is per engine.
-	ls = ladder.Build(analyzeFile(t, filepath.Join(sharedDir, "fixtures", "dankclaw-day.journal.json")), ladder.Options{Granularity: map[string]int64{"halogen": 65536}})
+	ls = ladder.Build(analyzeFile(t, filepath.Join(fixtureDir, "dankclaw-day.journal.json")), ladder.Options{Granularity: map[string]int64{"halogen": 65536}})
 	for _, l := range ls {
 		if l.Target == "frank-large" {
 			if l.Granularity != 65536 {
@@ -448,7 +451,7 @@ func TestNextRungOnTheGrid(t *testing.T) {
 func TestBuildMemoRebuildsOnlyWhatChanged(t *testing.T) {
 	var as []*domain.Attempt
 	for _, f := range []string{"dankserver-night-ladder", "dankclaw-day"} {
-		as = append(as, analyzeFile(t, filepath.Join(sharedDir, "fixtures", f+".journal.json"))...)
+		as = append(as, analyzeFile(t, filepath.Join(fixtureDir, f+".journal.json"))...)
 	}
 	var memo ladder.Memo
 	same := func(what string) {

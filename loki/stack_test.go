@@ -29,8 +29,8 @@ import (
 )
 
 const (
-	nightLadder = "../../shared/fixtures/dankserver-night-ladder.journal.json"
-	clawDay     = "../../shared/fixtures/dankclaw-day.journal.json"
+	nightLadder = "../examples/dankserver-night-ladder.journal.json"
+	clawDay     = "../examples/dankclaw-day.journal.json"
 	testToken   = "s3cret-push-token"
 )
 

@@ -19,7 +19,13 @@ import (
 	"github.com/llmfleet/analyzer/store"
 )
 
-const fixtures = "../../shared/fixtures"
+// The fixtures: the journals in examples/, what they must give in
+// testdata/fixtures/ (copies of the shared fixtures, so that a checkout
+// tests alone).
+const (
+	fixtures    = "../examples"
+	expectedDir = "../testdata/fixtures"
+)
 
 // replay records a journal file into db as `analyzer replay` does.
 func replay(t *testing.T, db *store.DB, path string) {
@@ -50,7 +56,7 @@ func fixtureDB(t *testing.T) (*store.DB, map[string]expected) {
 	exp := map[string]expected{}
 	for host, name := range map[string]string{"dankserver": "dankserver-night-ladder", "dankclaw": "dankclaw-day"} {
 		replay(t, db, filepath.Join(fixtures, name+".journal.json"))
-		data, err := os.ReadFile(filepath.Join(fixtures, name+".expected.json"))
+		data, err := os.ReadFile(filepath.Join(expectedDir, name+".expected.json"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -148,6 +148,9 @@ func New(db Store, set *rules.Set, opts Options) *Live {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	// Live stores what it tracks, so the log viewer gets each attempt's
+	// own lines.
+	opts.Tracker.KeepLog = true
 	return &Live{db: db, opts: opts, tr: tracker.New(set, opts.Tracker),
 		wake: make(chan struct{}, 1), flushReq: make(chan chan error), stop: make(chan struct{}),
 		done: make(chan struct{}), flushNow: make(chan struct{}, 1),

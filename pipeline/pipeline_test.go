@@ -20,8 +20,8 @@ import (
 )
 
 var fixtures = []string{
-	"../../shared/fixtures/dankserver-night-ladder.journal.json",
-	"../../shared/fixtures/dankclaw-day.journal.json",
+	"../examples/dankserver-night-ladder.journal.json",
+	"../examples/dankclaw-day.journal.json",
 }
 
 func ruleSet(t *testing.T) *rules.Set {

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 	"unicode/utf8"
 
 	"github.com/llmfleet/analyzer/domain"
@@ -17,18 +17,23 @@ import (
 // verdict, findings) and, for each failed attempt, its note and decisive
 // line.
 func Text(w io.Writer, attempts []*domain.Attempt) error {
+	return Style{}.Text(w, attempts)
+}
+
+// Text is Text laid out in st.
+func (st Style) Text(w io.Writer, attempts []*domain.Attempt) error {
 	rows := make([][]string, len(attempts))
 	for i, a := range attempts {
 		rows[i] = Row(a)
 	}
-	if err := Table(w, rows); err != nil {
+	if err := st.Table(w, rows); err != nil {
 		return err
 	}
 	verdicts := make([]domain.Verdict, len(attempts))
 	for i, a := range attempts {
 		verdicts[i] = a.Verdict
 		if a.Verdict.IsFailure() {
-			fmt.Fprintf(w, "\n#%d%s", i+1, Section(a))
+			fmt.Fprintf(w, "\n#%d%s", i+1, st.Section(a))
 		}
 	}
 	_, err := fmt.Fprintf(w, "\n%s\n", Summary(verdicts))
@@ -85,12 +90,12 @@ func Summary(verdicts []domain.Verdict) string {
 	return fmt.Sprintf("%d %s: %s", len(verdicts), noun, strings.Join(parts, ", "))
 }
 
-// Row is an attempt's row of the table: start, host, unit, engine, shape,
-// phase, verdict, findings.
+// Row is an attempt's row of the table: start (with its host's UTC
+// offset), host, unit, engine, shape, phase, verdict, findings.
 func Row(a *domain.Attempt) []string {
 	started := "-"
 	if !a.StartedAt.IsZero() {
-		started = a.StartedAt.Format("2006-01-02 15:04:05")
+		started = a.StartedAt.Format(Offset)
 	}
 	unit := a.Unit
 	if unit == "" {
@@ -103,28 +108,46 @@ func Row(a *domain.Attempt) []string {
 		string(a.Phase), string(a.Verdict), or(strings.Join(a.FindingIDs(), ","), "-")}
 }
 
-// Table writes rows (Row) numbered from 1, aligned in columns.
-func Table(w io.Writer, rows [][]string) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "#\tSTARTED\tHOST\tUNIT\tENGINE\tSHAPE\tPHASE\tVERDICT\tFINDINGS")
+// tableHeader is the header of the attempts table; VERDICT is column 7.
+var tableHeader = []string{"#", "STARTED", "HOST", "UNIT", "ENGINE", "SHAPE", "PHASE", "VERDICT", "FINDINGS"}
+
+// Table writes rows (Row) numbered from 1, aligned in columns, fitted to
+// st.Width.
+func (st Style) Table(w io.Writer, rows [][]string) error {
+	numbered := make([][]string, len(rows))
 	for i, r := range rows {
-		fmt.Fprintf(tw, "%d\t%s\n", i+1, strings.Join(r, "\t"))
+		numbered[i] = append([]string{strconv.Itoa(i + 1)}, r...)
 	}
-	return tw.Flush()
+	// Findings fold; unit, shape, host, engine and phase are cut; the start
+	// (with its offset) and the verdict are what one scans for.
+	return st.Columns(w, tableHeader, numbered, Layout{Verdict: 7, Wrap: []int{8}, Shrink: []int{3, 5, 2, 4, 6}})
 }
 
 // Section is a failed attempt's paragraph after its number ("#3"): unit,
-// invocation, verdict and phase, the note, other findings' notes and up to
-// three evidence lines.
-func Section(a *domain.Attempt) string {
+// invocation, verdict and phase; the attempt id the web UI and API take;
+// the note, other findings' notes and up to three evidence lines, folded
+// or cut to st.Width.
+func (st Style) Section(a *domain.Attempt) string {
 	var w strings.Builder
-	fmt.Fprintf(&w, " %s %s: %s in %s\n", Safe(or(a.Unit, a.Container)), Safe(a.InvocationID), a.Verdict, a.Phase)
+	unit := Safe(or(a.Unit, a.Container))
+	rest := fmt.Sprintf(": %s in %s", a.Verdict, a.Phase)
+	if st.Width > 0 { // "#12 " before the unit
+		unit = fit(unit, max(st.Width-5-width(rest), 12))
+	}
+	fmt.Fprintf(&w, " %s: %s in %s\n", unit, st.Verdict(a.Verdict), a.Phase)
+	// The ids are never cut: they are what one copies.
+	if a.ID != "" {
+		fmt.Fprintf(&w, "  attempt %s (analyzer serve: /attempts/%s)\n", a.ID, a.ID)
+	}
+	if a.InvocationID != "" {
+		fmt.Fprintf(&w, "  invocation %s\n", Safe(a.InvocationID))
+	}
 	if a.Note != "" {
-		fmt.Fprintf(&w, "  %s\n", wrap(Safe(a.Note), 100, "  "))
+		fmt.Fprintf(&w, "  %s\n", wrap(Safe(a.Note), st.wrapWidth(2), "  "))
 	}
 	for _, f := range a.Findings {
 		if string(a.Verdict) != f.ID && f.Note != "" {
-			fmt.Fprintf(&w, "  [%s] %s\n", f.ID, wrap(Safe(f.Note), 100, "  "))
+			fmt.Fprintf(&w, "  [%s] %s\n", f.ID, wrap(Safe(f.Note), st.wrapWidth(2), "  "))
 		}
 	}
 	for j, e := range a.Evidence {
@@ -132,7 +155,7 @@ func Section(a *domain.Attempt) string {
 			fmt.Fprintf(&w, "  … %d more evidence lines\n", len(a.Evidence)-3)
 			break
 		}
-		fmt.Fprintf(&w, "  > %s\n", Safe(clip(e.Message, 220)))
+		fmt.Fprintf(&w, "%s\n", st.Line("  > "+Safe(clip(e.Message, 220))))
 	}
 	return w.String()
 }
@@ -144,11 +167,12 @@ func or(s, def string) string {
 	return s
 }
 
+// clip shortens s to n runes and the Cut marker.
 func clip(s string, n int) string {
-	if len(s) <= n {
+	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	return s[:n] + "…"
+	return string([]rune(s)[:n]) + Cut
 }
 
 // wrap folds text at width columns, indenting continuation lines.

@@ -19,6 +19,8 @@ import (
 // then writes them in start order, byte for byte what Text or the JSON
 // encoder writes for the sorted list.
 type Spool struct {
+	// Style lays the text out; set it before the first Add.
+	Style Style
 	json  bool
 	f     *os.File
 	w     *bufio.Writer
@@ -60,7 +62,7 @@ func (s *Spool) Add(a *domain.Attempt, seq int) error {
 	} else {
 		it.row = Row(a)
 		if a.Verdict.IsFailure() {
-			b = []byte(Section(a))
+			b = []byte(s.Style.Section(a))
 		}
 	}
 	if _, err := s.w.Write(b); err != nil {
@@ -108,7 +110,7 @@ func (s *Spool) WriteSorted(w io.Writer) error {
 	for i, it := range s.items {
 		rows[i] = it.row
 	}
-	if err := Table(bw, rows); err != nil {
+	if err := s.Style.Table(bw, rows); err != nil {
 		return err
 	}
 	verdicts := make([]domain.Verdict, len(s.items))

@@ -16,7 +16,7 @@ import (
 // spool in a shuffled order: its output must be byte for byte Text's, and
 // the JSON encoder's, of the attempts in start order.
 func TestSpoolWritesWhatTheSortedListWould(t *testing.T) {
-	paths, _ := filepath.Glob("../../shared/fixtures/*.journal.json")
+	paths, _ := filepath.Glob("../examples/*.journal.json")
 	var all []*domain.Attempt
 	for _, p := range paths {
 		all = append(all, fixturetest.Attempts(t, p)...)

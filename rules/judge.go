@@ -21,6 +21,10 @@ type JudgeOptions struct {
 	// Only, when set, is the one rule that judges (rule tests, like
 	// `promtool test rules`); the engine profiles still apply.
 	Only *Rule
+	// KeepLog makes the tracker keep each attempt's own lines (its first
+	// domain.LogHead and last domain.LogTail) in Attempt.Log for the
+	// store; explain, which stores nothing, leaves it off.
+	KeepLog bool
 }
 
 func (o JudgeOptions) withDefaults() JudgeOptions {

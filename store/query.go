@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -622,4 +623,47 @@ func (d *DB) distinct(ctx context.Context, col string) ([]string, error) {
 		out = append(out, v)
 	}
 	return out, rows.Err()
+}
+
+// AttemptLog returns the lines kept of attempt id's own log, in order, with
+// the number of lines it had; times are in loc (the attempt's zone; nil:
+// UTC). An attempt stored without its log has none (Total 0); an unknown
+// id is ErrNotFound.
+func (d *DB) AttemptLog(ctx context.Context, id string, loc *time.Location) (*domain.AttemptLog, error) {
+	if loc == nil {
+		loc = time.UTC
+	}
+	tx, err := d.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("store: log of %s: %w", id, err)
+	}
+	defer tx.Rollback() //nolint:errcheck // read-only
+	out := &domain.AttemptLog{}
+	if err := tx.QueryRowContext(ctx, `SELECT log_lines FROM attempts WHERE id = ?`, id).Scan(&out.Total); errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	} else if err != nil {
+		return nil, fmt.Errorf("store: log of %s: %w", id, err)
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT seq, time_us, cursor, message FROM attempt_log WHERE attempt_id = ? ORDER BY seq`, id)
+	if err != nil {
+		return nil, fmt.Errorf("store: log of %s: %w", id, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			l  domain.LogLine
+			us sql.NullInt64
+		)
+		if err := rows.Scan(&l.Seq, &us, &l.Cursor, &l.Message); err != nil {
+			return nil, fmt.Errorf("store: log of %s: %w", id, err)
+		}
+		if us.Valid {
+			l.Time = time.UnixMicro(us.Int64).In(loc)
+		}
+		out.Lines = append(out.Lines, l)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: log of %s: %w", id, err)
+	}
+	return out, nil
 }

@@ -121,12 +121,40 @@ const (
 			ON CONFLICT(attempt_id, finding_id, rule) DO NOTHING`
 	insertLine = `INSERT INTO evidence (attempt_id, seq, kind, finding_id, time, time_us, cursor, message)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+	logMaxSeq      = `SELECT coalesce(max(seq), -1) FROM attempt_log WHERE attempt_id = ?`
+	insertLogLine  = `INSERT OR IGNORE INTO attempt_log (attempt_id, seq, time_us, cursor, message) VALUES (?, ?, ?, ?, ?)`
+	updateLogLines = `UPDATE attempts SET log_lines = ? WHERE id = ?`
 )
+
+// saveLog adds the lines of a.Log not stored yet: lines never change once
+// kept, so a re-save of a running attempt writes only its new ones.
+func (s *saver) saveLog(ctx context.Context, a *domain.Attempt) error {
+	if a.Log == nil {
+		return nil
+	}
+	var last int
+	if err := s.logMax.QueryRowContext(ctx, a.ID).Scan(&last); err != nil {
+		return fmt.Errorf("log: %w", err)
+	}
+	for _, l := range a.Log.Lines {
+		if l.Seq <= last {
+			continue
+		}
+		if _, err := s.logLine.ExecContext(ctx, a.ID, l.Seq, timeMicros(l.Time), l.Cursor, l.Message); err != nil {
+			return fmt.Errorf("log line %d: %w", l.Seq, err)
+		}
+	}
+	if _, err := s.logTotal.ExecContext(ctx, a.Log.Total, a.ID); err != nil {
+		return fmt.Errorf("log: %w", err)
+	}
+	return nil
+}
 
 // saver holds the statements of one SaveAttempts, prepared once for all
 // its attempts: compiling them again per row was a third of a replay's save.
 type saver struct {
 	upsert, delFindings, delEvidence, finding, line *sql.Stmt
+	logMax, logLine, logTotal                       *sql.Stmt
 	now                                             int64 // µs since epoch: updated_at of the saved attempts
 }
 
@@ -136,7 +164,8 @@ func prepareSaver(ctx context.Context, tx *sql.Tx, now int64) (*saver, error) {
 		stmt **sql.Stmt
 		q    string
 	}{{&s.upsert, upsertAttempt}, {&s.delFindings, deleteFindings}, {&s.delEvidence, deleteEvidence},
-		{&s.finding, insertFinding}, {&s.line, insertLine}} {
+		{&s.finding, insertFinding}, {&s.line, insertLine},
+		{&s.logMax, logMaxSeq}, {&s.logLine, insertLogLine}, {&s.logTotal, updateLogLines}} {
 		st, err := tx.PrepareContext(ctx, p.q)
 		if err != nil {
 			s.close()
@@ -148,7 +177,7 @@ func prepareSaver(ctx context.Context, tx *sql.Tx, now int64) (*saver, error) {
 }
 
 func (s *saver) close() {
-	for _, st := range []*sql.Stmt{s.upsert, s.delFindings, s.delEvidence, s.finding, s.line} {
+	for _, st := range []*sql.Stmt{s.upsert, s.delFindings, s.delEvidence, s.finding, s.line, s.logMax, s.logLine, s.logTotal} {
 		if st != nil {
 			_ = st.Close()
 		}
@@ -220,7 +249,10 @@ func (s *saver) saveAttempt(ctx context.Context, a *domain.Attempt) error {
 	if err := s.saveLines(ctx, a, "evidence", a.Evidence); err != nil {
 		return err
 	}
-	return s.saveLines(ctx, a, "context", a.Context)
+	if err := s.saveLines(ctx, a, "context", a.Context); err != nil {
+		return err
+	}
+	return s.saveLog(ctx, a)
 }
 
 // saveLines writes evidence or context lines, skipping a line that repeats

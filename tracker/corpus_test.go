@@ -130,6 +130,7 @@ func (s tally) String() string {
 // listed in testdata/corpus-known-failures.txt are reported, not failed; a
 // listed case that now passes must be removed from the list.
 func TestCorpus(t *testing.T) {
+	needShared(t, filepath.Join(sharedDir, "corpus"))
 	dirs, _ := filepath.Glob(filepath.Join(sharedDir, "corpus", "*"))
 	if len(dirs) == 0 {
 		t.Fatal("no corpus cases")

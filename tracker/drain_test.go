@@ -24,7 +24,7 @@ func TestDrainHandsOverWhatAttemptsWould(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	paths, _ := filepath.Glob(filepath.Join(sharedDir, "fixtures", "*.journal.json"))
+	paths, _ := filepath.Glob(filepath.Join(fixtureDir, "*.journal.json"))
 	for _, lag := range []time.Duration{0, time.Minute, 10 * time.Minute} {
 		whole := tracker.New(set, tracker.Options{})
 		drained := tracker.New(set, tracker.Options{})

@@ -47,7 +47,7 @@ func TestReplayCursorRebuildsOpenAttempts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	entries := readEntries(t, filepath.Join(sharedDir, "fixtures", "dankserver-night-ladder.journal.json"))
+	entries := readEntries(t, filepath.Join(fixtureDir, "dankserver-night-ladder.journal.json"))
 	whole := judgeAll(set, entries)
 	total := 0
 	for _, cut := range []int{1, 37, 120, 333, 500, 611, 777, len(entries) - 1} {
@@ -106,7 +106,7 @@ func TestReplayCursorRebuildsOpenAttempts(t *testing.T) {
 
 func TestPruneKeepsOpenAndLatest(t *testing.T) {
 	set, _ := rules.LoadBuiltin()
-	entries := readEntries(t, filepath.Join(sharedDir, "fixtures", "dankserver-night-ladder.journal.json"))
+	entries := readEntries(t, filepath.Join(fixtureDir, "dankserver-night-ladder.journal.json"))
 	tr := tracker.New(set, tracker.Options{})
 	for _, e := range entries {
 		tr.Add(e)
@@ -129,7 +129,7 @@ func TestPruneKeepsOpenAndLatest(t *testing.T) {
 // no longer counts as such with a 5 min window.
 func TestSurvivableWindow(t *testing.T) {
 	set, _ := rules.LoadBuiltin()
-	entries := readEntries(t, filepath.Join(sharedDir, "fixtures", "dankserver-night-ladder.journal.json"))
+	entries := readEntries(t, filepath.Join(fixtureDir, "dankserver-night-ladder.journal.json"))
 	for window, want := range map[time.Duration]bool{0: true, 10 * time.Minute: true, 5 * time.Minute: false} {
 		tr := tracker.New(set, tracker.Options{SurvivableWindow: window})
 		for _, e := range entries {

@@ -31,6 +31,7 @@ func TestTorchReal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	needShared(t, filepath.Join(sharedDir, "torch-real"))
 	files, _ := filepath.Glob(filepath.Join(sharedDir, "torch-real", "*.txt"))
 	if len(files) == 0 {
 		t.Fatal("no torch-real files")

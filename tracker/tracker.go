@@ -117,6 +117,7 @@ type state struct {
 	first     string           // cursor of the attempt's first entry
 	seq0      int              // creation order
 	skipUntil time.Time        // resumed: entries up to this time were read before
+	log       logBuf           // the attempt's own lines (Options.KeepLog)
 }
 
 // New returns a tracker that judges attempts with set.
@@ -543,6 +544,9 @@ func (t *Tracker) line(st *state, e domain.Entry, raw string) {
 	line := stripCompose(stripColour(raw))
 	ev := domain.Evidence{Time: e.Time, Cursor: e.Cursor, Message: strings.TrimSpace(line)}
 	t.learnZone(st.a.Host, line, e.Time)
+	if t.opt.KeepLog {
+		st.log.add(ev)
+	}
 	st.j.Line(line, ev)
 	if st.a.Unit != "" && st.j.Engine() != "" {
 		t.engineUnits[st.a.Host+"|"+st.a.Unit] = true
@@ -613,7 +617,11 @@ func (t *Tracker) judged(st *state) *domain.Attempt {
 	if loc == nil {
 		loc = t.knownZones[st.a.Host]
 	}
-	return t.judge(st).In(loc)
+	a := t.judge(st).In(loc)
+	if t.opt.KeepLog {
+		a.Log = st.log.snapshot(st.ended)
+	}
+	return a
 }
 
 // Drain hands the attempts no later entry can change to fn, judged, in

@@ -80,6 +80,24 @@ func TestBrowserOperatorHour(t *testing.T) {
 			b.fits(width, "attempt page")
 			b.shot(name("dynamo"))
 
+			// One click to the attempt's whole log, scrolled to the
+			// decisive line; error lines link to the next.
+			if _, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS("a.full-log"))); err != nil {
+				t.Fatalf("click the whole log: %v", err)
+			}
+			b.do("whole log", chromedp.WaitVisible(chromedp.CSS(".log.full #decisive mark")))
+			if n := b.evalInt(`document.querySelectorAll(".log.full .entry").length`); n != 43 {
+				t.Errorf("whole log shows %d lines, want 43", n)
+			}
+			if y := b.evalInt(`Math.round(document.querySelector("#decisive mark").getBoundingClientRect().top)`); y < 0 || y > 1000 {
+				t.Errorf("the decisive line is at y = %d px, not in view", y)
+			}
+			if n := b.evalInt(`document.querySelectorAll(".log.full .errnav a").length`); n < 1 {
+				t.Error("no next-error links")
+			}
+			b.fits(width, "whole log")
+			b.shot(name("log"))
+
 			// The ladder page.
 			b.do("ladder page", chromedp.Navigate(srv.URL+ladderURL(night.ID)), chromedp.WaitVisible(chromedp.CSS("#ladder-chart")))
 			b.fits(width, "ladder page")

@@ -21,7 +21,7 @@ import (
 	"github.com/llmfleet/analyzer/tracker"
 )
 
-const sharedFixtures = "../../shared/fixtures"
+const sharedFixtures = "../examples" // the shared fixtures' journals, as the repository holds them
 
 // xssLine is an engine error line that carries markup; it must reach the
 // browser as text.
@@ -95,7 +95,7 @@ func replayFixtures(t *testing.T, dir string) *store.DB {
 	t.Cleanup(func() { db.Close() })
 	ctx := context.Background()
 	for _, p := range paths {
-		tr := tracker.New(set, tracker.Options{})
+		tr := tracker.New(set, tracker.Options{KeepLog: true})
 		if _, err := ingest.ReadFile(ctx, p, ingest.Options{}, func(e domain.Entry) error {
 			tr.Add(e)
 			return nil
@@ -302,7 +302,7 @@ func TestLadderPageEscapes(t *testing.T) {
 	if as[0].Verdict != domain.VerdictConfigError || len(as[0].Evidence) == 0 || as[0].Evidence[0].Message != xssLine {
 		t.Fatalf("the pipeline did not keep the XSS line as evidence: %s %+v", as[0].Verdict, as[0].Evidence)
 	}
-	for _, path := range []string{"/", "/ladders", attemptURL(as[0].ID)} {
+	for _, path := range []string{"/", "/ladders", attemptURL(as[0].ID), attemptURL(as[0].ID) + "/log"} {
 		_, body, _ := get(t, srv, path)
 		mustNotContain(t, path, body, "<script>")
 	}

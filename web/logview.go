@@ -28,6 +28,9 @@ type logLine struct {
 	// the anchor of the next one, "" for the last.
 	ErrN    int
 	NextErr string
+	// N is the line's number in the attempt's log (from 1; 0: unknown)
+	// and Skipped how many lines before it were not kept.
+	N, Skipped int
 }
 
 // logRow is one display row of a line.

@@ -1,7 +1,9 @@
 package web
 
 import (
+	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -129,5 +131,36 @@ func TestBuildLogView(t *testing.T) {
 	}
 	if r := decisiveRow(log); r == nil || r.Parts[1].Text != "CUDA out of memory" || !r.Parts[1].Mark {
 		t.Errorf("decisive row %+v", r)
+	}
+}
+
+// The attempt's whole log, one click from its page: every line of the
+// dynamo attempt numbered, the cited ones highlighted, the decisive words
+// marked once, error lines chained, and unknown ids a 404.
+func TestAttemptLogPage(t *testing.T) {
+	srv, db := newLadderServer(t)
+	as, err := db.ListAttempts(context.Background(), domain.AttemptFilter{Verdict: "dynamo_constraint_violation", Host: "dankserver"})
+	if err != nil || len(as) == 0 {
+		t.Fatalf("dynamo attempts: %v", err)
+	}
+	a := as[0]
+	_, page, _ := get(t, srv, attemptURL(a.ID))
+	mustContain(t, "attempt page", page, `href="`+attemptURL(a.ID)+`/log#decisive">the attempt's whole log (43 lines)</a>`)
+
+	code, body, _ := get(t, srv, attemptURL(a.ID)+"/log")
+	if code != http.StatusOK {
+		t.Fatalf("log page = %d", code)
+	}
+	mustContain(t, "log page", body, "43 of 43 lines kept", `<span class="n">1</span>`, `<span class="n">43</span>`,
+		"serve-frank-primary: shape MAXLEN=262144", `id="decisive"`, "<mark>Constraints violated (L[&#39;query_start_loc&#39;].size()[0])!",
+		`error 1 · <a href="#decisive">next ↓</a>`)
+	if n := strings.Count(body, "<mark>"); n != 1 {
+		t.Errorf("%d marks, want 1", n)
+	}
+	if n := strings.Count(body, `<div class="entry`); n != 43 {
+		t.Errorf("%d lines shown, want 43", n)
+	}
+	if code, _, _ := get(t, srv, "/attempts/nope/log"); code != http.StatusNotFound {
+		t.Errorf("unknown attempt's log = %d, want 404", code)
 	}
 }

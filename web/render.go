@@ -12,10 +12,10 @@ import (
 
 // pageNames are the page templates; each defines "content" and is parsed
 // together with base.html, which defines "base".
-var pageNames = []string{"list", "attempt", "notfound", "failures"}
+var pageNames = []string{"list", "attempt", "notfound", "failures", "log"}
 
 func parsePages() map[string]*template.Template {
-	base := template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/base.html"))
+	base := template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/base.html", "templates/logrow.html"))
 	pages := map[string]*template.Template{}
 	for _, name := range pageNames {
 		t := template.Must(base.Clone())
@@ -30,6 +30,7 @@ func parsePages() map[string]*template.Template {
 var funcs = template.FuncMap{
 	"attemptURL":   attemptURL,
 	"apiURL":       apiURL,
+	"logURL":       func(id string) string { return attemptURL(id) + "/log" },
 	"when":         displayTime,
 	"clock":        clockTime,
 	"hms":          hmsTime,
@@ -41,6 +42,8 @@ var funcs = template.FuncMap{
 	"intp":         intPtrText,
 	"firstErr":     firstErr,
 	"ago":          func(t time.Time) string { return ago(t, time.Now()) },
+	"logHead":      func() int { return domain.LogHead },
+	"logTail":      func() int { return domain.LogTail },
 	"selected":     func(a, b string) bool { return a == b },
 	"in":           func(v string, list []string) bool { return slices.Contains(list, v) },
 	"narrowURL":    narrowURL,

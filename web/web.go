@@ -43,6 +43,9 @@ type AttemptReader interface {
 	// and fingerprint.
 	FailureGroups(ctx context.Context, f domain.AttemptFilter) ([]domain.FailureGroup, error)
 	GetAttempt(ctx context.Context, id string) (*domain.Attempt, error)
+	// AttemptLog returns the kept lines of an attempt's own log, times in
+	// loc.
+	AttemptLog(ctx context.Context, id string, loc *time.Location) (*domain.AttemptLog, error)
 	Facets(ctx context.Context) (hosts, units, engines, verdicts []string, err error)
 	Ping(ctx context.Context) error
 }
@@ -174,6 +177,7 @@ func New(db AttemptReader, opts Options) *gin.Engine {
 	r.StaticFS("/static", http.FS(static))
 	r.GET("/", s.listPage)
 	r.GET("/attempts/:id", s.attemptPage)
+	r.GET("/attempts/:id/log", s.attemptLogPage)
 	r.GET("/api/v1/attempts", s.apiList)
 	r.GET("/api/v1/attempts/:id", s.apiGet)
 	r.GET("/healthz", s.healthz)
@@ -263,6 +267,9 @@ type pageData struct {
 
 	// failures page
 	Failures *failuresData
+
+	// an attempt's log page
+	FullLog *logPage
 
 	// ladder pages, and the attempt pages' link to their ladder
 	LD *ladderData
@@ -368,7 +375,7 @@ func (s *server) listPage(c *gin.Context) {
 		return
 	}
 	for _, a := range p.Attempts {
-		zone.localize(a)
+		a = zone.localize(a)
 		data.Rows = append(data.Rows, listRow{A: a, Summary: a.Shape.Summary()})
 	}
 	data.Nav = navOf(q, p)
@@ -483,7 +490,7 @@ func (s *server) attemptPage(c *gin.Context) {
 		s.render(c, http.StatusBadRequest, "notfound", pageData{Title: "Bad time zone", Message: err.Error()})
 		return
 	}
-	zone.localize(a)
+	a = zone.localize(a)
 	g, err := s.groupOf(ctx, a)
 	if err != nil {
 		s.serverError(c, err, false)

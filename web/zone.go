@@ -71,33 +71,11 @@ func onWallClock(t time.Time) time.Time {
 	return time.Date(y, mo, d, h, mi, sec, t.Nanosecond(), time.UTC)
 }
 
-// localize moves a's times into the page's zone (no change for "host").
-func (z pageZone) localize(a *domain.Attempt) {
-	loc := z.Show
-	if loc == nil {
-		return
+// localize returns a with its times in the page's zone (a itself for
+// "host").
+func (z pageZone) localize(a *domain.Attempt) *domain.Attempt {
+	if z.Show == nil {
+		return a
 	}
-	in := func(t *time.Time) {
-		if !t.IsZero() {
-			*t = t.In(loc)
-		}
-	}
-	in(&a.StartedAt)
-	in(&a.EndedAt)
-	in(&a.ReadyAt)
-	for i := range a.Timeline {
-		in(&a.Timeline[i].Time)
-	}
-	for i := range a.Findings {
-		in(&a.Findings[i].Time)
-		for k := range a.Findings[i].Evidence {
-			in(&a.Findings[i].Evidence[k].Time)
-		}
-	}
-	for i := range a.Evidence {
-		in(&a.Evidence[i].Time)
-	}
-	for i := range a.Context {
-		in(&a.Context[i].Time)
-	}
+	return a.In(z.Show)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"time"
 
 	"github.com/coreos/go-systemd/v22/daemon"
+
+	"github.com/spf13/pflag"
 
 	"github.com/llmfleet/analyzer/store"
 	"github.com/llmfleet/analyzer/web"
@@ -25,7 +26,7 @@ type httpFlags struct {
 	maxConns                               int
 }
 
-func addHTTPFlags(fs *flag.FlagSet) *httpFlags {
+func addHTTPFlags(fs *pflag.FlagSet) *httpFlags {
 	hf := &httpFlags{}
 	fs.StringVar(&hf.allowedHosts, "allowed-hosts", "",
 		"comma-separated host names the server answers for (default on a loopback --listen: localhost, 127.0.0.1, ::1; else any)")

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +11,8 @@ import (
 	"time"
 
 	"github.com/coreos/go-systemd/v22/journal"
+
+	"github.com/spf13/pflag"
 
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/ingest/journald"
@@ -33,7 +34,7 @@ type journalFlags struct {
 	reader  string
 }
 
-func addJournalFlags(fs *flag.FlagSet) *journalFlags {
+func addJournalFlags(fs *pflag.FlagSet) *journalFlags {
 	jf := &journalFlags{}
 	fs.StringVar(&jf.dir, "journal-dir", "", "follow the journal files of this directory instead of the local journal")
 	fs.BoolVar(&jf.off, "no-journal", false, "do not follow a journal")
@@ -66,6 +67,21 @@ func (jf *journalFlags) wanted() bool {
 	return false
 }
 
+// followOnly are the flags that only matter to the journal follower (notes
+// are written by the follower alone).
+var followOnly = []string{"journal-dir", "since", "units", "journal-reader", "no-notes"}
+
+// warnUnused warns about journal flags that change nothing because no
+// journal will be followed.
+func (jf *journalFlags) warnUnused(fs *pflag.FlagSet) {
+	switch {
+	case jf.off:
+		noEffect(fs, "--no-journal is set", followOnly...)
+	case !jf.wanted():
+		noEffect(fs, "no journal is followed: the local journal ("+strings.Join(localJournalDirs, ", ")+") is not readable", followOnly...)
+	}
+}
+
 // follower is the running journal follower of serve.
 type follower struct {
 	pipeline *pipeline.Live
@@ -93,7 +109,7 @@ func startJournal(ctx context.Context, db *store.DB, set *rules.Set, jf *journal
 	case "sd-journal":
 		opt.InProcess = true
 	default:
-		return nil, usageError{fmt.Sprintf("--journal-reader %q: want journalctl or sd-journal", jf.reader)}
+		return nil, usageError{msg: fmt.Sprintf("--journal-reader %q: want journalctl or sd-journal", jf.reader)}
 	}
 	if jf.units != "" {
 		opt.Units = strings.Split(jf.units, ",")
@@ -101,7 +117,7 @@ func startJournal(ctx context.Context, db *store.DB, set *rules.Set, jf *journal
 	if jf.since != "" {
 		t, err := parseWhen(jf.since, time.Now(), time.Local)
 		if err != nil {
-			return nil, usageError{"--since " + err.Error()}
+			return nil, usageError{msg: "--since " + err.Error()}
 		}
 		opt.Since = t
 	}
@@ -111,6 +127,9 @@ func startJournal(ctx context.Context, db *store.DB, set *rules.Set, jf *journal
 		return nil, err
 	}
 	resume := journald.Resume{}
+	if ok && jf.since != "" {
+		fmt.Fprintf(stderr, "analyzer: warning: --since has no effect: %s resumes after the position saved in the database (--since applies to a first run)\n", source)
+	}
 	if ok {
 		resume = journald.Resume{Cursor: pos.Cursor, ReplayCursor: pos.ReplayCursor}
 	}

@@ -296,7 +296,7 @@ func TestServeSurvivesSIGKILL(t *testing.T) {
 func TestServeStoppedWhileStarting(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	err := cmdServe(ctx, []string{"--db", filepath.Join(t.TempDir(), "s.db"), "--journal-dir", t.TempDir(),
+	err := run(ctx, []string{"serve", "--db", filepath.Join(t.TempDir(), "s.db"), "--journal-dir", t.TempDir(),
 		"--listen", "127.0.0.1:0", "--no-notes"})
 	if err != nil {
 		t.Fatalf("serve stopped during start-up returned %v, want a clean stop", err)

@@ -9,7 +9,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/ladder"
@@ -17,47 +20,78 @@ import (
 	"github.com/llmfleet/analyzer/store"
 )
 
-func cmdLadder(ctx context.Context, args []string) error {
-	return runLadder(ctx, args, stdout)
+// ladderOpts are ladder's flags.
+type ladderOpts struct {
+	db, target, host, format, rules, granularity, color string
+	gap                                                 time.Duration
+}
+
+func newLadderCmd() *cobra.Command {
+	o := &ladderOpts{}
+	c := &cobra.Command{
+		Use:   "ladder [flags] [FILE...]",
+		Short: "boot ladders: the rungs tried per target, the boundaries found, the next rung",
+		Long: `ladder prints the boot ladders of the database, or of FILEs analyzed
+directly: one line per rung with what changed, the boundaries between
+passing and failing rungs, and the next rung to try, in the engine's own
+flags.`,
+		ValidArgsFunction: completeFiles,
+		RunE: func(c *cobra.Command, args []string) error {
+			return runLadder(c.Context(), o, c.Flags(), args, stdout)
+		},
+	}
+	fs := c.Flags()
+	fs.StringVar(&o.db, "db", defaultDB, "SQLite database file (when no FILE is given)")
+	fs.StringVar(&o.target, "target", "", "only the ladders of this target (served_model_name or unit family)")
+	fs.StringVar(&o.host, "host", "", "only the ladders of this host")
+	fs.StringVarP(&o.format, "format", "o", "table", "output format: table or json")
+	fs.StringVar(&o.rules, "rules", "", "rule directory for FILEs (default: the built-in rules)")
+	fs.DurationVar(&o.gap, "gap", ladder.DefaultGap, "time without attempts that starts a new ladder")
+	fs.StringVar(&o.granularity, "granularity", "", "block granularity in tokens: N for every engine, or ENGINE=N,... (default 4096)")
+	fs.StringVar(&o.color, "color", "auto", "colour the verdicts: auto (on a terminal, unless $NO_COLOR is set), always or never")
+	completeValues(c, "format", "table", "json")
+	completeValues(c, "color", colorModes...)
+	return c
 }
 
 // runLadder is `analyzer ladder`: the boot ladders of the database, or of
-// FILEs analyzed directly, as a runbook table or JSON.
-func runLadder(ctx context.Context, args []string, w io.Writer) error {
-	fs := newFlags("ladder")
-	dbPath := fs.String("db", defaultDB, "SQLite database file (when no FILE is given)")
-	target := fs.String("target", "", "only the ladders of this target (served_model_name or unit family)")
-	host := fs.String("host", "", "only the ladders of this host")
-	format := fs.String("format", "table", "output format: table or json")
-	fs.StringVar(format, "o", "table", "short for --format")
-	rulesDir := fs.String("rules", "", "rule directory for FILEs (default: the built-in rules)")
-	gap := fs.Duration("gap", ladder.DefaultGap, "time without attempts that starts a new ladder")
-	gran := fs.String("granularity", "", "block granularity in tokens: N for every engine, or ENGINE=N,... (default 4096)")
-	if err := parseFlags(fs, args); err != nil {
-		return usageError{err.Error()}
+// FILEs analyzed directly, as a runbook table or JSON; fs tells which
+// flags were given.
+func runLadder(ctx context.Context, o *ladderOpts, fs *pflag.FlagSet, files []string, w io.Writer) error {
+	opt := ladder.Options{Gap: o.gap}
+	if err := parseGranularity(o.granularity, &opt); err != nil {
+		return usageError{msg: err.Error()}
 	}
-	opt := ladder.Options{Gap: *gap}
-	if err := parseGranularity(*gran, &opt); err != nil {
-		return usageError{err.Error()}
+	if o.format != "table" && o.format != "json" {
+		return usageError{msg: fmt.Sprintf("--format %q: want table or json", o.format)}
 	}
-	if *format != "table" && *format != "json" {
-		return usageError{fmt.Sprintf("--format %q: want table or json", *format)}
+	style, err := outputStyle(o.color)
+	if err != nil {
+		return err
+	}
+	if o.format == "json" {
+		noEffect(fs, "-o json is never coloured", "color")
+	}
+	if len(files) > 0 {
+		noEffect(fs, "FILEs are analyzed instead of a database", "db")
+	} else {
+		noEffect(fs, "the attempts come from the database, already judged (give FILEs to judge them with other rules)", "rules")
 	}
 	var attempts []*domain.Attempt
-	if fs.NArg() > 0 {
-		set, err := loadRules(*rulesDir)
+	if len(files) > 0 {
+		set, err := loadRules(o.rules)
 		if err != nil {
 			return err
 		}
-		if attempts, _, err = analyzeFiles(ctx, fs.Args(), set, false, nil, nil); err != nil {
+		if attempts, _, err = analyzeFiles(ctx, files, set, false, nil, nil); err != nil {
 			return err
 		}
 	} else {
-		if _, err := os.Stat(*dbPath); err != nil {
-			return fmt.Errorf("database %s: %w (record attempts with `analyzer replay`, or give FILEs)", *dbPath, err)
+		if _, err := os.Stat(o.db); err != nil {
+			return fmt.Errorf("database %s: %w (record attempts with `analyzer replay`, or give FILEs)", o.db, err)
 		}
-		announceDB(fs, *dbPath)
-		db, err := store.Open(*dbPath)
+		announceDB(fs, o.db)
+		db, err := store.Open(o.db)
 		if err != nil {
 			return err
 		}
@@ -68,13 +102,13 @@ func runLadder(ctx context.Context, args []string, w io.Writer) error {
 	}
 	var out []ladder.Ladder
 	for _, l := range ladder.Build(attempts, opt) {
-		if (*target == "" || l.Target == *target) && (*host == "" || l.Host == *host) {
+		if (o.target == "" || l.Target == o.target) && (o.host == "" || l.Host == o.host) {
 			out = append(out, l)
 		}
 	}
 	// Oldest first reads like a night's runbook.
 	sort.SliceStable(out, func(i, j int) bool { return out[i].StartedAt.Before(out[j].StartedAt) })
-	if *format == "json" {
+	if o.format == "json" {
 		if out == nil {
 			out = []ladder.Ladder{}
 		}
@@ -92,7 +126,7 @@ func runLadder(ctx context.Context, args []string, w io.Writer) error {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		if err := ladderTable(w, &out[i]); err != nil {
+		if err := ladderTable(w, &out[i], style); err != nil {
 			return err
 		}
 	}
@@ -127,15 +161,17 @@ func parseGranularity(s string, opt *ladder.Options) error {
 }
 
 // ladderTable writes one ladder as operators write theirs: one line per
-// rung with what changed, then the boundaries, the next rung and notes.
-func ladderTable(w io.Writer, l *ladder.Ladder) error {
+// rung with what changed, then the boundaries, the next rung (also as the
+// engine's own flags) and notes; the table is fitted to st.
+func ladderTable(w io.Writer, l *ladder.Ladder, st report.Style) error {
 	span := ""
 	if !l.StartedAt.IsZero() {
-		span = ", " + l.StartedAt.Format("2006-01-02 15:04") + " → " + l.EndedAt.Format("15:04")
+		span = ", " + l.StartedAt.Format("2006-01-02 15:04 -07:00") + " → " + l.EndedAt.Format("15:04")
 	}
-	fmt.Fprintf(w, "ladder %s on %s (%s, %d rungs%s)  id %s\n", report.Safe(l.Target), report.Safe(or(l.Host, "-")), report.Safe(or(l.Engine, "unknown")), len(l.Rungs), span, l.ID)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUNG\tSTARTED\tSHAPE\tCHANGE\tVERDICT\tPHASE\tKV TOKENS\tCONC\tOUTCOME")
+	fmt.Fprintln(w, st.Fold(fmt.Sprintf("ladder %s on %s (%s, %d rungs%s)  id %s", report.Safe(l.Target), report.Safe(or(l.Host, "-")),
+		report.Safe(or(l.Engine, "unknown")), len(l.Rungs), span, l.ID), "  "))
+	header := []string{"RUNG", "STARTED", "SHAPE", "CHANGE", "VERDICT", "PHASE", "KV TOKENS", "CONC", "OUTCOME"}
+	var rows [][]string
 	for _, r := range l.Rungs {
 		started := "-"
 		if !r.StartedAt.IsZero() {
@@ -158,28 +194,35 @@ func ladderTable(w io.Writer, l *ladder.Ladder) error {
 		if r.Concurrency != nil {
 			conc = fmt.Sprintf("%gx", *r.Concurrency)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.N, started, or(sizing(r.Shape), "-"), change, r.Verdict, r.Phase, kv, conc, r.Outcome())
+		rows = append(rows, []string{strconv.Itoa(r.N), started, or(sizing(r.Shape), "-"), change, string(r.Verdict), string(r.Phase), kv, conc, r.Outcome()})
 	}
-	if err := tw.Flush(); err != nil {
+	// The change folds, the shape, phase and outcome are cut; the rung, its
+	// start, verdict and numbers stay whole.
+	if err := st.Columns(w, header, rows, report.Layout{Verdict: 4, Wrap: []int{3}, Shrink: []int{2, 5, 8}}); err != nil {
 		return err
 	}
+	// The sentences fold at the terminal's width (not in a pipe).
 	if len(l.Boundaries) > 0 {
 		fmt.Fprintln(w, "boundaries:")
 		for _, b := range l.Boundaries {
-			fmt.Fprintf(w, "  %s\n", report.Safe(b.Note))
+			fmt.Fprintf(w, "  %s\n", st.Fold(report.Safe(b.Note), "    "))
 		}
 	}
 	switch n := l.Next; {
 	case n == nil:
 	case n.Found:
-		fmt.Fprintf(w, "boundary found: %s\n", n.Text)
+		fmt.Fprintln(w, st.Fold("boundary found: "+n.Text, "  "))
 	case n.Shape != "":
-		fmt.Fprintf(w, "next rung: %s\n", n.Text)
+		fmt.Fprintln(w, st.Fold("next rung: "+n.Text, "  "))
+		if n.Flags != "" {
+			// Whole, to be copied onto the engine's command line.
+			fmt.Fprintf(w, "  %s flags: %s\n", l.Engine, n.Flags)
+		}
 	default:
-		fmt.Fprintf(w, "next rung: none yet, %s\n", n.Text)
+		fmt.Fprintln(w, st.Fold("next rung: none yet, "+n.Text, "  "))
 	}
 	for _, n := range l.Notes {
-		fmt.Fprintf(w, "note: %s\n", n)
+		fmt.Fprintln(w, st.Fold("note: "+n, "  "))
 	}
 	return nil
 }

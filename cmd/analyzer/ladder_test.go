@@ -7,16 +7,21 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/ladder"
+	"github.com/llmfleet/analyzer/report"
 )
 
-const nightFixture = "../../../shared/fixtures/dankserver-night-ladder.journal.json"
+const nightFixture = "../../examples/dankserver-night-ladder.journal.json"
 
 // TestLadderFromFiles analyzes the fixture directly and prints the
 // runbook table.
 func TestLadderFromFiles(t *testing.T) {
 	out := runCmd(t, "ladder", "--target", "frank-primary", nightFixture)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if !strings.HasPrefix(lines[0], "ladder frank-primary on dankserver (vllm, 16 rungs, 2026-10-01 21:40 → 01:55)  id ") {
+	if !strings.HasPrefix(lines[0], "ladder frank-primary on dankserver (vllm, 16 rungs, 2026-10-01 21:40 -07:00 → 01:55)  id ") {
 		t.Errorf("header %q", lines[0])
 	}
 	if !strings.HasPrefix(lines[1], "RUNG  STARTED") || !strings.Contains(lines[1], "CHANGE") || !strings.Contains(lines[1], "KV TOKENS  CONC") {
@@ -56,7 +61,7 @@ func TestLadderFromFiles(t *testing.T) {
 // ladders back as JSON, filtered by host.
 func TestLadderFromDatabase(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "l.db")
-	runCmd(t, "replay", "--db", db, nightFixture, "../../../shared/fixtures/dankclaw-day.journal.json")
+	runCmd(t, "replay", "--db", db, nightFixture, "../../examples/dankclaw-day.journal.json")
 	var doc struct {
 		Ladders []struct {
 			ID, Host, Target string
@@ -134,4 +139,75 @@ func TestLadderOptions(t *testing.T) {
 			t.Errorf("--granularity %q accepted", bad)
 		}
 	}
+}
+
+// TestLadderFitsTheTerminal: at a terminal's width every line of the
+// ladder fits, the CHANGE column folds instead of being cut, and the next
+// rung is printed as vLLM's own flags, whole.
+func TestLadderFitsTheTerminal(t *testing.T) {
+	ls := ladder.Build(analyzeForTest(t, nightFixture), ladder.Options{})
+	var l *ladder.Ladder
+	for i := range ls {
+		if ls[i].Target == "frank-primary" {
+			l = &ls[i]
+		}
+	}
+	if l == nil {
+		t.Fatal("no frank-primary ladder")
+	}
+	var wide, narrow strings.Builder
+	if err := ladderTable(&wide, l, report.Style{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ladderTable(&narrow, l, report.Style{Width: 100}); err != nil {
+		t.Fatal(err)
+	}
+	const flags = "  vllm flags: --max-num-seqs 5 --max-model-len 233472 --kv-cache-dtype fp8\n"
+	for name, out := range map[string]string{"unlimited": wide.String(), "100 columns": narrow.String()} {
+		if !strings.Contains(out, flags) {
+			t.Errorf("%s: the next rung is not printed as vLLM flags:\n%s", name, out)
+		}
+	}
+	longest := 0
+	for _, line := range strings.Split(wide.String(), "\n") {
+		longest = max(longest, utf8.RuneCountInString(line))
+	}
+	if longest < 200 {
+		t.Fatalf("the unlimited table is only %d columns wide: the test proves nothing", longest)
+	}
+	lines := strings.Split(narrow.String(), "\n")
+	for _, line := range lines {
+		if n := utf8.RuneCountInString(line); n > 100 {
+			t.Errorf("line of %d columns at width 100: %q", n, line)
+		}
+	}
+	// Rung 2's change folds onto the next lines, its values whole.
+	found := false
+	for i, line := range lines {
+		if strings.HasPrefix(line, "2     21:48:18") {
+			found = true
+			next := strings.Join(lines[i+1:i+3], "\n")
+			if !strings.Contains(line+next, "262144 →") || !strings.Contains(next, "245760") || !strings.Contains(line, "oom_graph_capture") {
+				t.Errorf("rung 2 at 100 columns:\n%s\n%s", line, next)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no line of rung 2:\n%s", narrow.String())
+	}
+}
+
+// analyzeForTest returns the attempts of files, judged by the built-in
+// rules.
+func analyzeForTest(t *testing.T, files ...string) []*domain.Attempt {
+	t.Helper()
+	set, err := loadRules("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	as, _, err := analyzeFiles(t.Context(), files, set, false, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return as
 }

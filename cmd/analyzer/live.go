@@ -3,13 +3,14 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"strings"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/loki"
@@ -27,7 +28,7 @@ type lokiFlags struct {
 	maxAge                             time.Duration
 }
 
-func addLokiFlags(fs *flag.FlagSet) *lokiFlags {
+func addLokiFlags(fs *pflag.FlagSet) *lokiFlags {
 	lf := &lokiFlags{}
 	fs.StringVar(&lf.url, "loki-url", "", "push every finding to this Loki (http://HOST:3100, or the full /loki/api/v1/push URL)")
 	fs.StringVar(&lf.user, "loki-user", "", "basic-auth user for --loki-url")
@@ -41,11 +42,19 @@ func addLokiFlags(fs *flag.FlagSet) *lokiFlags {
 	return lf
 }
 
+// warnUnused warns about Loki flags that change nothing without --loki-url
+// (--loki-user, --loki-token and --loki-tenant are refused instead).
+func (lf *lokiFlags) warnUnused(fs *pflag.FlagSet) {
+	if lf.url == "" {
+		noEffect(fs, "no --loki-url is set", "loki-password", "loki-structured-metadata", "loki-max-age")
+	}
+}
+
 // pusher returns the findings pusher, nil without --loki-url.
 func (lf *lokiFlags) pusher(m *metrics.Metrics) (*loki.Pusher, error) {
 	if lf.url == "" {
 		if lf.user != "" || lf.token != "" || lf.tenant != "" {
-			return nil, usageError{"--loki-user, --loki-token and --loki-tenant need --loki-url"}
+			return nil, usageError{msg: "--loki-user, --loki-token and --loki-tenant need --loki-url"}
 		}
 		return nil, nil
 	}
@@ -62,7 +71,7 @@ type liveFlags struct {
 	pushMaxBytes int64
 }
 
-func addLiveFlags(fs *flag.FlagSet) *liveFlags {
+func addLiveFlags(fs *pflag.FlagSet) *liveFlags {
 	lf := &liveFlags{loki: addLokiFlags(fs)}
 	fs.StringVar(&lf.rules, "rules", "", "rule directory for pushed journals (default: the built-in rules)")
 	fs.BoolVar(&lf.push, "push", true, "accept Loki pushes (Alloy loki.write, Promtail) on POST "+loki.PushPath)
@@ -72,10 +81,19 @@ func addLiveFlags(fs *flag.FlagSet) *liveFlags {
 	return lf
 }
 
+// warnUnused warns about live flags that change nothing. --push-token
+// still guards POST /-/reload with --push=false, so it is not one.
+func (lf *liveFlags) warnUnused(fs *pflag.FlagSet) {
+	lf.loki.warnUnused(fs)
+	if !lf.push {
+		noEffect(fs, "--push=false turns the push endpoint off", "push-max-bytes")
+	}
+}
+
 // check refuses an open push endpoint on a non-loopback address.
 func (lf *liveFlags) check(listen string) error {
 	if lf.pushMaxBytes <= 0 {
-		return usageError{"--push-max-bytes must be positive"}
+		return usageError{msg: "--push-max-bytes must be positive"}
 	}
 	if lf.push && lf.pushToken == "" && !loopback(listen) {
 		return fmt.Errorf("--listen %s is not a loopback address: set --push-token (or $ANALYZER_PUSH_TOKEN) so that "+

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/grafana/loki/pkg/push"
+	"github.com/spf13/pflag"
 
 	"github.com/llmfleet/analyzer/loki"
 	"github.com/llmfleet/analyzer/store"
@@ -34,7 +34,7 @@ func TestPushTokenRequiredOffLoopback(t *testing.T) {
 		{[]string{"--push-token", "t"}, "0.0.0.0:8080", true},
 		{[]string{"--push=false"}, "0.0.0.0:8080", true},
 	} {
-		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+		fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
 		t.Setenv("ANALYZER_PUSH_TOKEN", "")
 		lf := addLiveFlags(fs)
 		if err := fs.Parse(tc.args); err != nil {
@@ -60,7 +60,7 @@ func TestServeStackWiring(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
 	lf := addLiveFlags(fs)
 	if err := fs.Parse([]string{"--push-token", "tok"}); err != nil {
 		t.Fatal(err)

@@ -2,19 +2,21 @@
 // engines: it cuts the log into boot attempts, follows each attempt's phase
 // and shape, and names its root cause with rule files.
 //
-//	analyzer explain [--format text|json] [--rules DIR] FILE...
+//	analyzer explain [-o text|json] [--rules DIR] [filters] FILE...
 //	analyzer replay  [--db PATH] [--rules DIR] FILE...
 //	analyzer serve   [--db PATH] [--listen 127.0.0.1:8080]
-//	analyzer ladder  [--db PATH] [--target NAME] [--host H] [--format table|json] [FILE...]
+//	analyzer ladder  [--db PATH] [--target NAME] [--host H] [-o table|json] [FILE...]
 //	analyzer rules test|lint [DIR]
+//	analyzer completion bash|zsh|fish|powershell
 //
-// This package only wires the others together.
+// This package only wires the others together: each command's flags are
+// declared in its new*Cmd function and its work done by a function over the
+// parsed values.
 package main
 
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -22,134 +24,207 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/llmfleet/analyzer/metrics"
 )
 
-const usage = `usage:
-  analyzer explain [--format text|json] [--rules DIR] FILE...   print the boot attempts of journal or log files
-  analyzer replay  [--db PATH] [--rules DIR] FILE...              record them into SQLite
-  analyzer serve   [--db PATH] [--listen ADDR]                    web UI and JSON API over the database
-  analyzer ladder  [--db PATH] [--target NAME] [--host H] [--format table|json] [FILE...]
-                                                                  boot ladders: rungs, boundaries, next rung
-  analyzer rules test [DIR]                                       run the tests embedded in the rule files
-  analyzer rules lint [DIR]                                       validate the rule files
+// rootLong is the root command's help: what the analyzer does, what FILE
+// is, and the exit statuses scripts can rely on.
+const rootLong = `analyzer explains the journal of hosts that run LLM inference engines: it
+cuts the log into boot attempts, follows each attempt's phase and shape, and
+names its root cause with rule files.
 
 FILE is journalctl -o json / json-seq / export output or plain engine output
-(detected per file); "-" reads standard input.
-`
+(detected per file); "-" reads standard input. Flags may stand anywhere on
+the line, before or after the files; "--" ends them.
+
+Exit status:
+  0  success
+  1  an error, or a failure found when asked for one (explain --exit-status:
+     a selected attempt failed; rules test: a rule test failed)
+  2  usage error: unknown command or flag, bad flag value, missing FILE`
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:]); err != nil {
-		var ue usageError
-		if errors.As(err, &ue) {
-			fmt.Fprint(os.Stderr, usage)
-			if ue.msg != "" {
-				fmt.Fprintln(os.Stderr, "\nanalyzer:", ue.msg)
-			}
-			os.Exit(2)
-		}
-		fmt.Fprintln(os.Stderr, "analyzer:", err)
-		os.Exit(1)
-	}
+	code := exitStatus(run(ctx, os.Args[1:]), os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
-// stdout is where commands print their results (tests capture it).
-var stdout io.Writer = os.Stdout
+// stdout is where commands print their results and help (tests capture
+// it); stderr is where they print warnings and progress.
+var (
+	stdout io.Writer = os.Stdout
+	stderr io.Writer = os.Stderr
+)
 
-type usageError struct{ msg string }
+// usageError is a command line the analyzer cannot run: exit status 2.
+// cmd is the command whose help explains it.
+type usageError struct{ msg, cmd string }
 
 func (e usageError) Error() string { return e.msg }
 
-func run(ctx context.Context, args []string) error {
-	err := dispatch(ctx, args)
+// errFailureFound is returned when the operator asked for a failure to be
+// reported in the exit status (explain --exit-status) and one was found:
+// exit status 1, the output is printed as usual.
+type errFailureFound struct{ failed, total int }
+
+func (e errFailureFound) Error() string {
+	return fmt.Sprintf("%d of %d attempts failed", e.failed, e.total)
+}
+
+// exitStatus prints err to w and returns the process exit status: 0 on
+// success, 2 for a usage error, 1 for anything else.
+func exitStatus(err error, w io.Writer) int {
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(w, "analyzer:", err)
 	var ue usageError
-	if errors.As(err, &ue) && ue.msg == flag.ErrHelp.Error() {
-		return nil // -h: the command printed its usage to stdout
+	if errors.As(err, &ue) {
+		fmt.Fprintf(w, "Run '%s --help' for usage.\n", or(ue.cmd, "analyzer"))
+		return 2
+	}
+	return 1
+}
+
+// run parses args and runs the command they name. A usage error comes back
+// as usageError naming the command's help.
+func run(ctx context.Context, args []string) error {
+	root := newRootCmd()
+	root.SetArgs(longDashes(root, args))
+	cmd, err := root.ExecuteContextC(ctx)
+	var ue usageError
+	if errors.As(err, &ue) && ue.cmd == "" && cmd != nil {
+		ue.cmd = cmd.CommandPath()
+		return ue
 	}
 	return err
 }
 
-func dispatch(ctx context.Context, args []string) error {
-	if len(args) == 0 {
-		return usageError{}
+// newRootCmd builds the command tree; each call returns fresh flag values.
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "analyzer",
+		Short:         "explain why LLM inference engines fail to boot",
+		Long:          rootLong,
+		Version:       version(),
+		SilenceErrors: true, // main prints them (exitStatus)
+		SilenceUsage:  true, // an error is not a reason for a page of help
+		Args:          cobra.ArbitraryArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				c.SetOut(stderr)
+				_ = c.Usage()
+				return usageError{msg: "a command is needed"}
+			}
+			msg := fmt.Sprintf("unknown command %q", args[0])
+			if s := c.SuggestionsFor(args[0]); len(s) > 0 {
+				msg += "; did you mean " + strings.Join(s, " or ") + "?"
+			}
+			return usageError{msg: msg}
+		},
 	}
-	switch args[0] {
-	case "explain":
-		return cmdExplain(ctx, args[1:])
-	case "replay":
-		return cmdReplay(ctx, args[1:])
-	case "serve":
-		return cmdServe(ctx, args[1:])
-	case "ladder":
-		return cmdLadder(ctx, args[1:])
-	case "rules":
-		return cmdRules(args[1:])
-	case "-h", "--help", "help":
-		fmt.Fprint(stdout, usage)
-		return nil
-	case "--version", "version":
-		fmt.Fprintln(stdout, "analyzer", version())
-		return nil
-	}
-	return usageError{fmt.Sprintf("unknown command %q", args[0])}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SuggestionsMinimumDistance = 2
+	root.SetVersionTemplate("analyzer {{.Version}}\n")
+	// Every bad flag or flag value is a usage error (exit 2).
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageError{msg: err.Error(), cmd: c.CommandPath()}
+	})
+	root.AddCommand(newExplainCmd(), newReplayCmd(), newServeCmd(), newLadderCmd(), newRulesCmd(), &cobra.Command{
+		Use:   "version",
+		Short: "print the analyzer's version (as --version)",
+		Args:  noArgs,
+		Run:   func(c *cobra.Command, _ []string) { fmt.Fprintln(c.OutOrStdout(), "analyzer", version()) },
+	})
+	return root
 }
 
-// newFlags returns a command's flag set; -h prints the command's own
-// flags to stdout (exit 0).
-func newFlags(name string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stdout)
-	fs.Usage = func() {
-		fmt.Fprintf(stdout, "usage: analyzer %s [flags]%s\n\nflags (anywhere on the line):\n", name, commandArgs[name])
-		fs.PrintDefaults()
+// needFiles is the Args check of commands that read at least one FILE.
+func needFiles(c *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return usageError{msg: c.Name() + " needs at least one FILE", cmd: c.CommandPath()}
 	}
-	return fs
+	return nil
+}
+
+// noArgs is the Args check of commands without arguments.
+func noArgs(c *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageError{msg: fmt.Sprintf("%s takes no arguments, got %q", c.CommandPath(), args[0]), cmd: c.CommandPath()}
+	}
+	return nil
+}
+
+// completeFiles offers file names for FILE arguments.
+func completeFiles(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return nil, cobra.ShellCompDirectiveDefault
+}
+
+// completeValues completes a flag from a fixed list of values.
+func completeValues(c *cobra.Command, flag string, values ...string) {
+	_ = c.RegisterFlagCompletionFunc(flag, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
+}
+
+// longDashes rewrites the single-dash long flags the analyzer accepted
+// before it used pflag ("-db x", "-format=json") into their double-dash
+// form, so that scripts and unit files written for it keep working.
+// Values of flags and everything after "--" are left alone.
+func longDashes(root *cobra.Command, args []string) []string {
+	cmd, _, err := root.Find(args)
+	if err != nil || cmd == nil {
+		return args
+	}
+	cmd.InitDefaultHelpFlag()
+	out := append([]string(nil), args...)
+	for i := 0; i < len(out); i++ {
+		a := out[i]
+		if a == "--" {
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			continue
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		var f *pflag.Flag
+		switch {
+		case strings.HasPrefix(a, "--"):
+			f = cmd.Flag(name)
+		case len(name) > 1:
+			if f = cmd.Flag(name); f != nil {
+				out[i] = "-" + a
+			}
+		default:
+			f = cmd.Flags().ShorthandLookup(name)
+		}
+		if f != nil && !hasValue && f.NoOptDefVal == "" {
+			i++ // the flag's value, whatever it looks like ("--since -1h")
+		}
+	}
+	return out
 }
 
 // announceDB says which database a command uses when --db was not given:
 // every command shares the default, so one can see where the attempts go.
-func announceDB(fs *flag.FlagSet, path string) {
-	given := false
-	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "db" })
-	if !given {
-		fmt.Fprintf(os.Stderr, "analyzer: database %s (--db chooses another)\n", path)
+func announceDB(fs *pflag.FlagSet, path string) {
+	if !fs.Changed("db") {
+		fmt.Fprintf(stderr, "analyzer: database %s (--db chooses another)\n", path)
 	}
 }
 
-// commandArgs are the commands' arguments after the flags, for -h.
-var commandArgs = map[string]string{"explain": " FILE...", "replay": " FILE...", "ladder": " [FILE...]"}
-
-// parseFlags parses args with flags anywhere among the files, as
-// journalctl and kubectl allow ("explain FILE -o json"): flags and their
-// values are moved before the other arguments; "--" ends the flags.
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	var flags, rest []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			rest = append(rest, args[i+1:]...)
-			break
-		}
-		if len(a) < 2 || a[0] != '-' {
-			rest = append(rest, a)
-			continue
-		}
-		flags = append(flags, a)
-		name := strings.TrimLeft(a, "-")
-		if strings.Contains(name, "=") {
-			continue
-		}
-		if f := fs.Lookup(name); f != nil && i+1 < len(args) {
-			if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
-				continue
-			}
-			i++
-			flags = append(flags, args[i])
+// noEffect warns on stderr about each flag of names that was given although
+// it changes nothing, because of why ("--no-journal is set").
+func noEffect(fs *pflag.FlagSet, why string, names ...string) {
+	for _, n := range names {
+		if fs.Changed(n) {
+			fmt.Fprintf(stderr, "analyzer: warning: --%s has no effect: %s\n", n, why)
 		}
 	}
-	return fs.Parse(append(append(flags, "--"), rest...))
 }
 
 // buildVersion is stamped by make build (-ldflags -X main.buildVersion=...,

@@ -74,7 +74,9 @@ func analyzeFiles(ctx context.Context, paths []string, set *rules.Set, progress 
 	// Compiling the rules leaves ~20 MiB of garbage: give it back before
 	// the input is read.
 	debug.FreeOSMemory()
-	tr := tracker.New(set, tracker.Options{})
+	// replay, the caller that passes prior, stores the attempts: it keeps
+	// their own lines for the log viewer; explain and ladder need none.
+	tr := tracker.New(set, tracker.Options{KeepLog: prior != nil})
 	if prior != nil {
 		for host, loc := range prior.zones {
 			tr.KnowZone(host, loc)

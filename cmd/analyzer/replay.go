@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/metrics"
 	"github.com/llmfleet/analyzer/store"
@@ -14,31 +17,48 @@ import (
 
 const defaultDB = "analyzer.db"
 
-func cmdReplay(ctx context.Context, args []string) error {
-	fs := newFlags("replay")
-	dbPath := fs.String("db", defaultDB, "SQLite database file")
-	rulesDir := fs.String("rules", "", "rule directory (default: the built-in rules)")
-	lokiF := addLokiFlags(fs)
-	writeNotes := fs.Bool("notes", false, "write the root-cause notes of the replayed attempts into the local journal (once each)")
-	if err := parseFlags(fs, args); err != nil {
-		return usageError{err.Error()}
+// replayOpts are replay's flags.
+type replayOpts struct {
+	db, rules string
+	loki      *lokiFlags
+	notes     bool
+}
+
+func newReplayCmd() *cobra.Command {
+	o := &replayOpts{}
+	c := &cobra.Command{
+		Use:               "replay [flags] FILE...",
+		Short:             "record the boot attempts of journal or log files into SQLite",
+		Args:              needFiles,
+		ValidArgsFunction: completeFiles,
+		RunE: func(c *cobra.Command, args []string) error {
+			return runReplay(c.Context(), o, c.Flags(), args)
+		},
 	}
-	if fs.NArg() == 0 {
-		return usageError{"replay needs at least one FILE"}
-	}
-	push, err := startFindingPush(lokiF) // a bad --loki-* flag fails before anything is replayed
+	fs := c.Flags()
+	fs.StringVar(&o.db, "db", defaultDB, "SQLite database file")
+	fs.StringVar(&o.rules, "rules", "", "rule directory (default: the built-in rules)")
+	o.loki = addLokiFlags(fs)
+	fs.BoolVar(&o.notes, "notes", false, "write the root-cause notes of the replayed attempts into the local journal (once each)")
+	return c
+}
+
+// runReplay is `analyzer replay`; fs tells which flags were given.
+func runReplay(ctx context.Context, o *replayOpts, fs *pflag.FlagSet, paths []string) error {
+	o.loki.warnUnused(fs)
+	push, err := startFindingPush(o.loki) // a bad --loki-* flag fails before anything is replayed
 	if err != nil {
 		return err
 	}
-	set, err := loadRules(*rulesDir)
+	set, err := loadRules(o.rules)
 	if err != nil {
 		return err
 	}
-	if err := checkInputs(fs.Args()); err != nil {
+	if err := checkInputs(paths); err != nil {
 		return err // before the database is created
 	}
-	announceDB(fs, *dbPath)
-	db, err := store.Open(*dbPath)
+	announceDB(fs, o.db)
+	db, err := store.Open(o.db)
 	if err != nil {
 		return err
 	}
@@ -61,7 +81,7 @@ func cmdReplay(ctx context.Context, args []string) error {
 	var notes interface {
 		Offer(*domain.Attempt, domain.Finding) bool
 	}
-	if *writeNotes {
+	if o.notes {
 		w, err := notesWriter(db, metrics.New(metrics.Options{NoProcessMetrics: true}))
 		if err != nil {
 			return err
@@ -95,7 +115,7 @@ func cmdReplay(ctx context.Context, args []string) error {
 		batch = batch[:0]
 		return nil
 	}
-	_, files, err := analyzeFiles(ctx, fs.Args(), set, true, &prior, func(a *domain.Attempt, _ int) error {
+	_, files, err := analyzeFiles(ctx, paths, set, true, &prior, func(a *domain.Attempt, _ int) error {
 		if batch = append(batch, a); len(batch) >= saveBatch || time.Since(saved) >= saveEvery {
 			saved = time.Now()
 			return save(nil)
@@ -120,11 +140,11 @@ func cmdReplay(ctx context.Context, args []string) error {
 		malformed += f.stats.Malformed
 	}
 	fmt.Fprintf(stdout, "replayed %d entries from %d files (%d malformed skipped): %d attempts, %d failed, into %s\n",
-		entries, len(files), malformed, tally.attempts, tally.failed, *dbPath)
+		entries, len(files), malformed, tally.attempts, tally.failed, o.db)
 	if tally.tails > 0 {
 		fmt.Fprintf(stdout, "kept %d stored attempts of which these files hold only the end\n", tally.tails)
 	}
-	if *writeNotes {
+	if o.notes {
 		fmt.Fprintf(stdout, "wrote %d root-cause notes into the journal\n", tally.notes)
 	}
 	return push.close(ctx)

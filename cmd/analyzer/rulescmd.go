@@ -4,26 +4,58 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/spf13/cobra"
 )
 
-func cmdRules(args []string) error {
-	if len(args) == 0 || (args[0] != "test" && args[0] != "lint") {
-		return usageError{"rules needs test or lint"}
+func newRulesCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "rules test|lint [DIR]",
+		Short: "run the tests embedded in the rule files, or validate them",
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageError{msg: "rules needs test or lint"}
+			}
+			return usageError{msg: fmt.Sprintf("rules: unknown command %q, want test or lint", args[0])}
+		},
 	}
-	fs := newFlags("rules " + args[0])
-	commandArgs["rules "+args[0]] = " [DIR]"
-	if err := parseFlags(fs, args[1:]); err != nil {
-		return usageError{err.Error()}
+	for _, sub := range []struct{ name, short string }{
+		{"test", "run the tests embedded in the rule files (exit status 1 when one fails)"},
+		{"lint", "validate the rule files and warn about slow rules"},
+	} {
+		c.AddCommand(&cobra.Command{
+			Use:   sub.name + " [DIR]",
+			Short: sub.short,
+			Long:  sub.short + ".\nDIR is a rule directory; without it, the built-in rules.",
+			Args: func(c *cobra.Command, args []string) error {
+				if len(args) > 1 {
+					return usageError{msg: "rules " + sub.name + " takes one rule directory", cmd: c.CommandPath()}
+				}
+				return nil
+			},
+			ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+				return nil, cobra.ShellCompDirectiveFilterDirs
+			},
+			RunE: func(_ *cobra.Command, args []string) error {
+				dir := ""
+				if len(args) == 1 {
+					dir = args[0]
+				}
+				return runRules(sub.name, dir)
+			},
+		})
 	}
-	if fs.NArg() > 1 {
-		return usageError{"rules " + args[0] + " takes one rule directory"}
-	}
-	dir := fs.Arg(0)
+	return c
+}
+
+// runRules is `analyzer rules test|lint [DIR]`.
+func runRules(what, dir string) error {
 	set, err := loadRules(dir)
 	if err != nil {
 		return fmt.Errorf("rules do not load:\n%w", err)
 	}
-	if args[0] == "lint" {
+	if what == "lint" {
 		for _, w := range set.Lint() {
 			fmt.Fprintln(os.Stderr, "warning:", w)
 		}

@@ -9,39 +9,64 @@ import (
 	"os"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"golang.org/x/net/netutil"
+
 	"github.com/llmfleet/analyzer/store"
 	"github.com/llmfleet/analyzer/web"
-	"golang.org/x/net/netutil"
 )
 
-func cmdServe(ctx context.Context, args []string) error {
-	fs := newFlags("serve")
-	dbPath := fs.String("db", defaultDB, "SQLite database file")
-	listen := fs.String("listen", "127.0.0.1:8080", "HTTP listen address")
-	hf := addHTTPFlags(fs)
-	lf := addLiveFlags(fs)
-	jf := addJournalFlags(fs)
-	if err := parseFlags(fs, args); err != nil {
-		return usageError{err.Error()}
+// serveOpts are serve's flags.
+type serveOpts struct {
+	db, listen string
+	http       *httpFlags
+	live       *liveFlags
+	journal    *journalFlags
+}
+
+func newServeCmd() *cobra.Command {
+	o := &serveOpts{}
+	c := &cobra.Command{
+		Use:   "serve [flags]",
+		Short: "web UI and JSON API over the database; follows the local journal, accepts Loki pushes",
+		Args:  noArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return runServe(c.Context(), o, c.Flags())
+		},
 	}
-	if err := lf.check(*listen); err != nil {
+	fs := c.Flags()
+	fs.StringVar(&o.db, "db", defaultDB, "SQLite database file")
+	fs.StringVar(&o.listen, "listen", "127.0.0.1:8080", "HTTP listen address")
+	o.http = addHTTPFlags(fs)
+	o.live = addLiveFlags(fs)
+	o.journal = addJournalFlags(fs)
+	completeValues(c, "journal-reader", "journalctl", "sd-journal")
+	return c
+}
+
+// runServe is `analyzer serve`; fs tells which flags were given.
+func runServe(ctx context.Context, o *serveOpts, fs *pflag.FlagSet) error {
+	o.live.warnUnused(fs)
+	o.journal.warnUnused(fs)
+	if err := o.live.check(o.listen); err != nil {
 		return err
 	}
 	limitMemory()
 	// Listen first: a busy port fails the start before anything else runs.
-	ln, err := net.Listen("tcp", *listen)
+	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		return err
 	}
-	ln = netutil.LimitListener(ln, hf.maxConns)
+	ln = netutil.LimitListener(ln, o.http.maxConns)
 	defer ln.Close()
-	announceDB(fs, *dbPath)
-	db, err := store.Open(*dbPath)
+	announceDB(fs, o.db)
+	db, err := store.Open(o.db)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	lv, err := startLive(ctx, db, lf)
+	lv, err := startLive(ctx, db, o.live)
 	if err != nil {
 		return stoppedWhileStarting(ctx, err)
 	}
@@ -51,8 +76,8 @@ func cmdServe(ctx context.Context, args []string) error {
 		}
 	}()
 	var fol *follower
-	if jf.wanted() {
-		fol, err = startJournal(ctx, db, lv.rules.current(), jf, lv.metrics, lv.findings())
+	if o.journal.wanted() {
+		fol, err = startJournal(ctx, db, lv.rules.current(), o.journal, lv.metrics, lv.findings())
 		if err != nil {
 			return stoppedWhileStarting(ctx, err)
 		}
@@ -65,14 +90,14 @@ func cmdServe(ctx context.Context, args []string) error {
 		}()
 	}
 	lv.rules.watchSIGHUP(ctx)
-	health := healthChecks(db, *dbPath, fol)
-	handler := web.New(db, web.Options{Routes: lv.routes, WarmLadders: true, AllowedHosts: hf.allowed(*listen),
+	health := healthChecks(db, o.db, fol)
+	handler := web.New(db, web.Options{Routes: lv.routes, WarmLadders: true, AllowedHosts: o.http.allowed(o.listen),
 		Health: health})
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: hf.readTimeout,
-		WriteTimeout: hf.writeTimeout, IdleTimeout: hf.idleTimeout, MaxHeaderBytes: 64 << 10}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: o.http.readTimeout,
+		WriteTimeout: o.http.writeTimeout, IdleTimeout: o.http.idleTimeout, MaxHeaderBytes: 64 << 10}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	fmt.Fprintf(os.Stderr, "analyzer: serving %s on http://%s\n", *dbPath, *listen)
+	fmt.Fprintf(os.Stderr, "analyzer: serving %s on http://%s\n", o.db, o.listen)
 	notifySystemd(ctx, health)
 	select {
 	case err := <-errc:

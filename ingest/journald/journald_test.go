@@ -20,7 +20,7 @@ import (
 	"github.com/llmfleet/analyzer/tracker"
 )
 
-const fixture = "../../../shared/fixtures/dankserver-night-ladder.journal.json"
+const fixture = "../../examples/dankserver-night-ladder.journal.json"
 
 // exportRecords converts the fixture to export-format records.
 func exportRecords(t *testing.T) [][]byte { return journaldtest.ExportRecords(t, fixture, "") }

@@ -1,0 +1,94 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/llmfleet/analyzer/domain"
+)
+
+// styleAttempts are two attempts whose rows are wider than 80 columns.
+func styleAttempts() []*domain.Attempt {
+	at := time.Date(2026, 10, 1, 9, 12, 0, 0, time.FixedZone("", -7*3600))
+	failed := &domain.Attempt{ID: "86d14e9dbda76327", Host: "dankclaw", Unit: "frank-small-with-a-very-long-unit-name.service",
+		InvocationID: "38e751def21b9209c886df2ea0f71d0e", Engine: "sglang", StartedAt: at, Phase: domain.PhaseGraphCapture,
+		Verdict: domain.VerdictOOMGraphCapture, Note: strings.Repeat("lower the memory fraction ", 12),
+		Shape:    domain.Shape{domain.ShapeMaxNumSeqs: int64(2), domain.ShapeMaxModelLen: int64(262144), domain.ShapeKVCacheDtype: "fp8_e4m3"},
+		Findings: []domain.Finding{{ID: "oom_graph_capture"}, {ID: "clean_exit_worker_death"}},
+		Evidence: []domain.Evidence{{Message: "torch.OutOfMemoryError: CUDA out of memory. " + strings.Repeat("x", 150)}}}
+	ready := &domain.Attempt{ID: "0123456789abcdef", Host: "dankclaw", Unit: "frank-small.service", Engine: "sglang",
+		StartedAt: at.Add(time.Minute), Phase: domain.PhaseReady, Verdict: domain.VerdictReady}
+	return []*domain.Attempt{failed, ready}
+}
+
+// TestStyleWidth: at a fixed width every line fits, cut cells end in the
+// marker and keep the verdict whole; without a width nothing is cut.
+func TestStyleWidth(t *testing.T) {
+	var wide, narrow bytes.Buffer
+	if err := (Style{}).Text(&wide, styleAttempts()); err != nil {
+		t.Fatal(err)
+	}
+	if err := (Style{Width: 80}).Text(&narrow, styleAttempts()); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(wide.String(), Cut+"  ") || !strings.Contains(wide.String(), "frank-small-with-a-very-long-unit-name.service") {
+		t.Errorf("without a width a cell was cut:\n%s", wide.String())
+	}
+	longest := 0
+	for _, l := range strings.Split(wide.String(), "\n") {
+		longest = max(longest, utf8.RuneCountInString(l))
+	}
+	if longest <= 120 {
+		t.Fatalf("the unconstrained report is only %d columns wide: the test proves nothing", longest)
+	}
+	lines := strings.Split(narrow.String(), "\n")
+	for _, l := range lines {
+		if n := utf8.RuneCountInString(l); n > 80 {
+			t.Errorf("line of %d columns at width 80: %q", n, l)
+		}
+	}
+	if !strings.HasPrefix(lines[0], "#  STARTED") || !strings.Contains(lines[0], "VERDICT") {
+		t.Errorf("header: %q", lines[0])
+	}
+	row := lines[1]
+	for _, want := range []string{"2026-10-01 09:12:00 -07:00", " oom_graph_capture ", "fr" + Cut /* cut, not dropped */} {
+		if !strings.Contains(row, want) {
+			t.Errorf("first row lacks %q: %q", want, row)
+		}
+	}
+	if !strings.Contains(narrow.String(), "  > torch.OutOfMemoryError: CUDA out of memory. xxx") {
+		t.Errorf("evidence line missing:\n%s", narrow.String())
+	}
+	if !strings.Contains(narrow.String(), "attempt 86d14e9dbda76327 (analyzer serve: /attempts/86d14e9dbda76327)") {
+		t.Errorf("the attempt id is not printed whole:\n%s", narrow.String())
+	}
+}
+
+// TestStyleColor: verdicts are red (failure), green (ready), yellow
+// (running) with Color, and the bytes are plain without.
+func TestStyleColor(t *testing.T) {
+	c := Style{Color: true}
+	for v, want := range map[domain.Verdict]string{
+		domain.VerdictOOMGraphCapture: "\x1b[31moom_graph_capture\x1b[0m",
+		domain.VerdictReady:           "\x1b[32mready\x1b[0m",
+		domain.VerdictRunning:         "\x1b[33mrunning\x1b[0m",
+	} {
+		if got := c.Verdict(v); got != want {
+			t.Errorf("%s: %q, want %q", v, got, want)
+		}
+	}
+	var plain, colored bytes.Buffer
+	_ = Style{}.Text(&plain, styleAttempts())
+	_ = c.Text(&colored, styleAttempts())
+	if strings.Contains(plain.String(), "\x1b") {
+		t.Error("escape sequences without Color")
+	}
+	// Colour changes bytes, not the layout: the columns still line up.
+	stripped := strings.NewReplacer("\x1b[31m", "", "\x1b[32m", "", "\x1b[0m", "").Replace(colored.String())
+	if stripped != plain.String() || colored.String() == plain.String() {
+		t.Errorf("coloured report differs from the plain one beyond the colours:\n%s", colored.String())
+	}
+}
