@@ -21,7 +21,7 @@ func nightLadder(t *testing.T) *ladder.Ladder {
 
 func dayLadders(t *testing.T) map[string]*ladder.Ladder {
 	t.Helper()
-	ls := ladder.Build(analyzeFile(t, filepath.Join(sharedDir, "fixtures", "dankclaw-day.journal.json")), ladder.Options{})
+	ls := ladder.Build(analyzeFile(t, filepath.Join(fixtureDir, "dankclaw-day.journal.json")), ladder.Options{})
 	out := map[string]*ladder.Ladder{}
 	for i := range ls {
 		out[ls[i].Target] = &ls[i]
