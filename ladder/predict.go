@@ -145,7 +145,7 @@ type Prediction struct {
 	// Boot and Survive are the predictions.
 	Boot    Call `json:"boot"`
 	Survive Call `json:"survive"`
-	// Flags is the proposal as the engine's own flags.
+	// Flags is the proposal as the engine's own flags (SizingFlags).
 	Flags string `json:"flags"`
 	// Notes are remarks that do not change the outcome (a pool that does
 	// not hold the whole contract, settings taken from a rung).
@@ -158,7 +158,7 @@ type Fit struct {
 	MaxModelLen int64 `json:"max_model_len"`
 	// ContractTokens is max_num_seqs × max_model_len, tokens.
 	ContractTokens int64 `json:"contract_tokens"`
-	// Flags renders the shape as the engine's flags (see Flags), with the
+	// Flags renders the shape as the engine's flags (SizingFlags), with the
 	// settings of the deciding rung the proposal left open.
 	Flags      string     `json:"flags"`
 	Prediction Prediction `json:"prediction"`
@@ -417,7 +417,7 @@ func (m *Model) Predict(s domain.Shape) Prediction {
 	q := m.pointOf(s)
 	pr := Prediction{Target: m.Target, Engine: m.Engine, MaxNumSeqs: q.seqs, MaxModelLen: q.mml, KVDtype: q.dtype,
 		Memory: memoryOf(s).String(), TokensNeeded: q.seqs * q.mml, Notes: []string{}}
-	pr.Flags = Flags(m.Engine, s)
+	pr.Flags = SizingFlags(m.Engine, s)
 	if bpt, ok := m.BytesPerToken[q.dtype]; ok {
 		pr.KVBytesPerToken = &bpt
 	}
@@ -860,7 +860,7 @@ func (m *Model) Largest(dtype string, mem Memory) Largest {
 							s[k] = x
 						}
 					}
-					cur = &Fit{MaxNumSeqs: n, MaxModelLen: mml, ContractTokens: n * mml, Flags: Flags(m.Engine, s), Prediction: pr}
+					cur = &Fit{MaxNumSeqs: n, MaxModelLen: mml, ContractTokens: n * mml, Flags: SizingFlags(m.Engine, s), Prediction: pr}
 				}
 				break
 			}
@@ -881,73 +881,49 @@ func (m *Model) Largest(dtype string, mem Memory) Largest {
 	return out
 }
 
-// Flags renders a shape's sizing as the engine's own flags: vLLM
-// "--max-num-seqs 4 --max-model-len 262144 --kv-cache-dtype fp8
-// [--kv-cache-memory-bytes B | --gpu-memory-utilization U]
-// [--max-num-batched-tokens T]"; SGLang --max-running-requests,
-// --context-length, --kv-cache-dtype, --mem-fraction-static,
-// --chunked-prefill-size; llama.cpp --parallel, --ctx-size (the total:
-// max_num_seqs × max_model_len), --cache-type-k/--cache-type-v, --batch-size;
-// halogen its environment (HALOGEN_KV_SLOTS, HALOGEN_CTX,
-// HALOGEN_KV_POOL_POSITIONS, HALOGEN_MAX_TOK); other engines shape
-// key=value pairs.
-func Flags(engine string, s domain.Shape) string {
-	seqs, _ := s.Int(domain.ShapeMaxNumSeqs)
-	mml, _ := s.Int(domain.ShapeMaxModelLen)
-	dt := s.String(domain.ShapeKVCacheDtype)
-	mem := memoryOf(s)
-	mnbt, hasMNBT := s.Int(domain.ShapeMaxNumBatchedTokens)
+// SizingFlags renders a shape's sizing (max_num_seqs, max_model_len,
+// kv_cache_dtype, the memory setting, max_num_batched_tokens) as the
+// engine's own flags: EngineFlags for the engines it knows (vLLM
+// "--max-num-seqs 4 --max-model-len 262144 --kv-cache-dtype fp8", SGLang
+// --max-running-requests/--context-length, llama.cpp --parallel/--ctx-size/
+// --cache-type-k/-v), halogen's environment (HALOGEN_KV_SLOTS, HALOGEN_CTX,
+// HALOGEN_KV_POOL_POSITIONS, HALOGEN_MAX_TOK), else shape key=value pairs.
+// Other settings (tensor parallelism, eager mode) are left out: the
+// prediction keeps them as the ladder ran them.
+func SizingFlags(engine string, s domain.Shape) string {
+	sizing := domain.Shape{}
+	for _, k := range []string{domain.ShapeMaxNumSeqs, domain.ShapeMaxModelLen, domain.ShapeKVCacheDtype,
+		domain.ShapeMaxNumBatchedTokens, shapeKVPoolPositions} {
+		if v, ok := s[k]; ok {
+			sizing[k] = v
+		}
+	}
+	// One memory setting: the pinned pool wins, as in the engine.
+	if mem := memoryOf(s); mem.KVCacheMemoryBytes > 0 {
+		sizing[domain.ShapeKVCacheMemoryBytes] = mem.KVCacheMemoryBytes
+	} else if mem.GPUMemoryUtilization > 0 {
+		sizing[domain.ShapeGPUMemoryUtilization] = mem.GPUMemoryUtilization
+	}
+	if f := EngineFlags(engine, sizing); f != "" {
+		return f
+	}
+	seqs, _ := sizing.Int(domain.ShapeMaxNumSeqs)
+	mml, _ := sizing.Int(domain.ShapeMaxModelLen)
 	var f []string
-	add := func(parts ...string) { f = append(f, parts...) }
-	util := strconv.FormatFloat(mem.GPUMemoryUtilization, 'f', -1, 64)
-	switch engine {
-	case "vllm":
-		add("--max-num-seqs", fmt.Sprint(seqs), "--max-model-len", fmt.Sprint(mml))
-		if dt != "" {
-			add("--kv-cache-dtype", dt)
+	if engine == "halogen" {
+		f = append(f, fmt.Sprintf("HALOGEN_KV_SLOTS=%d", seqs), fmt.Sprintf("HALOGEN_CTX=%d", mml))
+		if p, ok := sizing.Int(shapeKVPoolPositions); ok {
+			f = append(f, fmt.Sprintf("HALOGEN_KV_POOL_POSITIONS=%d", p))
 		}
-		if mem.KVCacheMemoryBytes > 0 {
-			add("--kv-cache-memory-bytes", fmt.Sprint(mem.KVCacheMemoryBytes))
-		} else if mem.GPUMemoryUtilization > 0 {
-			add("--gpu-memory-utilization", util)
+		if t, ok := sizing.Int(domain.ShapeMaxNumBatchedTokens); ok {
+			f = append(f, fmt.Sprintf("HALOGEN_MAX_TOK=%d", t))
 		}
-		if hasMNBT {
-			add("--max-num-batched-tokens", fmt.Sprint(mnbt))
-		}
-	case "sglang":
-		add("--max-running-requests", fmt.Sprint(seqs), "--context-length", fmt.Sprint(mml))
-		if dt != "" {
-			add("--kv-cache-dtype", dt)
-		}
-		if mem.GPUMemoryUtilization > 0 {
-			add("--mem-fraction-static", util)
-		}
-		if hasMNBT {
-			add("--chunked-prefill-size", fmt.Sprint(mnbt))
-		}
-	case "llamacpp":
-		add("--parallel", fmt.Sprint(seqs), "--ctx-size", fmt.Sprint(seqs*mml))
-		if dt != "" {
-			add("--cache-type-k", dt, "--cache-type-v", dt)
-		}
-		if hasMNBT {
-			add("--batch-size", fmt.Sprint(mnbt))
-		}
-	case "halogen":
-		add(fmt.Sprintf("HALOGEN_KV_SLOTS=%d", seqs), fmt.Sprintf("HALOGEN_CTX=%d", mml))
-		if p, ok := s.Int(shapeKVPoolPositions); ok {
-			add(fmt.Sprintf("HALOGEN_KV_POOL_POSITIONS=%d", p))
-		}
-		if hasMNBT {
-			add(fmt.Sprintf("HALOGEN_MAX_TOK=%d", mnbt))
-		}
-	default:
-		add(fmt.Sprintf("max_num_seqs=%d", seqs), fmt.Sprintf("max_model_len=%d", mml))
-		if dt != "" {
-			add("kv_cache_dtype=" + dt)
-		}
-		if ms := mem.String(); ms != "" {
-			add(ms)
+		return strings.Join(f, " ")
+	}
+	for _, k := range []string{domain.ShapeMaxNumSeqs, domain.ShapeMaxModelLen, domain.ShapeKVCacheDtype,
+		domain.ShapeKVCacheMemoryBytes, domain.ShapeGPUMemoryUtilization, domain.ShapeMaxNumBatchedTokens} {
+		if _, ok := sizing[k]; ok {
+			f = append(f, k+"="+sizing.String(k))
 		}
 	}
 	return strings.Join(f, " ")

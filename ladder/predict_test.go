@@ -255,24 +255,31 @@ func TestPredictDayEngines(t *testing.T) {
 	}
 }
 
-func TestFlags(t *testing.T) {
+func TestSizingFlags(t *testing.T) {
 	s := domain.Shape{"max_num_seqs": int64(4), "max_model_len": int64(131072), "kv_cache_dtype": "q8_0", "max_num_batched_tokens": int64(2048)}
 	for engine, want := range map[string]string{
 		"vllm":     "--max-num-seqs 4 --max-model-len 131072 --kv-cache-dtype q8_0 --max-num-batched-tokens 2048",
 		"sglang":   "--max-running-requests 4 --context-length 131072 --kv-cache-dtype q8_0 --chunked-prefill-size 2048",
-		"llamacpp": "--parallel 4 --ctx-size 524288 --cache-type-k q8_0 --cache-type-v q8_0 --batch-size 2048",
+		"llamacpp": "--parallel 4 --ctx-size 524288 --cache-type-k q8_0 --cache-type-v q8_0",
 		"halogen":  "HALOGEN_KV_SLOTS=4 HALOGEN_CTX=131072 HALOGEN_MAX_TOK=2048",
-		"tgi":      "max_num_seqs=4 max_model_len=131072 kv_cache_dtype=q8_0",
+		"tgi":      "max_num_seqs=4 max_model_len=131072 kv_cache_dtype=q8_0 max_num_batched_tokens=2048",
 	} {
-		if got := ladder.Flags(engine, s); got != want {
+		if got := ladder.SizingFlags(engine, s); got != want {
 			t.Errorf("%s: %q, want %q", engine, got, want)
 		}
 	}
 	s = domain.Shape{"max_num_seqs": int64(2), "max_model_len": int64(8192), "gpu_memory_utilization": 0.9}
-	if got := ladder.Flags("sglang", s); got != "--max-running-requests 2 --context-length 8192 --mem-fraction-static 0.9" {
+	if got := ladder.SizingFlags("sglang", s); got != "--max-running-requests 2 --context-length 8192 --mem-fraction-static 0.9" {
 		t.Errorf("sglang utilization: %q", got)
 	}
-	if got := ladder.Flags("vllm", s); got != "--max-num-seqs 2 --max-model-len 8192 --gpu-memory-utilization 0.9" {
+	if got := ladder.SizingFlags("vllm", s); got != "--max-num-seqs 2 --max-model-len 8192 --gpu-memory-utilization 0.9" {
 		t.Errorf("vllm utilization: %q", got)
+	}
+	// A rung's whole shape: the pinned pool wins over the utilization, the
+	// other settings stay out.
+	s = domain.Shape{"max_num_seqs": int64(5), "max_model_len": int64(262144), "kv_cache_dtype": "fp8", "gpu_memory_utilization": 0.98,
+		"kv_cache_memory_bytes": int64(10388766720), "tensor_parallel_size": int64(2), "enforce_eager": false, "kv_cache_tokens": int64(1350182)}
+	if got := ladder.SizingFlags("vllm", s); got != "--max-num-seqs 5 --max-model-len 262144 --kv-cache-dtype fp8 --kv-cache-memory-bytes 10388766720" {
+		t.Errorf("vllm rung shape: %q", got)
 	}
 }
