@@ -97,6 +97,44 @@ func TestPredictLeaveOneOut(t *testing.T) {
 	}
 }
 
+// A stricter leave-out: every rung of the same shape (restarts) leaves
+// with the rung, so no rung is predicted by its own repeat.
+func TestPredictLeaveShapeOut(t *testing.T) {
+	l := nightLadder(t)
+	var rows []string
+	decided, right := 0, 0
+	for _, r := range l.Rungs {
+		if r.Boot == ladder.ClassOther {
+			continue
+		}
+		var out []int
+		for _, o := range l.Rungs {
+			if o.Summary == r.Summary {
+				out = append(out, o.N)
+			}
+		}
+		p := ladder.NewModel(l, out...).Predict(r.Shape)
+		want := truth(r.Boot)
+		if p.Boot.Outcome != ladder.OutcomeUnknown {
+			decided++
+			if p.Boot.Outcome == want {
+				right++
+			}
+		}
+		if want == ladder.OutcomeFails && p.Boot.Outcome == ladder.OutcomeBoots {
+			t.Errorf("rung %d failed but the model says it boots: %s", r.N, p.Boot.Reason)
+		}
+		rows = append(rows, fmt.Sprintf("%4d  without %-18s %-6s %-8s %s", r.N, fmt.Sprint(out), want, p.Boot.Outcome, p.Boot.Reason))
+	}
+	t.Logf("leave-shape-out, night ladder:\n%s", strings.Join(rows, "\n"))
+	t.Logf("%d decided, %d right", decided, right)
+	// Rungs 1–5 and 8 are decided from other shapes (capture headroom,
+	// smaller than a pass); the restarts (6/7, 9/16, 10–13) are not.
+	if decided != 6 || right != 6 {
+		t.Errorf("decided %d, right %d; want 6 and 6", decided, right)
+	}
+}
+
 // The runbook's "six never fit": 6 × 241664 fp8 fails for the asked-vs-free
 // arithmetic of rung 5's KV allocation.
 func TestPredictSixFp8Fails(t *testing.T) {
