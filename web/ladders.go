@@ -24,6 +24,7 @@ import (
 //	GET /ladders/:id             one ladder: rungs, SVG chart (?y=max_model_len ...), boundaries, next rung
 //	GET /api/v1/ladders          {"ladders": [ladderSummaryJSON...]}, same filters, since/until RFC 3339
 //	GET /api/v1/ladders/:id      ladder.Ladder: rungs (with notes), boundaries, next, notes
+//	GET /api/v1/ladders/:id/predict  what if: ladder.Prediction and ladder.Largest (web/predict.go)
 //
 // Ladders are built on each request from every attempt of the database
 // (AttemptReader.ListAttempts with an empty filter), so their ids and rung
@@ -33,12 +34,17 @@ func (s *server) registerLadders(r *gin.Engine) {
 	base := template.Must(template.New("").Funcs(funcs).Funcs(ladderFuncs).ParseFS(templateFS, "templates/base.html"))
 	for _, name := range []string{"ladders", "ladder"} {
 		t := template.Must(base.Clone())
-		s.pages[name] = template.Must(t.ParseFS(templateFS, "templates/"+name+".html"))
+		files := []string{"templates/" + name + ".html"}
+		if name == "ladder" {
+			files = append(files, "templates/whatif.html")
+		}
+		s.pages[name] = template.Must(t.ParseFS(templateFS, files...))
 	}
 	r.GET("/ladders", s.laddersPage)
 	r.GET("/ladders/:id", s.ladderPage)
 	r.GET("/api/v1/ladders", s.apiLadders)
 	r.GET("/api/v1/ladders/:id", s.apiLadder)
+	r.GET("/api/v1/ladders/:id/predict", s.apiLadderPredict)
 }
 
 // ladderFuncs are the ladder pages' template helpers; like funcs, none
@@ -158,6 +164,8 @@ type ladderData struct {
 	YOptions []string
 	// KVPerDtype is L.KVBytesPerToken sorted by dtype.
 	KVPerDtype []dtypeFigure
+	// WhatIf is the what-if form and its prediction.
+	WhatIf *whatIfView
 
 	// ladders page
 	Form    ladderForm
@@ -417,7 +425,9 @@ func (s *server) ladderPage(c *gin.Context) {
 	if !contains(chartDims, y) {
 		y = domain.ShapeMaxModelLen
 	}
-	ld := &ladderData{L: l, Y: y, YOptions: chartDims, Chart: buildChart(l, y)}
+	ld := &ladderData{L: l, Y: y, YOptions: chartDims}
+	ld.WhatIf = whatIfPage(c.Request.URL.Query(), l)
+	ld.Chart = buildChartWith(l, y, ld.WhatIf.point(y))
 	dts := make([]string, 0, len(l.KVBytesPerToken))
 	for dt := range l.KVBytesPerToken {
 		dts = append(dts, dt)
@@ -520,6 +530,8 @@ type chartView struct {
 	Ticks                  []chartTick
 	Guides                 []chartGuide
 	Missing                []int // rungs without a value
+	// Predicted is the what-if shape, drawn after the last rung; nil: none.
+	Predicted *predictedPoint
 }
 
 type chartPoint struct {
@@ -564,7 +576,11 @@ func formatValue(v float64) string {
 	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 
-func buildChart(l *ladder.Ladder, dim string) *chartView {
+func buildChart(l *ladder.Ladder, dim string) *chartView { return buildChartWith(l, dim, nil) }
+
+// buildChartWith is buildChart with a predicted shape drawn after the last
+// rung (nil: none).
+func buildChartWith(l *ladder.Ladder, dim string, pred *predictedPoint) *chartView {
 	ch := &chartView{Width: 960, Height: 320, Left: 90, Right: 940, Top: 24, Base: 272, Dim: dim}
 	ch.PlotW, ch.PlotH = ch.Right-ch.Left, ch.Base-ch.Top
 	lo, hi := math.Inf(1), math.Inf(-1)
@@ -572,6 +588,9 @@ func buildChart(l *ladder.Ladder, dim string) *chartView {
 		if v, ok := chartValue(r, dim); ok {
 			lo, hi = math.Min(lo, v), math.Max(hi, v)
 		}
+	}
+	if pred != nil && pred.HasY {
+		lo, hi = math.Min(lo, pred.Value), math.Max(hi, pred.Value)
 	}
 	var guides []struct {
 		v            float64
@@ -601,6 +620,9 @@ func buildChart(l *ladder.Ladder, dim string) *chartView {
 	lo, hi = lo-pad, hi+pad
 	yOf := func(v float64) float64 { return ch.Base - (v-lo)/(hi-lo)*(ch.Base-ch.Top) }
 	n := len(l.Rungs)
+	if pred != nil {
+		n++
+	}
 	step := (ch.Right - ch.Left) / float64(max(n, 1))
 	var line []string
 	for i, r := range l.Rungs {
@@ -619,6 +641,13 @@ func buildChart(l *ladder.Ladder, dim string) *chartView {
 		ch.Points = append(ch.Points, p)
 	}
 	ch.Line = strings.Join(line, " ")
+	if pred != nil {
+		pred.X = round1(ch.Left + step*(float64(len(l.Rungs))+0.5))
+		if pred.HasY {
+			pred.Y = round1(yOf(pred.Value))
+		}
+		ch.Predicted = pred
+	}
 	tstep := niceStep((hi - lo) / 4)
 	for v := math.Ceil(lo/tstep) * tstep; v <= hi; v += tstep {
 		ch.Ticks = append(ch.Ticks, chartTick{Y: round1(yOf(v)), Label: strconv.FormatFloat(v, 'f', decimals(tstep), 64)})

@@ -116,6 +116,8 @@ type server struct {
 //	                          (next/prev absent on the last/first page); since/until RFC 3339
 //	GET /api/v1/attempts/:id  AttemptJSON + findings_detail, timeline, context, group; an id that is no
 //	                          attempt's is searched as q (one match: that attempt)
+//	GET /ladders, /ladders/:id, /api/v1/ladders, /api/v1/ladders/:id, /api/v1/ladders/:id/predict
+//	                          boot ladders and the what-if prediction (see registerLadders)
 //	GET /failures             failure groups (see registerFailures); /unknown is its unknown_failure view
 //	GET /api/v1/failures      {"groups": [failureGroupJSON...], ...}
 //	GET /healthz              "ok" (503 when the database does not answer)

@@ -6,6 +6,8 @@
 //	analyzer replay  [--db PATH] [--rules DIR] FILE...
 //	analyzer serve   [--db PATH] [--listen 127.0.0.1:8080]
 //	analyzer ladder  [--db PATH] [--target NAME] [--host H] [-o table|json] [FILE...]
+//	analyzer fit     --target NAME [--host H] --max-num-seqs N --max-model-len N [--kv-cache-dtype D]
+//	                 [--kv-cache-memory-bytes B | --gpu-memory-utilization U] [--db PATH] [-o table|json] [FILE...]
 //	analyzer rules test|lint [DIR]
 //	analyzer completion bash|zsh|fish|powershell
 //
@@ -136,7 +138,7 @@ func newRootCmd() *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{msg: err.Error(), cmd: c.CommandPath()}
 	})
-	root.AddCommand(newExplainCmd(), newReplayCmd(), newServeCmd(), newLadderCmd(), newRulesCmd(), &cobra.Command{
+	root.AddCommand(newExplainCmd(), newReplayCmd(), newServeCmd(), newLadderCmd(), newFitCmd(), newRulesCmd(), &cobra.Command{
 		Use:   "version",
 		Short: "print the analyzer's version (as --version)",
 		Args:  noArgs,

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/llmfleet/analyzer/ladder"
+)
+
+// TestFit: the issue's example from the database, as a table and as JSON,
+// and the SGLang and halogen targets of the day fixture.
+func TestFit(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "f.db")
+	runCmd(t, "replay", "--db", db, nightFixture, "../../examples/dankclaw-day.journal.json")
+
+	out := runCmd(t, "fit", "--db", db, "--target", "frank-primary", "--kv-cache-dtype", "fp8", "--max-num-seqs", "6", "--max-model-len", "241664")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	for i, want := range []string{
+		"fit frank-primary on dankserver (vllm, ladder ",
+		"shape     6 × 241664 fp8, KV pool sized to hold the contract",
+		"contract  1449984 tokens; pool 1449984 tokens = 10.40 GiB at 7698 B/token",
+		"boot      FAILS  fails: its KV pool needs 10.40 GiB (1449984 tokens × 7698 B/token fp8), more than the 9.18 GiB that were free when rung 5 (6 × 241664 fp8) asked 10.70 GiB for its KV cache",
+		"survive   FAILS  fails: it does not boot",
+		"flags     --max-num-seqs 6 --max-model-len 241664 --kv-cache-dtype fp8",
+		"largest   to boot:    1310720 = 5 × 262144  --max-num-seqs 5 --max-model-len 262144 --kv-cache-dtype fp8 --max-num-batched-tokens 1024",
+		"          to survive: 1048576 = 4 × 262144  --max-num-seqs 4 --max-model-len 262144 --kv-cache-dtype fp8 --max-num-batched-tokens 1024",
+	} {
+		if i >= len(lines) || !strings.HasPrefix(lines[i], want) {
+			t.Errorf("line %d: want prefix %q\n%s", i, want, out)
+		}
+	}
+
+	var doc fitJSON
+	out = runCmd(t, "fit", "--db", db, "--target", "frank-primary", "--max-num-seqs", "4", "--max-model-len", "262144",
+		"--kv-cache-memory-bytes", "8311013376", "-o", "json")
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	p := doc.Prediction
+	// The latest rung's dtype (fp8) by default; rung 8 ran this very shape.
+	if doc.Host != "dankserver" || p.KVDtype != "fp8" || p.Boot.Outcome != ladder.OutcomeBoots || p.Survive.Outcome != ladder.OutcomeBoots || p.Survive.Rung != 8 {
+		t.Errorf("4 × 262144 at 8311013376 bytes: %+v", doc)
+	}
+	if doc.Largest.Survive == nil || doc.Largest.Survive.ContractTokens != 1048576 {
+		t.Errorf("largest at the pinned pool: %+v", doc.Largest)
+	}
+
+	out = runCmd(t, "fit", "--db", db, "--target", "frank-small", "--max-num-seqs", "3", "--max-model-len", "262144")
+	if !strings.Contains(out, "boot      FAILS  fails: rung 1 (2 × 262144 fp8_e4m3) failed with oom_graph_capture") || !strings.Contains(out, "--max-running-requests 3 --context-length 262144 --kv-cache-dtype fp8_e4m3") {
+		t.Errorf("frank-small:\n%s", out)
+	}
+	out = runCmd(t, "fit", "--db", db, "--target", "frank-large", "--host", "dankclaw", "--max-num-seqs", "2", "--max-model-len", "200192")
+	if !strings.Contains(out, "boot      BOOTS  boots: rung 2 ran the same shape (2 × 200192)") || !strings.Contains(out, "HALOGEN_KV_SLOTS=2 HALOGEN_CTX=200192") {
+		t.Errorf("frank-large:\n%s", out)
+	}
+
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--max-num-seqs", "6", "--max-model-len", "241664"}, "--target is required"},
+		{[]string{"--target", "frank-primary", "--max-num-seqs", "6"}, "--max-model-len are required"},
+		{[]string{"--target", "frank-primary", "--max-num-seqs", "6", "--max-model-len", "8192", "--kv-cache-memory-bytes", "1GiB", "--gpu-memory-utilization", "0.9"}, "not both"},
+		{[]string{"--target", "frank-primary", "--max-num-seqs", "6", "--max-model-len", "8192", "--gpu-memory-utilization", "1.5"}, "(0, 1]"},
+		{[]string{"--target", "frank-primary", "--max-num-seqs", "6", "--max-model-len", "8192", "--kv-cache-dtype", "fp9"}, "not one the ladder ran (auto, fp8)"},
+	} {
+		err := run(t.Context(), append([]string{"fit", "--db", db}, c.args...))
+		var ue usageError
+		if !errors.As(err, &ue) || !strings.Contains(ue.msg, c.want) {
+			t.Errorf("fit %v: %v, want a usage error saying %q", c.args, err, c.want)
+		}
+	}
+	if err := run(t.Context(), []string{"fit", "--db", db, "--target", "nope", "--max-num-seqs", "1", "--max-model-len", "1"}); err == nil || !strings.Contains(err.Error(), `no ladder of target "nope"`) {
+		t.Errorf("unknown target: %v", err)
+	}
+}

@@ -1,0 +1,121 @@
+package web
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/llmfleet/analyzer/ladder"
+)
+
+func TestLadderPredictAPI(t *testing.T) {
+	srv, db := newLadderServer(t)
+	night := nightLadder(t, db)
+	base := "/api/v1/ladders/" + night.ID + "/predict"
+
+	code, body, _ := get(t, srv, base+"?max_num_seqs=6&max_model_len=241664&kv_cache_dtype=fp8")
+	if code != http.StatusOK {
+		t.Fatalf("predict = %d %s", code, body)
+	}
+	var out predictJSON
+	if err := json.Unmarshal([]byte(body), &out); err != nil {
+		t.Fatal(err)
+	}
+	p := out.Prediction
+	if out.Target != "frank-primary" || p.Boot.Outcome != ladder.OutcomeFails || p.Boot.Rule != ladder.RuleKVAllocFree || p.Boot.Rung != 5 ||
+		!strings.Contains(p.Boot.Reason, "10.40 GiB") || !strings.Contains(p.Boot.Reason, "9.18 GiB") || p.TokensNeeded != 1449984 {
+		t.Errorf("6 × 241664 fp8: %+v", p)
+	}
+	if out.Largest.Survive == nil || out.Largest.Survive.ContractTokens != 1048576 || out.Largest.Boot == nil || out.Largest.Boot.ContractTokens != 1310720 {
+		t.Errorf("largest %+v", out.Largest)
+	}
+	// A pinned pool, given as a size.
+	_, body, _ = get(t, srv, base+"?max_num_seqs=4&max_model_len=262144&kv_cache_dtype=fp8&kv_cache_memory_bytes=8311013376")
+	out = predictJSON{}
+	if err := json.Unmarshal([]byte(body), &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Prediction.Survive.Outcome != ladder.OutcomeBoots || out.Prediction.Survive.Rung != 8 || out.Prediction.Memory != "kv_cache_memory_bytes=8311013376" {
+		t.Errorf("4 × 262144 fp8 at rung 8's pool: %+v", out.Prediction)
+	}
+
+	// Bad parameters: 400 naming the parameter (and the allowed ones).
+	for _, c := range []struct{ query, param, want string }{
+		{"?max_num_seqs=6&max_model_len=241664&dtype=fp8", "dtype", "allowed parameters: max_num_seqs, max_model_len, kv_cache_dtype, kv_cache_memory_bytes, gpu_memory_utilization"},
+		{"?max_num_seqs=6", "max_model_len", "positive integer"},
+		{"?max_num_seqs=-1&max_model_len=8192", "max_num_seqs", "positive integer"},
+		{"?max_num_seqs=2&max_model_len=8192&kv_cache_dtype=fp9", "kv_cache_dtype", "not one this ladder ran: auto, fp8"},
+		{"?max_num_seqs=2&max_model_len=8192&gpu_memory_utilization=1.5", "gpu_memory_utilization", "(0, 1]"},
+		{"?max_num_seqs=2&max_model_len=8192&gpu_memory_utilization=0.9&kv_cache_memory_bytes=1000", "gpu_memory_utilization", "not both"},
+		{"?max_num_seqs=2&max_num_seqs=3&max_model_len=8192", "max_num_seqs", "once"},
+	} {
+		code, body, _ := get(t, srv, base+c.query)
+		var pe paramError
+		_ = json.Unmarshal([]byte(body), &pe)
+		if code != http.StatusBadRequest || pe.Param != c.param || !strings.Contains(pe.Msg, c.want) {
+			t.Errorf("%s: %d %s, want 400 on %s saying %q", c.query, code, body, c.param, c.want)
+		}
+	}
+	if code, _, _ := get(t, srv, "/api/v1/ladders/nope/predict?max_num_seqs=1&max_model_len=1"); code != http.StatusNotFound {
+		t.Errorf("unknown ladder: %d", code)
+	}
+
+	// The day fixture's SGLang and halogen ladders answer from their own
+	// engines' lines.
+	for _, c := range []struct{ target, query, outcome, flags string }{
+		{"frank-small", "?max_num_seqs=3&max_model_len=262144", ladder.OutcomeFails, "--max-running-requests 3 --context-length 262144 --kv-cache-dtype fp8_e4m3"},
+		{"frank-large", "?max_num_seqs=2&max_model_len=200192", ladder.OutcomeBoots, "HALOGEN_KV_SLOTS=2 HALOGEN_CTX=200192"},
+	} {
+		id := ladderID(t, srv, c.target)
+		code, body, _ := get(t, srv, "/api/v1/ladders/"+id+"/predict"+c.query)
+		out = predictJSON{}
+		_ = json.Unmarshal([]byte(body), &out)
+		if code != http.StatusOK || out.Prediction.Boot.Outcome != c.outcome || out.Prediction.Flags != c.flags {
+			t.Errorf("%s%s: %d %+v", c.target, c.query, code, out.Prediction)
+		}
+	}
+}
+
+// ladderID finds a ladder's id by target through the API.
+func ladderID(t *testing.T, srv *httptest.Server, target string) string {
+	t.Helper()
+	_, body, _ := get(t, srv, "/api/v1/ladders?target="+target)
+	var list struct {
+		Ladders []ladderSummaryJSON `json:"ladders"`
+	}
+	if err := json.Unmarshal([]byte(body), &list); err != nil || len(list.Ladders) != 1 {
+		t.Fatalf("ladder %s: %v %s", target, err, body)
+	}
+	return list.Ladders[0].ID
+}
+
+func TestLadderPageWhatIf(t *testing.T) {
+	srv, db := newLadderServer(t)
+	night := nightLadder(t, db)
+	code, body, _ := get(t, srv, ladderURL(night.ID)+"?y=contract_tokens&max_num_seqs=6&max_model_len=241664&kv_cache_dtype=fp8")
+	if code != http.StatusOK {
+		t.Fatalf("page = %d", code)
+	}
+	for _, w := range []string{`id="predict-boot"`, "boot: fails", "10.40 GiB", `id="predicted-point"`, `class="whatif-pt fail"`,
+		"what if: contract_tokens = 1449984", `id="largest-survive">1048576 = 4 × 262144`, `<option selected>fp8</option>`} {
+		if !strings.Contains(body, w) {
+			t.Errorf("what-if page lacks %q", w)
+		}
+	}
+	// The rungs' points stay 16; the predicted one is apart.
+	if n := strings.Count(body, `<circle class="pt `); n != 16 {
+		t.Errorf("%d rung points", n)
+	}
+	// A bad value is shown on the page, not a crash.
+	code, body, _ = get(t, srv, ladderURL(night.ID)+"?max_num_seqs=x&max_model_len=8192")
+	if code != http.StatusOK || !strings.Contains(body, `id="whatif-error"`) || !strings.Contains(body, "max_num_seqs must be a positive integer") || strings.Contains(body, `id="predicted-point"`) {
+		t.Errorf("bad what-if value: %d", code)
+	}
+	// Without the form, no prediction and no point.
+	_, body, _ = get(t, srv, ladderURL(night.ID))
+	if strings.Contains(body, `id="prediction"`) || strings.Contains(body, `id="predicted-point"`) || !strings.Contains(body, `id="whatif"`) {
+		t.Error("plain ladder page shows a prediction, or no form")
+	}
+}
