@@ -233,7 +233,7 @@ func TestLadderPages(t *testing.T) {
 	if code != http.StatusOK {
 		t.Fatalf("GET %s = %d", lurl, code)
 	}
-	mustContain(t, "ladder", body,
+	mustContain(t, "ladder", body, `vllm flags:</span> <code class="mono">--max-num-seqs 5 --max-model-len 233472 --kv-cache-dtype fp8</code>`,
 		"<h1>Ladder frank-primary", "<strong>Next rung:</strong> 5 × 233472 fp8 (contract_tokens 1167360)",
 		"rungs 14–15 (2 × 262144 bf16) failed with dynamo_constraint_violation, which is not a capacity failure",
 		// the rung table: diff, verdict, KV tokens, concurrency, derived figures
