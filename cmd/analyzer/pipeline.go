@@ -104,7 +104,7 @@ func analyzeFiles(ctx context.Context, paths []string, set *rules.Set, progress 
 				opt.Progress = bar.set
 			}
 		}
-		stats, err := ingest.ReadFile(ctx, p, opt, func(e domain.Entry) error {
+		stats, err := ingest.ReadAhead(ctx, p, opt, func(e domain.Entry) error {
 			res.last = e.Cursor
 			if end := e.Field(ingest.FieldEndCursor); end != "" {
 				res.last = end // a reassembled line ends at its last piece
