@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/llmfleet/analyzer/domain"
@@ -230,6 +231,7 @@ func (s *saver) saveAttempt(ctx context.Context, a *domain.Attempt) error {
 	if _, err := s.delEvidence.ExecContext(ctx, a.ID); err != nil {
 		return err
 	}
+	evSeq := evidenceSeqs(a.Evidence)
 	for i, f := range a.Findings {
 		captures := f.Captures
 		if captures == nil {
@@ -239,11 +241,7 @@ func (s *saver) saveAttempt(ctx context.Context, a *domain.Attempt) error {
 		if err != nil {
 			return fmt.Errorf("finding %s captures: %w", f.ID, err)
 		}
-		ev := f.Evidence
-		if ev == nil {
-			ev = []domain.Evidence{}
-		}
-		evJSON, err := json.Marshal(ev)
+		evJSON, err := evidenceRefs(f.Evidence, evSeq)
 		if err != nil {
 			return fmt.Errorf("finding %s evidence: %w", f.ID, err)
 		}
@@ -285,6 +283,45 @@ func (s *saver) saveLines(ctx context.Context, a *domain.Attempt, kind string, l
 		}
 	}
 	return nil
+}
+
+// lineKey identifies an evidence line: the same text at another cursor
+// (a reassembled piece) is another line.
+type lineKey struct{ cursor, message string }
+
+// evidenceSeqs maps each evidence line to the seq of its row (the index of
+// its first occurrence, as saveLines numbers them).
+func evidenceSeqs(ev []domain.Evidence) map[lineKey]int {
+	m := make(map[lineKey]int, len(ev))
+	for i, e := range ev {
+		k := lineKey{e.Cursor, e.Message}
+		if _, ok := m[k]; !ok {
+			m[k] = i
+		}
+	}
+	return m
+}
+
+// evidenceRefs is a finding's evidence_json: each line the attempt's
+// evidence rows hold as the seq of its row (a number), any other in full (an
+// object), so a line's text is stored once, not once per citing finding.
+func evidenceRefs(ev []domain.Evidence, seqs map[lineKey]int) (string, error) {
+	b := []byte{'['}
+	for i, e := range ev {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if seq, ok := seqs[lineKey{e.Cursor, e.Message}]; ok {
+			b = strconv.AppendInt(b, int64(seq), 10)
+			continue
+		}
+		full, err := json.Marshal(e)
+		if err != nil {
+			return "", err
+		}
+		b = append(b, full...)
+	}
+	return string(append(b, ']')), nil
 }
 
 func citingFinding(a *domain.Attempt, e domain.Evidence) sql.NullString {
