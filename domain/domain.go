@@ -36,7 +36,8 @@ type Entry struct {
 	// INVOCATION_ID, MESSAGE_ID, EXIT_CODE, EXIT_STATUS, UNIT_RESULT,
 	// N_RESTARTS, JOB_TYPE, JOB_RESULT, CONTAINER_NAME, CONTAINER_ID_FULL,
 	// PODMAN_EVENT, PODMAN_NAME, PODMAN_ID, _TRANSPORT, _STREAM_ID, ...).
-	// A repeated field keeps its last value.
+	// A repeated field keeps its last value. Entries of one stream may
+	// share the map: it is read-only.
 	Fields map[string]string
 	// Truncated is set when journalctl printed MESSAGE as null (a field of
 	// 4096 bytes or more without --all): the text is lost, not the record.
