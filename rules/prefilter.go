@@ -13,13 +13,14 @@ import (
 // run their regex. A matcher needs one of its literals (case-sensitive);
 // one without literals runs on every line.
 type prefilter struct {
-	ac     *ahocorasick.Automaton // nil when the set has no literals
-	users  [][]int32              // literal id → matchers that need it
-	always []uint64               // bitset of the matchers without literals
-	litID  map[string]int32       // built at Load, then unused
-	n      int                    // matchers
-	starts [][]int32              // literal id → start sets holding it
-	nstart int                    // start sets
+	ac      *ahocorasick.Automaton // nil when the set has no literals
+	users   [][]int32              // literal id → matchers that need it
+	always  []uint64               // bitset of the matchers without literals
+	litID   map[string]int32       // built at Load, then unused
+	n       int                    // matchers
+	starts  [][]int32              // literal id → start sets holding it
+	nstart  int                    // start sets
+	errWord []bool                 // literal id → one of errorWords
 }
 
 // literal returns the id of literal l, registering it when new.
@@ -87,8 +88,20 @@ func (p *prefilter) addAlts(alts []alt) {
 	}
 }
 
-// build compiles the automaton over the registered literals.
+// build compiles the automaton over the registered literals and the
+// errorWords, so the same pass also tells whether a line looks like an
+// error (Line.LooksLikeError).
 func (p *prefilter) build() error {
+	for _, w := range errorWords {
+		li := p.literal(w)
+		for int(li) >= len(p.errWord) {
+			p.errWord = append(p.errWord, false)
+		}
+		p.errWord[li] = true
+	}
+	for len(p.errWord) < len(p.users) {
+		p.errWord = append(p.errWord, false)
+	}
 	pats := make([]string, len(p.users))
 	for l, i := range p.litID {
 		pats[i] = l
@@ -182,6 +195,19 @@ func (l *Line) narrow(k int) {
 		l.cand = append(l.cand[:0], l.pre.always...)
 		l.pre.mark(l)
 	}
+}
+
+// LooksLikeError is looksLikeError(l.Text), from the scan already made.
+func (l *Line) LooksLikeError() bool {
+	if l.pre.ac == nil {
+		return looksLikeError(l.Text)
+	}
+	for _, h := range l.hits {
+		if h.Start >= l.off && l.pre.errWord[h.PatternID] {
+			return true
+		}
+	}
+	return false
 }
 
 // first returns the offset in l.Text of the first literal of start set k,
