@@ -362,7 +362,7 @@ func (j *Judge) judgeLine(ev domain.Evidence, l *Line) {
 	}
 	j.eng.UpdateShapeLine(l, a.Shape)
 	reached := !a.ReadyAt.IsZero()
-	info := j.exc.line(text, a.Lines, ev, a.Phase, reached)
+	info := j.exc.line(text, l.MayMatter(), a.Lines, ev, a.Phase, reached)
 	// Frames printed after an exception (vLLM logs the message first, a
 	// chained traceback follows) tell where it happened.
 	for i := range j.exc.fatals {

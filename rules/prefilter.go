@@ -13,15 +13,22 @@ import (
 // run their regex. A matcher needs one of its literals (case-sensitive);
 // one without literals runs on every line.
 type prefilter struct {
-	ac      *ahocorasick.Automaton // nil when the set has no literals
-	users   [][]int32              // literal id → matchers that need it
-	always  []uint64               // bitset of the matchers without literals
-	litID   map[string]int32       // built at Load, then unused
-	n       int                    // matchers
-	starts  [][]int32              // literal id → start sets holding it
-	nstart  int                    // start sets
-	errWord []bool                 // literal id → one of errorWords
+	ac     *ahocorasick.Automaton // nil when the set has no literals
+	users  [][]int32              // literal id → matchers that need it
+	always []uint64               // bitset of the matchers without literals
+	litID  map[string]int32       // built at Load, then unused
+	n      int                    // matchers
+	starts [][]int32              // literal id → start sets holding it
+	nstart int                    // start sets
+	kind   []uint8                // literal id → wordError | wordMatters
 }
+
+// Kinds of literal the prefilter finds besides the matchers': words of
+// looksLikeError and of mayMatter.
+const (
+	wordError uint8 = 1 << iota
+	wordMatters
+)
 
 // literal returns the id of literal l, registering it when new.
 func (p *prefilter) literal(l string) int32 {
@@ -88,19 +95,25 @@ func (p *prefilter) addAlts(alts []alt) {
 	}
 }
 
-// build compiles the automaton over the registered literals and the
-// errorWords, so the same pass also tells whether a line looks like an
-// error (Line.LooksLikeError).
+// build compiles the automaton over the registered literals, the
+// errorWords and the mayMatterWords, so the same pass also tells whether a
+// line looks like an error (Line.LooksLikeError) and whether the exception
+// reader needs it (Line.MayMatter).
 func (p *prefilter) build() error {
-	for _, w := range errorWords {
-		li := p.literal(w)
-		for int(li) >= len(p.errWord) {
-			p.errWord = append(p.errWord, false)
+	for _, k := range []struct {
+		words []string
+		kind  uint8
+	}{{errorWords, wordError}, {mayMatterWords, wordMatters}} {
+		for _, w := range k.words {
+			li := p.literal(w)
+			for int(li) >= len(p.kind) {
+				p.kind = append(p.kind, 0)
+			}
+			p.kind[li] |= k.kind
 		}
-		p.errWord[li] = true
 	}
-	for len(p.errWord) < len(p.users) {
-		p.errWord = append(p.errWord, false)
+	for len(p.kind) < len(p.users) {
+		p.kind = append(p.kind, 0)
 	}
 	pats := make([]string, len(p.users))
 	for l, i := range p.litID {
@@ -202,8 +215,21 @@ func (l *Line) LooksLikeError() bool {
 	if l.pre.ac == nil {
 		return looksLikeError(l.Text)
 	}
+	return l.has(wordError)
+}
+
+// MayMatter is mayMatter(l.Text), from the scan already made.
+func (l *Line) MayMatter() bool {
+	if l.pre.ac == nil {
+		return mayMatter(l.Text)
+	}
+	return l.has(wordMatters)
+}
+
+// has tells whether a literal of kind k occurs in l.Text.
+func (l *Line) has(k uint8) bool {
 	for _, h := range l.hits {
-		if h.Start >= l.off && l.pre.errWord[h.PatternID] {
+		if h.Start >= l.off && l.pre.kind[h.PatternID]&k != 0 {
 			return true
 		}
 	}
