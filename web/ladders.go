@@ -31,7 +31,7 @@ import (
 // numbers do not depend on the filters. The since/until filters keep the
 // ladders with at least one rung started in [since, until).
 func (s *server) registerLadders(r *gin.Engine) {
-	base := template.Must(template.New("").Funcs(funcs).Funcs(ladderFuncs).ParseFS(templateFS, "templates/base.html"))
+	base := template.Must(template.New("").Funcs(funcs).Funcs(ladderFuncs).ParseFS(templateFS, "templates/base.html", "templates/partials.html"))
 	for _, name := range []string{"ladders", "ladder"} {
 		t := template.Must(base.Clone())
 		files := []string{"templates/" + name + ".html"}
@@ -172,6 +172,7 @@ type ladderData struct {
 	Hosts   []string
 	Targets []string
 	List    []ladder.Ladder
+	Nav     *pageNav // the ladders page's paging
 	Error   string
 }
 
@@ -389,8 +390,56 @@ func (s *server) laddersPage(c *gin.Context) {
 		s.render(c, http.StatusBadRequest, "ladders", data)
 		return
 	}
-	ld.List = keepLadders(ls, form.Host, form.Target, since, until, wall)
+	all := keepLadders(ls, form.Host, form.Target, since, until, wall)
+	page := 1
+	if v := c.Query("page"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			ld.Error = "Invalid page " + strconv.Quote(v) + ": a page number from 1."
+			s.render(c, http.StatusBadRequest, "ladders", data)
+			return
+		}
+		page = n
+	}
+	ld.List, ld.Nav = pageOf(all, page, laddersPerPage, c.Request.URL.Query())
 	s.render(c, http.StatusOK, "ladders", data)
+}
+
+// laddersPerPage is how many ladders the ladders page shows at once:
+// rendering all of a fleet's was most of the page's time.
+const laddersPerPage = 100
+
+// pageOf is page n (from 1) of list, per rows a page, and the links to
+// the pages around it, keeping the query q's other parameters.
+func pageOf[T any](list []T, n, per int, q url.Values) ([]T, *pageNav) {
+	from := min((n-1)*per, len(list))
+	to := min(from+per, len(list))
+	nav := &pageNav{From: from + 1, To: to, Total: len(list)}
+	if from == to {
+		nav.From = from
+	}
+	link := func(k int) string {
+		v := url.Values{}
+		for key, vs := range q {
+			if key != "page" {
+				v[key] = vs
+			}
+		}
+		if k > 1 {
+			v.Set("page", strconv.Itoa(k))
+		}
+		if len(v) == 0 {
+			return "?"
+		}
+		return "?" + v.Encode()
+	}
+	if n > 1 {
+		nav.First, nav.Prev = link(1), link(min(n-1, (len(list)+per-1)/per))
+	}
+	if to < len(list) {
+		nav.Next = link(n + 1)
+	}
+	return list[from:to], nav
 }
 
 func sortedKeys(m map[string]bool) []string {

@@ -15,7 +15,7 @@ import (
 var pageNames = []string{"list", "attempt", "notfound", "failures", "log"}
 
 func parsePages() map[string]*template.Template {
-	base := template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/base.html", "templates/logrow.html"))
+	base := template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/base.html", "templates/partials.html"))
 	pages := map[string]*template.Template{}
 	for _, name := range pageNames {
 		t := template.Must(base.Clone())
