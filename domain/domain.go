@@ -351,8 +351,8 @@ type AttemptFilter struct {
 	// Limit caps the number of attempts returned; 0 or less means no cap.
 	Limit int
 	// Brief leaves out the evidence and context lines, of the attempts and
-	// of their findings: what a list or a ladder shows does not need them,
-	// and they are most of an attempt's bytes.
+	// of their findings, and the timeline: what a list or a ladder shows
+	// does not need them, and they are most of an attempt's bytes.
 	Brief bool
 }
 
