@@ -554,17 +554,24 @@ func (s *server) apiLadders(c *gin.Context) {
 }
 
 func (s *server) apiLadder(c *gin.Context) {
+	if l := s.apiFindLadder(c); l != nil {
+		c.JSON(http.StatusOK, l)
+	}
+}
+
+// apiFindLadder returns the ladder of the request's :id, or answers 404
+// (500 when the ladders cannot be built) and returns nil.
+func (s *server) apiFindLadder(c *gin.Context) *ladder.Ladder {
 	ls, err := s.allLadders(c.Request.Context())
 	if err != nil {
 		s.serverError(c, err, true)
-		return
+		return nil
 	}
 	l := ladder.Find(ls, c.Param("id"))
 	if l == nil {
 		c.JSON(http.StatusNotFound, gin.H{"error": "ladder " + strconv.Quote(c.Param("id")) + " not found"})
-		return
 	}
-	c.JSON(http.StatusOK, l)
+	return l
 }
 
 // chartView is the ladder chart, laid out on the server: rungs in time

@@ -124,14 +124,8 @@ type predictJSON struct {
 }
 
 func (s *server) apiLadderPredict(c *gin.Context) {
-	ls, err := s.allLadders(c.Request.Context())
-	if err != nil {
-		s.serverError(c, err, true)
-		return
-	}
-	l := ladder.Find(ls, c.Param("id"))
+	l := s.apiFindLadder(c)
 	if l == nil {
-		c.JSON(http.StatusNotFound, gin.H{"error": "ladder " + strconv.Quote(c.Param("id")) + " not found"})
 		return
 	}
 	w, err := parseWhatIf(c.Request.URL.Query(), l, true)
