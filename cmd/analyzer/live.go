@@ -16,7 +16,6 @@ import (
 	"github.com/llmfleet/analyzer/loki"
 	"github.com/llmfleet/analyzer/metrics"
 	"github.com/llmfleet/analyzer/pipeline"
-	"github.com/llmfleet/analyzer/rules"
 	"github.com/llmfleet/analyzer/store"
 	"github.com/llmfleet/analyzer/web"
 )
@@ -148,7 +147,7 @@ func startLive(ctx context.Context, db *store.DB, lf *liveFlags) (*live, error) 
 		return nil, err
 	}
 	set := rl.current()
-	m := metrics.New(metrics.Options{Store: db, Findings: findingIDs(set)})
+	m := metrics.New(metrics.Options{Store: db})
 	rl.setMetrics(m)
 	pusher, err := lf.loki.pusher(m)
 	if err != nil {
@@ -189,15 +188,6 @@ func (l *live) close() error {
 		}
 	}
 	return err
-}
-
-// findingIDs lists the finding ids the rule set can raise.
-func findingIDs(set *rules.Set) []string {
-	var ids []string
-	for _, r := range set.Rules() {
-		ids = append(ids, r.FindingID())
-	}
-	return ids
 }
 
 // findingPush sends the findings of replayed attempts to Loki as they are

@@ -95,7 +95,7 @@ func TestServeStackWiring(t *testing.T) {
 	text, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	for _, want := range []string{
-		`analyzer_attempts{engine="vllm",host="gpu-01",unit="vllm.service",verdict="running"} 1`,
+		`analyzer_attempts{verdict="running"} 1`,
 		`analyzer_ingest_entries_total{source="loki_push"} 1`,
 		`analyzer_unit_state{host="gpu-01",state="booting",unit="vllm.service"} 1`,
 		`analyzer_push_requests_total{code="204"} 1`,
