@@ -153,8 +153,8 @@ func promtoolTest(t *testing.T, promtool string, exprs map[string]string, series
 		"rule_files":          []string{},
 		"evaluation_interval": interval.String(),
 		"tests": []map[string]any{{
-			"interval":          interval.String(),
-			"input_series":      series,
+			"interval":         interval.String(),
+			"input_series":     series,
 			"promql_expr_test": tests,
 		}},
 	}
