@@ -286,21 +286,36 @@ func queryPage(ctx context.Context, cfg QueryConfig, u *url.URL, start, end int6
 		return nil, 0, n, fmt.Errorf("loki query_range: reading the response: %w", err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		msg := string(bytes.TrimSpace(body[:min(len(body), 512)]))
+		// Loki's error text, made printable: it goes to a terminal.
+		msg := strings.Map(func(r rune) rune {
+			if r < ' ' || r == 0x7f {
+				return ' '
+			}
+			return r
+		}, strings.ToValidUTF8(string(bytes.TrimSpace(body[:min(len(body), 512)])), "?"))
 		return nil, 0, n, &QueryError{Status: resp.StatusCode, Body: msg}
 	}
 	if n > cfg.MaxBytes {
 		return nil, 0, n, fmt.Errorf("loki query_range: response over %d bytes; ask fewer entries per page", cfg.MaxBytes)
 	}
+	out, raw, err = decodePage(body, start, end, st)
+	return out, raw, n, err
+}
+
+// decodePage reads one query_range response body: its well-formed entries
+// with start <= time < end in time order, and the number of entries it
+// held. Malformed streams and entries are counted in st and skipped; a body
+// that is not a successful streams result is an error.
+func decodePage(body []byte, start, end int64, st *QueryStats) (out []pageEntry, raw int, err error) {
 	var r queryResponse
 	if err := json.Unmarshal(body, &r); err != nil {
-		return nil, 0, n, fmt.Errorf("loki query_range: not Loki's JSON response: %w", err)
+		return nil, 0, fmt.Errorf("loki query_range: not Loki's JSON response: %w", err)
 	}
 	if r.Status != "success" {
-		return nil, 0, n, fmt.Errorf("loki query_range: status %q", r.Status)
+		return nil, 0, fmt.Errorf("loki query_range: status %q", r.Status)
 	}
 	if r.Data.ResultType != "streams" {
-		return nil, 0, n, fmt.Errorf("loki query_range: result type %q, want streams (a log query, not a metric query)", r.Data.ResultType)
+		return nil, 0, fmt.Errorf("loki query_range: result type %q, want streams (a log query, not a metric query)", r.Data.ResultType)
 	}
 	for si, rs := range r.Data.Result {
 		var s queryStream
@@ -340,7 +355,7 @@ func queryPage(ctx context.Context, cfg QueryConfig, u *url.URL, start, end int6
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].ts < out[j].ts })
-	return out, raw, n, nil
+	return out, raw, nil
 }
 
 // parseValue reads one entry of a stream's values: ["<ns>", "<line>"] or,
