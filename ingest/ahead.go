@@ -21,6 +21,15 @@ const (
 // the caller's goroutine. An error from fn stops the reading and is
 // returned; otherwise ReadFile's.
 func ReadAhead(ctx context.Context, path string, opt Options, fn func(domain.Entry) error) (Stats, error) {
+	return Ahead(ctx, func(ctx context.Context, emit func(domain.Entry) error) (Stats, error) {
+		return ReadFile(ctx, path, opt, emit)
+	}, fn)
+}
+
+// Ahead runs read (a reader such as ReadFile, calling emit per entry) on a
+// goroutine of its own and hands its entries to fn in order on the
+// caller's, as ReadAhead does for a file.
+func Ahead(ctx context.Context, read func(ctx context.Context, emit func(domain.Entry) error) (Stats, error), fn func(domain.Entry) error) (Stats, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	full := make(chan []domain.Entry, aheadDepth)
@@ -45,7 +54,7 @@ func ReadAhead(ctx context.Context, path string, opt Options, fn func(domain.Ent
 			}
 			return nil
 		}
-		stats, rerr = ReadFile(ctx, path, opt, func(e domain.Entry) error {
+		stats, rerr = read(ctx, func(e domain.Entry) error {
 			if batch = append(batch, e); len(batch) == aheadBatch {
 				return send()
 			}

@@ -120,7 +120,8 @@ type server struct {
 //	                          boot ladders and the what-if prediction (see registerLadders)
 //	GET /failures             failure groups (see registerFailures); /unknown is its unknown_failure view
 //	GET /api/v1/failures      {"groups": [failureGroupJSON...], ...}
-//	GET /healthz              "ok" (503 when the database does not answer)
+//	GET /healthz, /-/ready    "ok" and the checks (503 when one fails: readiness)
+//	GET, HEAD /-/healthy      200 "Healthy." while the process serves (liveness, as Prometheus' and Loki's)
 //	GET /static/*             embedded CSS
 //
 // List filters (GET / and GET /api/v1/attempts; listParams): host, unit,
@@ -184,6 +185,8 @@ func New(db AttemptReader, opts Options) *gin.Engine {
 	r.GET("/api/v1/attempts/:id", s.apiGet)
 	r.GET("/healthz", s.healthz)
 	r.GET("/-/ready", s.healthz)
+	r.GET("/-/healthy", healthy)
+	r.HEAD("/-/healthy", healthy)
 	s.registerLadders(r)
 	s.registerFailures(r)
 	mountRoutes(r, opts.Routes)
@@ -226,6 +229,12 @@ func (s *server) healthz(c *gin.Context) {
 		b.WriteString("\n")
 	}
 	c.String(status, "%s\n%s", word, b.String())
+}
+
+// healthy answers GET and HEAD /-/healthy: 200 whenever the process can
+// answer at all, checking nothing else (liveness; /-/ready is readiness).
+func healthy(c *gin.Context) {
+	c.String(http.StatusOK, "Healthy.\n")
 }
 
 func (s *server) notFound(c *gin.Context) {

@@ -264,13 +264,15 @@ func TestParseWhen(t *testing.T) {
 		"-1h":                  now.Add(-time.Hour),
 		"1h30m":                now.Add(-90 * time.Minute),
 		"now":                  now,
+		"30d":                  now.AddDate(0, 0, -30),
+		"-2d":                  now.AddDate(0, 0, -2),
 	} {
 		got, err := parseWhen(in, now, loc)
 		if err != nil || !got.Equal(want) {
 			t.Errorf("%q: %v %v, want %v", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"", "soon", "2026-13-01", "--1h"} {
+	for _, bad := range []string{"", "soon", "2026-13-01", "--1h", "1.5d", "d", "-3x"} {
 		if _, err := parseWhen(bad, now, loc); err == nil {
 			t.Errorf("%q parsed", bad)
 		}

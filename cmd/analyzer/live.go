@@ -16,7 +16,6 @@ import (
 	"github.com/llmfleet/analyzer/loki"
 	"github.com/llmfleet/analyzer/metrics"
 	"github.com/llmfleet/analyzer/pipeline"
-	"github.com/llmfleet/analyzer/rules"
 	"github.com/llmfleet/analyzer/store"
 	"github.com/llmfleet/analyzer/web"
 )
@@ -90,14 +89,20 @@ func (lf *liveFlags) warnUnused(fs *pflag.FlagSet) {
 	}
 }
 
-// check refuses an open push endpoint on a non-loopback address.
-func (lf *liveFlags) check(listen string) error {
+// check refuses an open push endpoint on a non-loopback address; basic
+// auth from --web.config.file closes it too, and then excludes a push
+// token (a collector sends one Authorization header).
+func (lf *liveFlags) check(listen string, basicAuth bool) error {
 	if lf.pushMaxBytes <= 0 {
 		return usageError{msg: "--push-max-bytes must be positive"}
 	}
-	if lf.push && lf.pushToken == "" && !loopback(listen) {
-		return fmt.Errorf("--listen %s is not a loopback address: set --push-token (or $ANALYZER_PUSH_TOKEN) so that "+
-			"only your collectors can push journals, or turn the endpoint off with --push=false", listen)
+	if basicAuth && lf.pushToken != "" {
+		return usageError{msg: "--web.config.file sets basic_auth_users: pushes then authenticate with basic auth, " +
+			"and cannot also send --push-token's bearer token; leave --push-token (and $ANALYZER_PUSH_TOKEN) unset"}
+	}
+	if lf.push && lf.pushToken == "" && !basicAuth && !loopback(listen) {
+		return fmt.Errorf("--listen %s is not a loopback address: set --push-token (or $ANALYZER_PUSH_TOKEN), or basic_auth_users "+
+			"in --web.config.file, so that only your collectors can push journals, or turn the endpoint off with --push=false", listen)
 	}
 	return nil
 }
@@ -142,7 +147,7 @@ func startLive(ctx context.Context, db *store.DB, lf *liveFlags) (*live, error) 
 		return nil, err
 	}
 	set := rl.current()
-	m := metrics.New(metrics.Options{Store: db, Findings: findingIDs(set)})
+	m := metrics.New(metrics.Options{Store: db})
 	rl.setMetrics(m)
 	pusher, err := lf.loki.pusher(m)
 	if err != nil {
@@ -183,15 +188,6 @@ func (l *live) close() error {
 		}
 	}
 	return err
-}
-
-// findingIDs lists the finding ids the rule set can raise.
-func findingIDs(set *rules.Set) []string {
-	var ids []string
-	for _, r := range set.Rules() {
-		ids = append(ids, r.FindingID())
-	}
-	return ids
 }
 
 // findingPush sends the findings of replayed attempts to Loki as they are

@@ -70,6 +70,32 @@ type earlierRuns struct {
 // attempts still open, not the input's history.
 func analyzeFiles(ctx context.Context, paths []string, set *rules.Set, progress bool, prior *earlierRuns,
 	emit func(a *domain.Attempt, seq int) error) ([]*domain.Attempt, []fileResult, error) {
+	return analyzeInputs(ctx, fileInputs(paths), set, progress, prior, emit)
+}
+
+// fileInputs are files ("-" standard input) as inputs.
+func fileInputs(paths []string) []input {
+	inputs := make([]input, len(paths))
+	for i, p := range paths {
+		inputs[i] = input{name: p, read: func(ctx context.Context, opt ingest.Options, fn func(domain.Entry) error) (ingest.Stats, error) {
+			return ingest.ReadFile(ctx, p, opt, fn)
+		}}
+	}
+	return inputs
+}
+
+// input is one source of journal entries: a file, or a Loki query.
+type input struct {
+	name string // the path, or what the progress bar and errors call it
+	// read calls fn with each entry, in order, and returns what it read.
+	read func(ctx context.Context, opt ingest.Options, fn func(domain.Entry) error) (ingest.Stats, error)
+	// noProgress: the input has no size to show progress against.
+	noProgress bool
+}
+
+// analyzeInputs is analyzeFiles for any inputs.
+func analyzeInputs(ctx context.Context, inputs []input, set *rules.Set, progress bool, prior *earlierRuns,
+	emit func(a *domain.Attempt, seq int) error) ([]*domain.Attempt, []fileResult, error) {
 	batchGC()
 	// Compiling the rules leaves ~20 MiB of garbage: give it back before
 	// the input is read.
@@ -94,17 +120,22 @@ func analyzeFiles(ctx context.Context, paths []string, set *rules.Set, progress 
 			emitErr = emit(a, seq)
 		}
 	}
-	for _, p := range paths {
+	for _, in := range inputs {
+		p := in.name
 		res := fileResult{path: p}
 		opt := ingest.Options{Fields: tracker.Fields}
 		var bar *progressBar
-		if progress {
+		if progress && !in.noProgress {
 			bar = newProgressBar(p)
 			if bar != nil {
 				opt.Progress = bar.set
 			}
 		}
-		stats, err := ingest.ReadAhead(ctx, p, opt, func(e domain.Entry) error {
+		// Read ahead: the input is parsed on one core while the tracker
+		// and the store work on another.
+		stats, err := ingest.Ahead(ctx, func(ctx context.Context, fn func(domain.Entry) error) (ingest.Stats, error) {
+			return in.read(ctx, opt, fn)
+		}, func(e domain.Entry) error {
 			res.last = e.Cursor
 			if end := e.Field(ingest.FieldEndCursor); end != "" {
 				res.last = end // a reassembled line ends at its last piece

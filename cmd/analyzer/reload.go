@@ -101,7 +101,6 @@ func (rl *ruleReloader) reload() error {
 		for _, t := range rl.targets {
 			_ = t.SetRules(set) // a closed pipeline is shutting down anyway
 		}
-		rl.metrics.SetFindings(findingIDs(set))
 	}
 	rl.metrics.RulesReloaded(rl.last.OK, rl.last.Time, len(rl.set.Rules()))
 	return err

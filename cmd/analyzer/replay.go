@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/loki"
 	"github.com/llmfleet/analyzer/metrics"
 	"github.com/llmfleet/analyzer/store"
 )
@@ -22,14 +23,23 @@ type replayOpts struct {
 	db, rules string
 	loki      *lokiFlags
 	notes     bool
+	from      *fromLokiFlags
 }
 
 func newReplayCmd() *cobra.Command {
 	o := &replayOpts{}
 	c := &cobra.Command{
-		Use:               "replay [flags] FILE...",
-		Short:             "record the boot attempts of journal or log files into SQLite",
-		Args:              needFiles,
+		Use:   "replay [flags] FILE...",
+		Short: "record the boot attempts of journal or log files, or of a Loki's past logs, into SQLite",
+		Args: func(c *cobra.Command, args []string) error {
+			if o.from.url != "" {
+				if len(args) > 0 {
+					return usageError{msg: "give FILEs or --from-loki, not both", cmd: c.CommandPath()}
+				}
+				return nil
+			}
+			return needFiles(c, args)
+		},
 		ValidArgsFunction: completeFiles,
 		RunE: func(c *cobra.Command, args []string) error {
 			return runReplay(c.Context(), o, c.Flags(), args)
@@ -40,12 +50,24 @@ func newReplayCmd() *cobra.Command {
 	fs.StringVar(&o.rules, "rules", "", "rule directory (default: the built-in rules)")
 	o.loki = addLokiFlags(fs)
 	fs.BoolVar(&o.notes, "notes", false, "write the root-cause notes of the replayed attempts into the local journal (once each)")
+	o.from = addFromLokiFlags(fs)
 	return c
 }
 
 // runReplay is `analyzer replay`; fs tells which flags were given.
 func runReplay(ctx context.Context, o *replayOpts, fs *pflag.FlagSet, paths []string) error {
 	o.loki.warnUnused(fs)
+	var inputs []input
+	var qs loki.QueryStats
+	if o.from.url != "" {
+		cfg, err := o.from.config(time.Now())
+		if err != nil {
+			return err
+		}
+		inputs = []input{lokiInput(cfg, &qs)}
+	} else {
+		noEffect(fs, "no --from-loki is set", fromLokiOnly...)
+	}
 	push, err := startFindingPush(o.loki) // a bad --loki-* flag fails before anything is replayed
 	if err != nil {
 		return err
@@ -56,6 +78,9 @@ func runReplay(ctx context.Context, o *replayOpts, fs *pflag.FlagSet, paths []st
 	}
 	if err := checkInputs(paths); err != nil {
 		return err // before the database is created
+	}
+	if inputs == nil {
+		inputs = fileInputs(paths)
 	}
 	announceDB(fs, o.db)
 	db, err := store.Open(o.db)
@@ -115,7 +140,7 @@ func runReplay(ctx context.Context, o *replayOpts, fs *pflag.FlagSet, paths []st
 		batch = batch[:0]
 		return nil
 	}
-	_, files, err := analyzeFiles(ctx, paths, set, true, &prior, func(a *domain.Attempt, _ int) error {
+	_, files, err := analyzeInputs(ctx, inputs, set, true, &prior, func(a *domain.Attempt, _ int) error {
 		if batch = append(batch, a); len(batch) >= saveBatch || time.Since(saved) >= saveEvery {
 			saved = time.Now()
 			return save(nil)
@@ -126,7 +151,7 @@ func runReplay(ctx context.Context, o *replayOpts, fs *pflag.FlagSet, paths []st
 		return err
 	}
 	var pos *store.Position
-	if n := len(files); n > 0 && files[n-1].path != "-" {
+	if n := len(files); n > 0 && files[n-1].path != "-" && o.from.url == "" {
 		last := files[n-1]
 		src, _ := filepath.Abs(last.path)
 		pos = &store.Position{Source: src, Cursor: last.last, Offset: last.stats.Bytes}
@@ -139,8 +164,16 @@ func runReplay(ctx context.Context, o *replayOpts, fs *pflag.FlagSet, paths []st
 		entries += f.stats.Entries
 		malformed += f.stats.Malformed
 	}
-	fmt.Fprintf(stdout, "replayed %d entries from %d files (%d malformed skipped): %d attempts, %d failed, into %s\n",
-		entries, len(files), malformed, tally.attempts, tally.failed, o.db)
+	if o.from.url != "" {
+		fmt.Fprintf(stdout, "replayed %d entries from %s in %d pages (%d malformed skipped, %d read twice at page boundaries dropped): %d attempts, %d failed, into %s\n",
+			entries, o.from.url, qs.Pages, malformed, qs.Repeated, tally.attempts, tally.failed, o.db)
+		if qs.Lost > 0 {
+			fmt.Fprintf(os.Stderr, "analyzer: at %d timestamps more than --from-loki-limit=%d entries shared the time; entries past the limit there are missing (raise --from-loki-limit)\n", qs.Lost, o.from.limit)
+		}
+	} else {
+		fmt.Fprintf(stdout, "replayed %d entries from %d files (%d malformed skipped): %d attempts, %d failed, into %s\n",
+			entries, len(files), malformed, tally.attempts, tally.failed, o.db)
+	}
 	if tally.tails > 0 {
 		fmt.Fprintf(stdout, "kept %d stored attempts of which these files hold only the end\n", tally.tails)
 	}

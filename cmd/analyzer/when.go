@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -9,7 +10,7 @@ import (
 // parseWhen reads a point in time the way journalctl --since and kubectl
 // --since read them: RFC 3339; "2006-01-02", "2006-01-02 15:04" or
 // "2006-01-02 15:04:05" in loc; "today", "yesterday", "now"; and a
-// duration ago, "-1h" or "1h30m" (the sign is optional).
+// duration ago, "-1h", "1h30m" or whole days "30d" (the sign is optional).
 func parseWhen(s string, now time.Time, loc *time.Location) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	if t, err := time.Parse(time.RFC3339, s); err == nil {
@@ -29,8 +30,14 @@ func parseWhen(s string, now time.Time, loc *time.Location) (time.Time, error) {
 	case "yesterday":
 		return midnight.AddDate(0, 0, -1), nil
 	}
-	if d, err := time.ParseDuration(strings.TrimPrefix(s, "-")); err == nil && d >= 0 {
+	ago := strings.TrimPrefix(s, "-")
+	if d, err := time.ParseDuration(ago); err == nil && d >= 0 {
 		return now.Add(-d), nil
 	}
-	return time.Time{}, fmt.Errorf("%q: want RFC 3339, 2006-01-02[ 15:04[:05]], today, yesterday, now or a duration ago (-1h, 30m)", s)
+	if days, ok := strings.CutSuffix(ago, "d"); ok {
+		if n, err := strconv.Atoi(days); err == nil && n >= 0 && n <= 100000 {
+			return now.AddDate(0, 0, -n), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("%q: want RFC 3339, 2006-01-02[ 15:04[:05]], today, yesterday, now or a duration ago (-1h, 30m, 30d)", s)
 }
