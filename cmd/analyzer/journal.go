@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/coreos/go-systemd/v22/journal"
@@ -22,7 +21,6 @@ import (
 	"github.com/llmfleet/analyzer/pipeline"
 	"github.com/llmfleet/analyzer/rules"
 	"github.com/llmfleet/analyzer/store"
-	"github.com/llmfleet/analyzer/tracker"
 )
 
 // journalFlags are serve's flags of the live journal follower.
@@ -83,28 +81,27 @@ func (jf *journalFlags) warnUnused(fs *pflag.FlagSet) {
 	}
 }
 
-// follower is the running journal follower of serve.
+// follower is the running journal follower of serve and the pipeline it
+// feeds.
 type follower struct {
 	pipeline *pipeline.Live
-	cancel   context.CancelFunc
-	done     chan error
-	stopped  atomic.Pointer[string] // why the follower stopped; nil while it runs
+	run      *journald.Follower
 }
 
+// The live pipeline is what the follower feeds.
+var _ journald.Sink = (*pipeline.Live)(nil)
+
 // health reports whether the follower still reads the journal.
-func (f *follower) health() (bool, string) {
-	if why := f.stopped.Load(); why != nil {
-		return false, "stopped: " + *why
-	}
-	return true, ""
-}
+func (f *follower) health() (bool, string) { return f.run.Health() }
 
 // startJournal follows the journal into its own pipeline, resuming exactly
 // after the position saved with the last attempts, and writes root-cause
 // notes back into the local journal.
 func startJournal(ctx context.Context, db *store.DB, set *rules.Set, jf *journalFlags, m *metrics.Metrics,
 	pusher pipeline.FindingSink) (*follower, error) {
-	opt := journald.FollowOptions{Dir: jf.dir}
+	opt := journald.FollowOptions{Dir: jf.dir, Logf: func(format string, args ...any) {
+		fmt.Fprintf(os.Stderr, "analyzer: "+format+"\n", args...)
+	}}
 	switch jf.reader {
 	case "journalctl":
 	case "sd-journal":
@@ -144,51 +141,8 @@ func startJournal(ctx context.Context, db *store.DB, set *rules.Set, jf *journal
 	}
 	p := pipeline.New(db, set, pipeline.Options{Metrics: m, Findings: sink})
 	p.Start()
-	var last journald.FollowStats
-	opt.Stats = func(s journald.FollowStats) {
-		if n := s.Skipped - last.Skipped; n > 0 {
-			m.LinesSkipped(source, "unit_filter", int(n))
-		}
-		for i := last.BadEntries; i < s.BadEntries; i++ {
-			m.IngestError(source, "bad_entry")
-		}
-		last = s
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	f := &follower{pipeline: p, cancel: cancel, done: make(chan error, 1)}
-	go func() {
-		err := journald.Follow(ctx, opt, resume, func(b journald.Batch) error {
-			entries := b.Entries
-			if b.Gap != "" {
-				fmt.Fprintln(os.Stderr, "analyzer: journal gap:", b.Gap)
-				m.IngestError(source, "journal_gap")
-				gap := domain.Entry{Cursor: b.Cursor, Time: time.Now(), Fields: map[string]string{tracker.GapField: b.Gap}}
-				entries = append([]domain.Entry{gap}, entries...)
-			}
-			m.IngestEntries(source, len(b.Entries))
-			for {
-				err := p.AddAt(entries, &store.Position{Source: source, Cursor: b.Cursor}, b.CatchUp)
-				if err == nil && !b.CatchUp {
-					p.RequestFlush() // save and write notes soon, not at the next timer
-				}
-				if !errors.Is(err, pipeline.ErrSaturated) {
-					return err
-				}
-				select { // the pipeline is behind: wait, the journal keeps the entries
-				case <-ctx.Done():
-					return nil
-				case <-time.After(100 * time.Millisecond):
-				}
-			}
-		})
-		why := "done"
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "analyzer: journal follower stopped:", err)
-			why = err.Error()
-		}
-		f.stopped.Store(&why)
-		f.done <- err
-	}()
+	opt.Stats = followMetrics(m, source)
+	f := &follower{pipeline: p, run: journald.Start(ctx, opt, resume, p)}
 	where := "the local journal"
 	if jf.dir != "" {
 		where = jf.dir
@@ -201,6 +155,26 @@ func startJournal(ctx context.Context, db *store.DB, set *rules.Set, jf *journal
 		}
 	}
 	return f, nil
+}
+
+// followMetrics turns the follower's counters into metrics of source:
+// entries ingested, records skipped by the unit filter, unreadable entries
+// and journal gaps.
+func followMetrics(m *metrics.Metrics, source string) func(journald.FollowStats) {
+	var last journald.FollowStats
+	return func(s journald.FollowStats) {
+		m.IngestEntries(source, int(s.Entries-last.Entries))
+		if n := s.Skipped - last.Skipped; n > 0 {
+			m.LinesSkipped(source, "unit_filter", int(n))
+		}
+		for i := last.BadEntries; i < s.BadEntries; i++ {
+			m.IngestError(source, "bad_entry")
+		}
+		for i := last.Gaps; i < s.Gaps; i++ {
+			m.IngestError(source, "journal_gap")
+		}
+		last = s
+	}
 }
 
 // journalFilesReadable counts the journal files in the machine directories
@@ -246,9 +220,7 @@ func groups() []int {
 // stop ends the follower within about a second, then saves what its
 // pipeline holds.
 func (f *follower) stop() error {
-	f.cancel()
-	err := <-f.done
-	return errors.Join(err, f.pipeline.Close())
+	return errors.Join(f.run.Stop(), f.pipeline.Close())
 }
 
 // notesWriter returns the writer of root-cause notes: the database is its

@@ -181,17 +181,21 @@ func (r *ProcReader) Next() (ingest.Record, string, bool, error) {
 	}
 }
 
-// Wait waits up to d for an entry.
-func (r *ProcReader) Wait(d time.Duration) {
+// Wait waits for an entry, at most one second; it returns at once when ctx
+// is done.
+func (r *ProcReader) Wait(ctx context.Context) {
 	r.start()
 	if r.pending != nil {
 		return
 	}
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
 	select {
 	case it := <-r.ch:
 		r.pending = &it
-	case <-time.After(d):
+	case <-t.C:
 	case <-r.done:
+	case <-ctx.Done():
 	}
 }
 
@@ -480,3 +484,6 @@ func (l *limitedWriter) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// ProcReader is a Journal for FollowReader.
+var _ Journal = (*ProcReader)(nil)
