@@ -24,15 +24,20 @@ func Follow(ctx context.Context, opt FollowOptions, resume Resume, handle func(B
 	go func() {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		r, err := open(opt)
-		if err != nil {
-			errc <- err
-			return
-		}
-		defer r.Close()
-		errc <- FollowReader(ctx, r, opt, resume, handle)
+		errc <- followOpen(ctx, opt, resume, handle)
 	}()
 	return <-errc
+}
+
+// followOpen opens the reader, follows and closes the reader before it
+// returns: a journalctl child is gone once Follow has returned.
+func followOpen(ctx context.Context, opt FollowOptions, resume Resume, handle func(Batch) error) error {
+	r, err := open(opt)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	return FollowReader(ctx, r, opt, resume, handle)
 }
 
 // open opens the reader opt asks for.
