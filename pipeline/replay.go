@@ -7,7 +7,6 @@ import (
 
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/rules"
-	"github.com/llmfleet/analyzer/store"
 )
 
 // ReplayStore is what Replay needs of the database (*store.DB has it).
@@ -15,7 +14,7 @@ type ReplayStore interface {
 	OpenAttempts(ctx context.Context) ([]*domain.Attempt, error)
 	HostZones(ctx context.Context) (map[string]*time.Location, error)
 	DropPartial(ctx context.Context, attempts []*domain.Attempt) (kept []*domain.Attempt, dropped int, err error)
-	SaveAttempts(ctx context.Context, attempts []*domain.Attempt, pos *store.Position) error
+	SaveAttempts(ctx context.Context, attempts []*domain.Attempt, pos *domain.Position) error
 }
 
 // ReplayOptions configure Replay.
@@ -66,7 +65,7 @@ func Replay(ctx context.Context, db ReplayStore, set *rules.Set, inputs []Input,
 	}
 	var batch []*domain.Attempt
 	saved := time.Now()
-	save := func(pos *store.Position) error {
+	save := func(pos *domain.Position) error {
 		kept, tails, err := db.DropPartial(ctx, batch)
 		if err != nil {
 			return err
@@ -103,11 +102,11 @@ func Replay(ctx context.Context, db ReplayStore, set *rules.Set, inputs []Input,
 	if err != nil {
 		return tally, err
 	}
-	var pos *store.Position
+	var pos *domain.Position
 	if n := len(results); n > 0 && results[n-1].Name != "-" && !opt.NoPosition {
 		last := results[n-1]
 		src, _ := filepath.Abs(last.Name)
-		pos = &store.Position{Source: src, Cursor: last.Last, Offset: last.Stats.Bytes}
+		pos = &domain.Position{Source: src, Cursor: last.Last, Offset: last.Stats.Bytes}
 	}
 	return tally, save(pos)
 }
