@@ -211,7 +211,7 @@ func (l *Live) AddAt(entries []domain.Entry, pos *domain.Position, catchUp bool)
 // returns nil when ctx is done first. Other errors are AddAt's (ErrClosed).
 func (l *Live) AddWait(ctx context.Context, entries []domain.Entry, source, cursor string, catchUp bool) error {
 	for {
-		err := l.AddAt(entries, &store.Position{Source: source, Cursor: cursor}, catchUp)
+		err := l.AddAt(entries, &domain.Position{Source: source, Cursor: cursor}, catchUp)
 		if err == nil && !catchUp {
 			l.RequestFlush()
 		}
