@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -471,7 +472,7 @@ func (s *server) ladderPage(c *gin.Context) {
 		return
 	}
 	y := c.Query("y")
-	if !contains(chartDims, y) {
+	if !slices.Contains(chartDims, y) {
 		y = domain.ShapeMaxModelLen
 	}
 	ld := &ladderData{L: l, Y: y, YOptions: chartDims}
@@ -486,15 +487,6 @@ func (s *server) ladderPage(c *gin.Context) {
 		ld.KVPerDtype = append(ld.KVPerDtype, dtypeFigure{Dtype: dt, Bytes: fmt.Sprintf("%.0f", l.KVBytesPerToken[dt])})
 	}
 	s.render(c, http.StatusOK, "ladder", pageData{Title: "Ladder " + l.Target, LD: ld})
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // ladderSummaryJSON is a ladder in GET /api/v1/ladders: everything but the

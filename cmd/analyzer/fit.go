@@ -99,7 +99,7 @@ func runFit(ctx context.Context, o *fitOpts, fs *pflag.FlagSet, files []string, 
 	}
 	var mem ladder.Memory
 	if o.kvBytes != "" {
-		b, ok := ladder.ParseBytes(o.kvBytes)
+		b, ok := domain.ParseByteCount(o.kvBytes)
 		if !ok || b <= 0 {
 			return usageError{msg: fmt.Sprintf("--kv-cache-memory-bytes %q: want a positive number of bytes or a size such as 9.68GiB", o.kvBytes)}
 		}
