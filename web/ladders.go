@@ -16,6 +16,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/internal/when"
 	"github.com/llmfleet/analyzer/ladder"
 )
 
@@ -521,7 +522,7 @@ func (s *server) apiLadders(c *gin.Context) {
 		if v == "" {
 			continue
 		}
-		t, err := time.Parse(time.RFC3339, strings.ReplaceAll(v, " ", "+"))
+		t, err := when.Parser{}.Parse(v)
 		if err != nil {
 			c.JSON(http.StatusBadRequest, gin.H{"error": p.name + " must be RFC 3339 (e.g. 2026-10-01T21:40:00-07:00): " + err.Error()})
 			return

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/internal/when"
 	"github.com/llmfleet/analyzer/report"
 )
 
@@ -125,13 +126,14 @@ func attemptFilter(failed bool, unit, verdicts, since, until string) (func(*doma
 	}
 	var from, to time.Time
 	var err error
+	cli := when.Parser{Loc: time.Local, Now: time.Now}
 	if since != "" {
-		if from, err = parseWhen(since, time.Now(), time.Local); err != nil {
+		if from, err = cli.Parse(since); err != nil {
 			return nil, usageError{msg: "--since " + err.Error()}
 		}
 	}
 	if until != "" {
-		if to, err = parseWhen(until, time.Now(), time.Local); err != nil {
+		if to, err = cli.Parse(until); err != nil {
 			return nil, usageError{msg: "--until " + err.Error()}
 		}
 	}
