@@ -33,15 +33,6 @@ import (
 // numbers do not depend on the filters. The since/until filters keep the
 // ladders with at least one rung started in [since, until).
 func (s *server) registerLadders(r *gin.Engine) {
-	base := template.Must(template.New("").Funcs(funcs).Funcs(ladderFuncs).ParseFS(templateFS, "templates/base.html", "templates/partials.html"))
-	for _, name := range []string{"ladders", "ladder"} {
-		t := template.Must(base.Clone())
-		files := []string{"templates/" + name + ".html"}
-		if name == "ladder" {
-			files = append(files, "templates/whatif.html")
-		}
-		s.pages[name] = template.Must(t.ParseFS(templateFS, files...))
-	}
 	r.GET("/ladders", s.laddersPage)
 	r.GET("/ladders/:id", s.ladderPage)
 	r.GET("/api/v1/ladders", s.apiLadders)
