@@ -26,7 +26,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/llmfleet/analyzer/domain"
-	"github.com/llmfleet/analyzer/store"
 )
 
 // Namespace prefixes every metric name.
@@ -118,7 +117,7 @@ type Unit struct{ Host, Unit string }
 
 // Snapshotter is what the scrape-time collector reads (*store.DB has it).
 type Snapshotter interface {
-	MetricsSnapshot(ctx context.Context) (*store.MetricsSnapshot, error)
+	MetricsSnapshot(ctx context.Context) (*domain.MetricsSnapshot, error)
 }
 
 // Options configures New. The zero value gives the live counters only.

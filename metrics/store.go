@@ -8,7 +8,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/llmfleet/analyzer/domain"
-	"github.com/llmfleet/analyzer/store"
 )
 
 // Descriptions of the metrics computed from the database at scrape time.
@@ -194,7 +193,7 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 
 	// Unit state from the latest attempt.
-	status := map[unitKey]store.UnitStatus{}
+	status := map[unitKey]domain.UnitStatus{}
 	for _, u := range snap.Units {
 		status[unitKey{u.Host, u.Unit}] = u
 	}

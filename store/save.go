@@ -13,24 +13,8 @@ import (
 	"github.com/llmfleet/analyzer/domain"
 )
 
-// Position is how far ingest has read a source. Resuming from it after a
-// crash neither skips nor repeats a record, because SaveAttempts commits it
-// together with the attempts those records produced.
-type Position struct {
-	// Source names the input: a file path, "-" or "journal".
-	Source string
-	// Cursor is the journald __CURSOR of the last record consumed ("" for
-	// plain-text files).
-	Cursor string
-	// Offset is the number of bytes of a file source consumed (0 for the
-	// live journal).
-	Offset int64
-	// ReplayCursor is, for the live journal, the first cursor of the oldest
-	// attempt still open at Cursor ("" when none was): after a restart the
-	// follower re-reads from there without saving, to rebuild those
-	// attempts, until it passes Cursor.
-	ReplayCursor string
-}
+// Position is domain.Position: how far ingest has read a source.
+type Position = domain.Position
 
 // SaveAttempts upserts the attempts by ID and, when pos is not nil, records
 // pos, all in one transaction: either every change is committed or none is.

@@ -95,7 +95,7 @@ func runExplain(ctx context.Context, o *explainOpts, fs *pflag.FlagSet, files []
 		}
 		return spool.Add(a, seq)
 	}
-	if _, _, err := analyzeFiles(ctx, files, set, false, nil, add); err != nil {
+	if _, err := analyzeFiles(ctx, set, files, add); err != nil {
 		return err
 	}
 	if err := spool.WriteSorted(stdout); err != nil {

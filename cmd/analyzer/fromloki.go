@@ -13,6 +13,7 @@ import (
 	"github.com/llmfleet/analyzer/ingest"
 	"github.com/llmfleet/analyzer/internal/when"
 	"github.com/llmfleet/analyzer/loki"
+	"github.com/llmfleet/analyzer/pipeline"
 )
 
 // fromLokiFlags are replay's flags of the Loki backfill (--from-loki).
@@ -73,8 +74,8 @@ func (f *fromLokiFlags) config(now time.Time) (loki.QueryConfig, error) {
 // (loki.QueryRange → loki.Record), and one ingest.Assembler per host
 // reassembles split lines, as the receiver does. stats gets the query's
 // own counts.
-func lokiInput(cfg loki.QueryConfig, qs *loki.QueryStats) input {
-	return input{name: cfg.URL, noProgress: true, read: func(ctx context.Context, opt ingest.Options, fn func(domain.Entry) error) (ingest.Stats, error) {
+func lokiInput(cfg loki.QueryConfig, qs *loki.QueryStats) pipeline.Input {
+	return pipeline.Input{Name: cfg.URL, NoProgress: true, Read: func(ctx context.Context, opt ingest.Options, fn func(domain.Entry) error) (ingest.Stats, error) {
 		var st ingest.Stats
 		hosts := map[string]*ingest.Assembler{}
 		var order []string

@@ -83,7 +83,7 @@ func runLadder(ctx context.Context, o *ladderOpts, fs *pflag.FlagSet, files []st
 		if err != nil {
 			return err
 		}
-		if attempts, _, err = analyzeFiles(ctx, files, set, false, nil, nil); err != nil {
+		if attempts, err = analyzeFiles(ctx, set, files, nil); err != nil {
 			return err
 		}
 	} else {

@@ -217,18 +217,13 @@ func startFindingPush(lf *lokiFlags) (*findingPush, error) {
 	return &findingPush{p: p, m: m}, nil
 }
 
-// offer queues the findings of attempts (nil-safe).
-func (fp *findingPush) offer(attempts []*domain.Attempt) {
-	if fp == nil {
-		return
+// Offer queues a finding for Loki (pipeline.FindingSink).
+func (fp *findingPush) Offer(a *domain.Attempt, f domain.Finding) bool {
+	if !fp.p.Offer(a, f) {
+		return false
 	}
-	for _, a := range attempts {
-		for _, f := range a.Findings {
-			if fp.p.Offer(a, f) {
-				fp.n++
-			}
-		}
-	}
+	fp.n++
+	return true
 }
 
 // close waits for delivery and reports it (nil-safe).

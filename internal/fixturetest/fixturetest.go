@@ -8,29 +8,23 @@ import (
 	"testing"
 
 	"github.com/llmfleet/analyzer/domain"
-	"github.com/llmfleet/analyzer/ingest"
+	"github.com/llmfleet/analyzer/pipeline"
 	"github.com/llmfleet/analyzer/rules"
-	"github.com/llmfleet/analyzer/tracker"
 )
 
-// Attempts returns the attempts of the files, read through one tracker.
+// Attempts returns the attempts of the files, read through one tracker by
+// pipeline.Analyze, as `analyzer explain` reads them.
 func Attempts(t testing.TB, paths ...string) []*domain.Attempt {
 	t.Helper()
 	set, err := rules.LoadBuiltin()
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := tracker.New(set, tracker.Options{})
-	for _, path := range paths {
-		if _, err := ingest.ReadFile(context.Background(), path, ingest.Options{Fields: tracker.Fields}, func(e domain.Entry) error {
-			tr.Add(e)
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
+	as, _, err := pipeline.Analyze(context.Background(), set, pipeline.FileInputs(paths), pipeline.BatchOptions{}, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	tr.Finish()
-	return tr.Attempts()
+	return as
 }
 
 // SiteRule is a rule file a site adds beside the built-in ones: a vLLM
