@@ -13,6 +13,7 @@ import (
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/internal/when"
 	"github.com/llmfleet/analyzer/report"
+	"github.com/llmfleet/analyzer/rules"
 )
 
 // explainOpts are explain's flags.
@@ -72,7 +73,7 @@ func runExplain(ctx context.Context, o *explainOpts, fs *pflag.FlagSet, files []
 	if o.format == "json" {
 		noEffect(fs, "-o json is never coloured", "color")
 	}
-	set, err := loadRules(o.rules)
+	set, err := rules.LoadSource(o.rules)
 	if err != nil {
 		return err
 	}
