@@ -1,4 +1,4 @@
-package rules
+package rules_test
 
 import (
 	"errors"
@@ -7,31 +7,29 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/llmfleet/analyzer/internal/fixturetest"
+	"github.com/llmfleet/analyzer/rules"
 )
 
-type recordTarget struct{ sets []*Set }
+type recordTarget struct{ sets []*rules.Set }
 
-func (r *recordTarget) SetRules(s *Set) error { r.sets = append(r.sets, s); return nil }
+func (r *recordTarget) SetRules(s *rules.Set) error { r.sets = append(r.sets, s); return nil }
 
 // TestManagerUpdate: a broken file leaves the set in use and its targets
 // alone and is reported with file:line; a fixed one replaces the set for
 // every target, and the observer sees each outcome.
 func TestManagerUpdate(t *testing.T) {
 	dir := t.TempDir()
-	names, _ := fs.Glob(Builtin, "*.yaml")
-	for _, n := range names {
-		b, _ := fs.ReadFile(Builtin, n)
-		if err := os.WriteFile(filepath.Join(dir, n), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	m, err := NewManager(dir, nil)
+	fixturetest.CopyBuiltinRules(t, dir)
+	names, _ := fs.Glob(rules.Builtin, "*.yaml")
+	m, err := rules.NewManager(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var seen []ReloadStatus
+	var seen []rules.ReloadStatus
 	var counts []int
-	m.Observe(func(st ReloadStatus, n int) { seen = append(seen, st); counts = append(counts, n) })
+	m.Observe(func(st rules.ReloadStatus, n int) { seen = append(seen, st); counts = append(counts, n) })
 	first := m.Current()
 	tgt := &recordTarget{}
 	m.Add(tgt)
@@ -45,9 +43,9 @@ func TestManagerUpdate(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = m.Update("test")
-	var errs Errors
+	var errs rules.Errors
 	if !errors.As(err, &errs) || !strings.Contains(err.Error(), "vllm.yaml:") {
-		t.Fatalf("Update of a broken file: %v, want Errors naming vllm.yaml", err)
+		t.Fatalf("Update of a broken file: %v, want rules.Errors naming vllm.yaml", err)
 	}
 	st := m.Status()
 	if m.Current() != first || len(tgt.sets) != 1 || st.LastReload.OK || st.LastReload.Error != err.Error() || st.Rules != len(first.Rules()) {

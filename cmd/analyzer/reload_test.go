@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -32,24 +31,6 @@ const (
 	goodMatch = `match: 'No available memory for the cache blocks'`
 	badMatch  = `match: '(No available memory for the cache blocks'`
 )
-
-// copyBuiltinRules writes the built-in rule files into dir.
-func copyBuiltinRules(t *testing.T, dir string) {
-	t.Helper()
-	names, err := fs.Glob(rules.Builtin, "*.yaml")
-	if err != nil || len(names) == 0 {
-		t.Fatalf("built-in rule files: %v %v", names, err)
-	}
-	for _, n := range names {
-		b, err := fs.ReadFile(rules.Builtin, n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, n), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 // editFile replaces old by new in path; it fails when old is absent.
 func editFile(t *testing.T, path, old, new string) {
@@ -199,7 +180,7 @@ func metricValue(t *testing.T, base, name string) string {
 // once fixed, the reload succeeds and a new rule file takes effect.
 func TestServeReloadsRules(t *testing.T) {
 	dir := t.TempDir()
-	copyBuiltinRules(t, dir)
+	fixturetest.CopyBuiltinRules(t, dir)
 	vllmFile := filepath.Join(dir, "vllm.yaml")
 	badLine := lineOf(t, vllmFile, "- id: vllm.no_kv_memory")
 	addr := freeAddr(t)

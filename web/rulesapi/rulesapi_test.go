@@ -2,7 +2,6 @@ package rulesapi_test
 
 import (
 	"encoding/json"
-	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -10,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmfleet/analyzer/internal/fixturetest"
 	"github.com/llmfleet/analyzer/rules"
 	"github.com/llmfleet/analyzer/web/httpauth"
 	"github.com/llmfleet/analyzer/web/rulesapi"
@@ -82,19 +82,7 @@ func TestReloadAccess(t *testing.T) {
 // 500 and keeps the old set; GET /-/rules reports the failure.
 func TestReloadMissingDir(t *testing.T) {
 	dir := t.TempDir()
-	names, err := fs.Glob(rules.Builtin, "*.yaml")
-	if err != nil || len(names) == 0 {
-		t.Fatalf("built-in rule files: %v %v", names, err)
-	}
-	for _, n := range names {
-		b, err := fs.ReadFile(rules.Builtin, n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, n), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	fixturetest.CopyBuiltinRules(t, dir)
 	m := newManager(t, dir)
 	before := m.Current()
 	if err := os.RemoveAll(dir); err != nil {
