@@ -70,6 +70,7 @@ type Engine struct {
 	bannerIDs   []int
 	strip       []*regexp.Regexp
 	stripPre    []string // per strip regex: the text every match begins with ("" unknown)
+	localTime   []*regexp.Regexp
 	readyEv     []*regexp.Regexp
 	readyLits   [][]string
 	readyIDs    []int
@@ -425,6 +426,14 @@ func compileEngine(es EngineSpec) (*Engine, Errors) {
 		e.bannerLits = append(e.bannerLits, requiredLiterals(src))
 	}
 	add(&e.strip, "strip", es.Strip)
+	add(&e.localTime, "local_time", es.LocalTime)
+	for i, re := range e.localTime {
+		for _, g := range []string{"month", "day", "hour", "minute", "second"} {
+			if re.SubexpIndex(g) < 0 {
+				errs = append(errs, LoadError{es.file, es.line, fmt.Sprintf("engine %q: local_time %d lacks the named capture %q", es.Engine, i+1, g)})
+			}
+		}
+	}
 	add(&e.readyEv, "ready_evidence", es.ReadyEvidence)
 	for _, src := range es.ReadyEvidence {
 		e.readyLits = append(e.readyLits, requiredLiterals(src))

@@ -323,7 +323,7 @@ func (t *Tracker) gap(e domain.Entry, what string) {
 }
 
 // learnZone records the UTC offset of a journal host from the first line
-// that states its local time (domain.ZoneOf).
+// that states its local time (rules.Set.ZoneOf).
 func (t *Tracker) learnZone(host, line string, at time.Time) {
 	if host == "" || at.IsZero() {
 		return
@@ -331,7 +331,7 @@ func (t *Tracker) learnZone(host, line string, at time.Time) {
 	if _, ok := t.zones[host]; ok {
 		return
 	}
-	if loc, ok := domain.ZoneOf(line, at); ok {
+	if loc, ok := t.rules.ZoneOf(line, at); ok {
 		t.zones[host] = loc
 	}
 }
