@@ -7,6 +7,7 @@ import (
 	"os"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"sort"
 	"strings"
 	"text/template"
@@ -304,7 +305,7 @@ func Load(fsys fs.FS) (*Set, error) {
 	for _, e := range s.engines {
 		var list []*Rule
 		for _, r := range s.all {
-			if !r.End && (contains(r.Engines, e.Name) || (e.Extends != "" && contains(r.Engines, e.Extends))) {
+			if !r.End && (slices.Contains(r.Engines, e.Name) || (e.Extends != "" && slices.Contains(r.Engines, e.Extends))) {
 				list = append(list, r)
 			}
 		}
@@ -360,15 +361,6 @@ func (s *Set) register() {
 			r.untilID = p.add(r.untilLits)
 		}
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Bounds on one rule-file regex: it runs on every line of every attempt, so

@@ -507,17 +507,11 @@ func (t *Tracker) engineOutput(st *state, e domain.Entry) {
 	}
 }
 
-// composePrefix is docker compose's "service-1  | " in front of each line.
-var composePrefix = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*\s+\| ?`)
-
+// stripCompose removes docker compose's "service-1  | " column
+// (domain.SplitCompose).
 func stripCompose(line string) string {
-	if strings.IndexByte(line, '|') < 0 {
-		return line // no regex for the lines that cannot have the prefix
-	}
-	if loc := composePrefix.FindStringIndex(line); loc != nil {
-		return line[loc[1]:]
-	}
-	return line
+	_, rest, _ := domain.SplitCompose(line)
+	return rest
 }
 
 // colourRemnant is an ANSI colour code whose ESC byte was lost in a paste

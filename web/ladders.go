@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/internal/when"
 	"github.com/llmfleet/analyzer/ladder"
 )
 
@@ -31,15 +33,6 @@ import (
 // numbers do not depend on the filters. The since/until filters keep the
 // ladders with at least one rung started in [since, until).
 func (s *server) registerLadders(r *gin.Engine) {
-	base := template.Must(template.New("").Funcs(funcs).Funcs(ladderFuncs).ParseFS(templateFS, "templates/base.html", "templates/partials.html"))
-	for _, name := range []string{"ladders", "ladder"} {
-		t := template.Must(base.Clone())
-		files := []string{"templates/" + name + ".html"}
-		if name == "ladder" {
-			files = append(files, "templates/whatif.html")
-		}
-		s.pages[name] = template.Must(t.ParseFS(templateFS, files...))
-	}
 	r.GET("/ladders", s.laddersPage)
 	r.GET("/ladders/:id", s.ladderPage)
 	r.GET("/api/v1/ladders", s.apiLadders)
@@ -471,7 +464,7 @@ func (s *server) ladderPage(c *gin.Context) {
 		return
 	}
 	y := c.Query("y")
-	if !contains(chartDims, y) {
+	if !slices.Contains(chartDims, y) {
 		y = domain.ShapeMaxModelLen
 	}
 	ld := &ladderData{L: l, Y: y, YOptions: chartDims}
@@ -486,15 +479,6 @@ func (s *server) ladderPage(c *gin.Context) {
 		ld.KVPerDtype = append(ld.KVPerDtype, dtypeFigure{Dtype: dt, Bytes: fmt.Sprintf("%.0f", l.KVBytesPerToken[dt])})
 	}
 	s.render(c, http.StatusOK, "ladder", pageData{Title: "Ladder " + l.Target, LD: ld})
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // ladderSummaryJSON is a ladder in GET /api/v1/ladders: everything but the
@@ -529,7 +513,7 @@ func (s *server) apiLadders(c *gin.Context) {
 		if v == "" {
 			continue
 		}
-		t, err := time.Parse(time.RFC3339, strings.ReplaceAll(v, " ", "+"))
+		t, err := when.Parser{}.Parse(v)
 		if err != nil {
 			c.JSON(http.StatusBadRequest, gin.H{"error": p.name + " must be RFC 3339 (e.g. 2026-10-01T21:40:00-07:00): " + err.Error()})
 			return

@@ -24,6 +24,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/internal/when"
 	"github.com/llmfleet/analyzer/ladder"
 )
 
@@ -444,25 +445,13 @@ func withValue(list []string, v string) []string {
 	return append(list, v)
 }
 
-// formLayouts are what a datetime-local input sends (with or without
-// seconds), or a plain date.
-var formLayouts = []string{"2006-01-02T15:04", "2006-01-02T15:04:05", "2006-01-02 15:04", "2006-01-02"}
-
-// parseFormTime accepts RFC 3339 or a datetime-local value, read in loc.
+// parseFormTime reads a since/until form field: empty (no bound), RFC
+// 3339, a datetime-local value or a date read in loc (when.Parser).
 func parseFormTime(v string, loc *time.Location) (time.Time, error) {
-	v = strings.TrimSpace(v)
-	if v == "" {
+	if strings.TrimSpace(v) == "" {
 		return time.Time{}, nil
 	}
-	if t, err := time.Parse(time.RFC3339, v); err == nil {
-		return t, nil
-	}
-	for _, layout := range formLayouts {
-		if t, err := time.ParseInLocation(layout, v, loc); err == nil {
-			return t, nil
-		}
-	}
-	return time.Time{}, errors.New("cannot read " + strconv.Quote(v))
+	return when.Parser{Loc: loc}.Parse(v)
 }
 
 func (s *server) attemptPage(c *gin.Context) {

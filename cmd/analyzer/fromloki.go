@@ -11,6 +11,7 @@ import (
 
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/ingest"
+	"github.com/llmfleet/analyzer/internal/when"
 	"github.com/llmfleet/analyzer/loki"
 	"github.com/llmfleet/analyzer/pipeline"
 )
@@ -45,11 +46,12 @@ func addFromLokiFlags(fs *pflag.FlagSet) *fromLokiFlags {
 
 // config checks the flags and returns the query's configuration.
 func (f *fromLokiFlags) config(now time.Time) (loki.QueryConfig, error) {
-	start, err := parseWhen(f.since, now, time.Local)
+	cli := when.Parser{Loc: time.Local, Now: func() time.Time { return now }}
+	start, err := cli.Parse(f.since)
 	if err != nil {
 		return loki.QueryConfig{}, usageError{msg: "--since " + err.Error()}
 	}
-	end, err := parseWhen(f.until, now, time.Local)
+	end, err := cli.Parse(f.until)
 	if err != nil {
 		return loki.QueryConfig{}, usageError{msg: "--until " + err.Error()}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/llmfleet/analyzer/loki"
 	"github.com/llmfleet/analyzer/metrics"
 	"github.com/llmfleet/analyzer/pipeline"
+	"github.com/llmfleet/analyzer/rules"
 	"github.com/llmfleet/analyzer/store"
 )
 
@@ -72,7 +73,7 @@ func runReplay(ctx context.Context, o *replayOpts, fs *pflag.FlagSet, paths []st
 	if err != nil {
 		return err
 	}
-	set, err := loadRules(o.rules)
+	set, err := rules.LoadSource(o.rules)
 	if err != nil {
 		return err
 	}

@@ -84,11 +84,11 @@ func runServe(ctx context.Context, o *serveOpts, fs *pflag.FlagSet) error {
 	}()
 	var fol *follower
 	if o.journal.wanted() {
-		fol, err = startJournal(ctx, db, lv.rules.current(), o.journal, lv.metrics, lv.findings())
+		fol, err = startJournal(ctx, db, lv.rules.Current(), o.journal, lv.metrics, lv.findings())
 		if err != nil {
 			return stoppedWhileStarting(ctx, err)
 		}
-		lv.rules.add(fol.pipeline)
+		lv.rules.Add(fol.pipeline)
 		// Runs before lv.close: the follower's last findings still reach the pusher.
 		defer func() {
 			if err := fol.stop(); err != nil {
@@ -96,7 +96,7 @@ func runServe(ctx context.Context, o *serveOpts, fs *pflag.FlagSet) error {
 			}
 		}()
 	}
-	lv.rules.watchSIGHUP(ctx)
+	lv.watchSIGHUP(ctx)
 	health := healthChecks(db, o.db, fol)
 	handler := web.New(db, web.Options{Routes: lv.routes, WarmLadders: true, AllowedHosts: o.http.allowed(o.listen),
 		Health: health})

@@ -5,6 +5,9 @@ package fixturetest
 
 import (
 	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/llmfleet/analyzer/domain"
@@ -42,3 +45,22 @@ const SiteRule = `rules:
       - lines: ["ERROR frobnicator exploded: flux"]
         expect: {captures: {what: flux}}
 `
+
+// CopyBuiltinRules writes the built-in rule files into dir, for tests that
+// edit or remove a rule directory under a running rules.Manager.
+func CopyBuiltinRules(t testing.TB, dir string) {
+	t.Helper()
+	names, err := fs.Glob(rules.Builtin, "*.yaml")
+	if err != nil || len(names) == 0 {
+		t.Fatalf("built-in rule files: %v %v", names, err)
+	}
+	for _, n := range names {
+		b, err := fs.ReadFile(rules.Builtin, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, n), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
