@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"strings"
@@ -99,7 +100,7 @@ func (f *follower) health() (bool, string) { return f.run.Health() }
 func startJournal(ctx context.Context, db *store.DB, set *rules.Set, jf *journalFlags, m *metrics.Metrics,
 	pusher pipeline.FindingSink) (*follower, error) {
 	opt := journald.FollowOptions{Dir: jf.dir, Logf: func(format string, args ...any) {
-		fmt.Fprintf(os.Stderr, "analyzer: "+format+"\n", args...)
+		slog.Warn(fmt.Sprintf(format, args...))
 	}}
 	switch jf.reader {
 	case "journalctl":
@@ -125,7 +126,7 @@ func startJournal(ctx context.Context, db *store.DB, set *rules.Set, jf *journal
 	}
 	resume := journald.Resume{}
 	if ok && jf.since != "" {
-		fmt.Fprintf(stderr, "analyzer: warning: --since has no effect: %s resumes after the position saved in the database (--since applies to a first run)\n", source)
+		slog.Warn("--since has no effect", "why", source+" resumes after the position saved in the database (--since applies to a first run)")
 	}
 	if ok {
 		resume = journald.Resume{Cursor: pos.Cursor, ReplayCursor: pos.ReplayCursor}
@@ -146,11 +147,11 @@ func startJournal(ctx context.Context, db *store.DB, set *rules.Set, jf *journal
 	if jf.dir != "" {
 		where = jf.dir
 	}
-	fmt.Fprintf(os.Stderr, "analyzer: following %s\n", where)
+	slog.Info("following " + where)
 	if jf.dir == "" {
 		if n, readable := journald.FilesReadable(localJournalDirs); n > 0 && readable == 0 {
-			fmt.Fprintf(os.Stderr, "analyzer: warning: none of the %d local journal files or directories is readable by uid %d (groups %v): "+
-				"nothing will be read; run with SupplementaryGroups=systemd-journal (the shipped unit does)\n", n, os.Geteuid(), groups())
+			slog.Warn("no local journal file or directory is readable: nothing will be read; run with SupplementaryGroups=systemd-journal (the shipped unit does)",
+				"files", n, "uid", os.Geteuid(), "groups", groups())
 		}
 	}
 	return f, nil
@@ -191,7 +192,7 @@ func notesWriter(db *store.DB, m *metrics.Metrics) (pipeline.FindingSink, error)
 	_ = exec.Command("journalctl", "--sync").Run()
 	known, err := journald.KnownNotes("")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "analyzer: cannot scan the journal for notes already written:", err)
+		slog.Warn("cannot scan the journal for notes already written", "err", err)
 	}
 	send := func(message string, priority int, fields map[string]string) error {
 		return journal.Send(message, journal.Priority(priority), fields)

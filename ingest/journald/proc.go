@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"log/slog"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -336,7 +336,7 @@ func (r *ProcReader) runChild(seek []string) {
 		r.mu.Unlock()
 	}
 	if r.ctx.Err() == nil && ctx.Err() == nil && werr != nil {
-		fmt.Fprintf(os.Stderr, "analyzer: journalctl ended (%v) %s; restarting it\n", werr, strings.TrimSpace(stderr.String()))
+		slog.Warn("journalctl ended; restarting it", "err", werr, "stderr", strings.TrimSpace(stderr.String()))
 	}
 }
 
