@@ -2,7 +2,9 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/llmfleet/analyzer/domain"
@@ -40,16 +42,16 @@ type ReplayTally struct {
 	Offered []int
 }
 
-// saveBatch is how many ended attempts a replay saves per transaction;
+// saveBatchSize is how many ended attempts a replay saves per transaction;
 // saveEvery how long ended attempts wait at most (a slow pipe).
 const (
-	saveBatch = 256
-	saveEvery = 2 * time.Second
+	saveBatchSize = 256
+	saveEvery     = 2 * time.Second
 )
 
 // Replay analyzes the inputs (Analyze) on top of what db holds from earlier
 // replays (attempts left open, hosts' offsets) and saves the attempts as
-// they end, in transactions of saveBatch, the rest and the position of the
+// they end, in transactions of saveBatchSize (on a goroutine of its own), the rest and the position of the
 // last file read in the last one: memory holds the open attempts, not the
 // input's history. A crash in between leaves attempts saved whole; a rerun
 // saves them again unchanged.
@@ -63,50 +65,86 @@ func Replay(ctx context.Context, db ReplayStore, set *rules.Set, inputs []Input,
 	if prior.Zones, err = db.HostZones(ctx); err != nil {
 		return tally, err
 	}
-	var batch []*domain.Attempt
-	saved := time.Now()
-	save := func(pos *domain.Position) error {
-		kept, tails, err := db.DropPartial(ctx, batch)
-		if err != nil {
-			return err
-		}
-		if err := db.SaveAttempts(ctx, kept, pos); err != nil {
-			return err
-		}
-		tally.Tails += tails
-		for _, a := range kept {
-			tally.Attempts++
-			if a.Verdict.IsFailure() {
-				tally.Failed++
-			}
-			for _, f := range a.Findings {
-				for i, s := range opt.Sinks {
-					if s.Offer(a, f) {
-						tally.Offered[i]++
-					}
+	// One goroutine saves while the tracker goes on: on a journal of short
+	// boots the store is a third of the work.
+	type job struct {
+		batch []*domain.Attempt
+		pos   *domain.Position
+	}
+	jobs := make(chan job, 2)
+	saverDone := make(chan error, 1)
+	var failed atomic.Bool
+	go func() {
+		var err error
+		for j := range jobs {
+			if err == nil {
+				if err = saveBatch(ctx, db, j.batch, j.pos, opt.Sinks, &tally); err != nil {
+					failed.Store(true)
 				}
 			}
 		}
-		batch = batch[:0]
-		return nil
-	}
+		saverDone <- err
+	}()
+	var batch []*domain.Attempt
+	saved := time.Now()
 	bopt := BatchOptions{KeepLog: true, Prior: &prior, Progress: opt.Progress, Warn: opt.Warn}
 	_, results, err := Analyze(ctx, set, inputs, bopt, func(a *domain.Attempt, _ int) error {
-		if batch = append(batch, a); len(batch) >= saveBatch || time.Since(saved) >= saveEvery {
+		if failed.Load() {
+			return errSaveFailed
+		}
+		if batch = append(batch, a); len(batch) >= saveBatchSize || time.Since(saved) >= saveEvery {
 			saved = time.Now()
-			return save(nil)
+			jobs <- job{batch: batch}
+			batch = nil
 		}
 		return nil
 	})
 	tally.Inputs = results
-	if err != nil {
-		return tally, err
-	}
 	var pos *domain.Position
-	if n := len(results); n > 0 && results[n-1].Name != "-" && !opt.NoPosition {
+	if n := len(results); err == nil && n > 0 && results[n-1].Name != "-" && !opt.NoPosition {
 		last := results[n-1]
 		src, _ := filepath.Abs(last.Name)
 		pos = &domain.Position{Source: src, Cursor: last.Last, Offset: last.Stats.Bytes}
 	}
-	return tally, save(pos)
+	if err == nil {
+		jobs <- job{batch: batch, pos: pos}
+	}
+	close(jobs)
+	serr := <-saverDone
+	if err != nil && !(errors.Is(err, errSaveFailed) && serr != nil) {
+		return tally, err
+	}
+	return tally, serr
+}
+
+// errSaveFailed stops the analysis when the saver has failed; Replay
+// returns the saver's error instead.
+var errSaveFailed = errors.New("pipeline: saving failed")
+
+// saveBatch stores batch (the attempts the inputs hold only the end of
+// dropped, see DropPartial) with pos, counts them in t and offers their
+// findings to the sinks.
+func saveBatch(ctx context.Context, db ReplayStore, batch []*domain.Attempt, pos *domain.Position, sinks []FindingSink, t *ReplayTally) error {
+	kept, tails, err := db.DropPartial(ctx, batch)
+	if err != nil {
+		return err
+	}
+	if err := db.SaveAttempts(ctx, kept, pos); err != nil {
+		return err
+	}
+	t.Tails += tails
+	for _, a := range kept {
+		t.Attempts++
+		if a.Verdict.IsFailure() {
+			t.Failed++
+		}
+		for _, f := range a.Findings {
+			for i, s := range sinks {
+				if s.Offer(a, f) {
+					t.Offered[i]++
+				}
+			}
+		}
+	}
+	return nil
 }
