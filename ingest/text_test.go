@@ -224,7 +224,7 @@ func TestDetectFormat(t *testing.T) {
 	}
 	// Nothing is consumed.
 	br := bufio.NewReader(strings.NewReader("__CURSOR=a\nMESSAGE=x\n"))
-	DetectFormat(br)
+	_, _ = DetectFormat(br)
 	if rest, _ := io.ReadAll(br); string(rest) != "__CURSOR=a\nMESSAGE=x\n" {
 		t.Errorf("DetectFormat consumed input: %q", rest)
 	}
@@ -234,7 +234,7 @@ func TestDetectFormat(t *testing.T) {
 func TestDetectFormatLivePipe(t *testing.T) {
 	pr, pw := io.Pipe()
 	defer pw.Close()
-	go pw.Write([]byte(`{"MESSAGE":"first record, the writer then blocks`))
+	go func() { _, _ = pw.Write([]byte(`{"MESSAGE":"first record, the writer then blocks`)) }()
 	done := make(chan Format, 1)
 	go func() {
 		f, _ := DetectFormat(bufio.NewReaderSize(pr, 1<<20))

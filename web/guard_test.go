@@ -74,7 +74,7 @@ func TestCrossOriginWritesRefused(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		io.Copy(io.Discard, resp.Body)
+		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode != c.want || (c.want == 403) != (calls == before) {
 			t.Errorf("%s: %d (handler ran %d), want %d", c.name, resp.StatusCode, calls-before, c.want)

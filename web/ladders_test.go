@@ -260,7 +260,9 @@ func TestLadderPages(t *testing.T) {
 	last := -1.0
 	for i, m := range xs {
 		var x float64
-		fmt.Sscan(m[2], &x)
+		if _, err := fmt.Sscan(m[2], &x); err != nil {
+			t.Fatalf("x of point %d: %v", i+1, err)
+		}
 		if m[1] != fmt.Sprint(i+1) || x <= last {
 			t.Errorf("point %d: %v", i, m)
 		}

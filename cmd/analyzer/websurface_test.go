@@ -56,8 +56,10 @@ func TestServeCutsSlowClients(t *testing.T) {
 			}
 		}
 	}()
-	c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	io.Copy(io.Discard, c) // returns when the server closes the connection
+	if err := c.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, c) // returns when the server closes the connection
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("the slow client was served for %v, want at most the 1 s read timeout (plus a margin)", d)
 	}
@@ -130,7 +132,7 @@ func TestConcurrentLargePushes(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			io.Copy(io.Discard, resp.Body)
+			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 			mu.Lock()
 			codes[resp.StatusCode]++
@@ -180,9 +182,9 @@ Promise.all([
 	}
 	evil := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
-		io.WriteString(w, page)
+		_, _ = io.WriteString(w, page)
 	})}
-	go evil.Serve(ln)
+	go func() { _ = evil.Serve(ln) }() // ErrServerClosed at the deferred Close
 	defer evil.Close()
 
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
@@ -219,8 +221,11 @@ Promise.all([
 	var doc struct {
 		Attempts []json.RawMessage `json:"attempts"`
 	}
-	json.NewDecoder(resp.Body).Decode(&doc)
+	err = json.NewDecoder(resp.Body).Decode(&doc)
 	resp.Body.Close()
+	if err != nil {
+		t.Fatalf("/api/v1/attempts: %v", err)
+	}
 	if len(doc.Attempts) != 0 {
 		t.Errorf("a page of another origin pushed %d attempts", len(doc.Attempts))
 	}
