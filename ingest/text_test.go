@@ -34,9 +34,11 @@ func TestCleanMessage(t *testing.T) {
 		{"\r", ""},
 	}
 	for _, c := range cases {
-		if got := CleanMessage([]byte(c.in)); got != c.want {
-			t.Errorf("CleanMessage(%q) = %q, want %q", c.in, got, c.want)
-		}
+		t.Run(c.in, func(t *testing.T) {
+			if got := CleanMessage([]byte(c.in)); got != c.want {
+				t.Errorf("CleanMessage(%q) = %q, want %q", c.in, got, c.want)
+			}
+		})
 	}
 }
 
@@ -67,10 +69,12 @@ func TestLineTime(t *testing.T) {
 		{"", time.Time{}},
 	}
 	for _, c := range cases {
-		got, ok := LineTime(c.in)
-		if ok != !c.want.IsZero() || !got.Equal(c.want) {
-			t.Errorf("LineTime(%q) = %v, %v; want %v", c.in, got, ok, c.want)
-		}
+		t.Run(c.in, func(t *testing.T) {
+			got, ok := LineTime(c.in)
+			if ok != !c.want.IsZero() || !got.Equal(c.want) {
+				t.Errorf("LineTime(%q) = %v, %v; want %v", c.in, got, ok, c.want)
+			}
+		})
 	}
 }
 
@@ -214,10 +218,12 @@ func TestDetectFormat(t *testing.T) {
 		{"A", FormatText},
 	}
 	for _, c := range cases {
-		got, err := DetectFormat(bufio.NewReader(strings.NewReader(c.in)))
-		if err != nil || got != c.want {
-			t.Errorf("DetectFormat(%q) = %v, %v; want %v", c.in, got, err, c.want)
-		}
+		t.Run(c.in, func(t *testing.T) {
+			got, err := DetectFormat(bufio.NewReader(strings.NewReader(c.in)))
+			if err != nil || got != c.want {
+				t.Errorf("DetectFormat(%q) = %v, %v; want %v", c.in, got, err, c.want)
+			}
+		})
 	}
 	if _, err := DetectFormat(bufio.NewReader(strings.NewReader("LPKSHHRH\x00\x00\x00"))); !errors.Is(err, ErrBinaryJournal) {
 		t.Errorf("binary journal: %v", err)

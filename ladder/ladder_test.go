@@ -431,17 +431,19 @@ func TestNextRungOnTheGrid(t *testing.T) {
 		{100, 103, 1, "101", ladder.StatusOpen},                  // granularity 1
 		{262144, 131072, 4096, "nil", ladder.StatusInconsistent}, // fails below a pass
 	} {
-		b := two(c.pass, c.fail, c.g)
-		if b == nil {
-			t.Errorf("%+v: no boundary", c)
-			continue
-		}
-		if i64(b.Next) != c.next || b.Status != c.status {
-			t.Errorf("pass %d fail %d g %d: next %s %s, want %s %s (%s)", c.pass, c.fail, c.g, i64(b.Next), b.Status, c.next, c.status, b.Note)
-		}
-		if b.Status == ladder.StatusFound && !strings.Contains(b.Note, "boundary found (step") {
-			t.Errorf("found note %q", b.Note)
-		}
+		t.Run(fmt.Sprintf("pass=%d,fail=%d,g=%d", c.pass, c.fail, c.g), func(t *testing.T) {
+			b := two(c.pass, c.fail, c.g)
+			if b == nil {
+				t.Errorf("%+v: no boundary", c)
+				return
+			}
+			if i64(b.Next) != c.next || b.Status != c.status {
+				t.Errorf("pass %d fail %d g %d: next %s %s, want %s %s (%s)", c.pass, c.fail, c.g, i64(b.Next), b.Status, c.next, c.status, b.Note)
+			}
+			if b.Status == ladder.StatusFound && !strings.Contains(b.Note, "boundary found (step") {
+				t.Errorf("found note %q", b.Note)
+			}
+		})
 	}
 }
 

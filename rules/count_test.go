@@ -95,9 +95,11 @@ func TestCountWithinIsASlidingWindow(t *testing.T) {
 		// entries out of order: a line older than the current one is kept.
 		{"out of order", secs(50, 10, 20), "- - 3"},
 	} {
-		if got := feed(set, rules.SeqState{}, repeat(line, len(tc.at)), tc.at); got != tc.want {
-			t.Errorf("%s: hits = %q, want %s", tc.name, got, tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			if got := feed(set, rules.SeqState{}, repeat(line, len(tc.at)), tc.at); got != tc.want {
+				t.Errorf("%s: hits = %q, want %s", tc.name, got, tc.want)
+			}
+		})
 	}
 }
 
@@ -169,13 +171,15 @@ func TestCountDistinctWithin(t *testing.T) {
 		// only duplicates: one value however often.
 		{"duplicates count once", []int{4, 4, 4, 4}, secs(0, 1, 2, 3), "- - - -"},
 	} {
-		lines := make([]string, len(tc.ranks))
-		for i, r := range tc.ranks {
-			lines[i] = l(r)
-		}
-		if got := feed(set, rules.SeqState{}, lines, tc.at); got != tc.want {
-			t.Errorf("%s: hits = %q, want %s", tc.name, got, tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			lines := make([]string, len(tc.ranks))
+			for i, r := range tc.ranks {
+				lines[i] = l(r)
+			}
+			if got := feed(set, rules.SeqState{}, lines, tc.at); got != tc.want {
+				t.Errorf("%s: hits = %q, want %s", tc.name, got, tc.want)
+			}
+		})
 	}
 }
 
@@ -317,15 +321,17 @@ func TestRuleTestLineTimes(t *testing.T) {
 		{"repeat inside", `[{t: +5s, msg: retrying connect, repeat: 3, every: 30s}]`, true},
 		{"repeat outside", `[{t: +5s, msg: retrying connect, repeat: 3, every: 31s}]`, false},
 	} {
-		src := rule + "      - lines: " + tc.lines + "\n        expect: {}\n"
-		set, err := rules.Load(fstest.MapFS{"t.yaml": {Data: []byte(src)}})
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		res := set.RunTests()
-		if len(res) != 1 || res[0].Passed != tc.pass {
-			t.Errorf("%s: results %+v, want passed=%v", tc.name, res, tc.pass)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			src := rule + "      - lines: " + tc.lines + "\n        expect: {}\n"
+			set, err := rules.Load(fstest.MapFS{"t.yaml": {Data: []byte(src)}})
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			res := set.RunTests()
+			if len(res) != 1 || res[0].Passed != tc.pass {
+				t.Errorf("%s: results %+v, want passed=%v", tc.name, res, tc.pass)
+			}
+		})
 	}
 }
 

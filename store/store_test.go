@@ -286,13 +286,15 @@ func TestListAttemptsFilters(t *testing.T) {
 		{"window", Filter{Since: utc(4, 0), Until: utc(5, 30)}, []string{storetest.IDUnknown, storetest.IDOOM}},
 		{"limit", Filter{Limit: 1}, []string{storetest.IDReady}},
 	} {
-		got, err := db.ListAttempts(ctx, tc.f)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		if !reflect.DeepEqual(ids(got), tc.want) {
-			t.Errorf("%s: got %v, want %v", tc.name, ids(got), tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := db.ListAttempts(ctx, tc.f)
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			if !reflect.DeepEqual(ids(got), tc.want) {
+				t.Errorf("%s: got %v, want %v", tc.name, ids(got), tc.want)
+			}
+		})
 	}
 	// Listed attempts carry their findings and evidence too.
 	got, _ := db.ListAttempts(ctx, Filter{Unit: "frank-primary.service"})

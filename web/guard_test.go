@@ -65,20 +65,22 @@ func TestCrossOriginWritesRefused(t *testing.T) {
 		{"cross-site fetch", map[string]string{"Sec-Fetch-Site": "cross-site"}, 403},
 		{"same-site fetch", map[string]string{"Sec-Fetch-Site": "same-site"}, 403},
 	} {
-		before := calls
-		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/-/reload", strings.NewReader("{}"))
-		for k, v := range c.headers {
-			req.Header.Set(k, v)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != c.want || (c.want == 403) != (calls == before) {
-			t.Errorf("%s: %d (handler ran %d), want %d", c.name, resp.StatusCode, calls-before, c.want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			before := calls
+			req, _ := http.NewRequest(http.MethodPost, srv.URL+"/-/reload", strings.NewReader("{}"))
+			for k, v := range c.headers {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != c.want || (c.want == 403) != (calls == before) {
+				t.Errorf("%s: %d (handler ran %d), want %d", c.name, resp.StatusCode, calls-before, c.want)
+			}
+		})
 	}
 	if code, _, _ := get(t, srv, "/"); code != 200 {
 		t.Errorf("a read: %d", code)

@@ -169,26 +169,28 @@ func TestBadParameters(t *testing.T) {
 		{"verdict=ready&verdict=bogus", "verdict", []string{"oom_graph_capture"}},
 		{"failed=maybe", "failed", []string{"1", "0"}},
 	} {
-		code, body, _ := get(t, srv, "/api/v1/attempts?"+c.query)
-		var e paramError
-		if err := json.Unmarshal([]byte(body), &e); err != nil || code != http.StatusBadRequest {
-			t.Errorf("API ?%s: %d %s", c.query, code, body)
-			continue
-		}
-		if e.Param != c.param {
-			t.Errorf("API ?%s: parameter %q, want %q", c.query, e.Param, c.param)
-		}
-		for _, n := range c.names {
-			if !slices.Contains(e.Allowed, n) || !strings.Contains(e.Msg, n) {
-				t.Errorf("API ?%s: %q not named: %s", c.query, n, body)
+		t.Run(c.query, func(t *testing.T) {
+			code, body, _ := get(t, srv, "/api/v1/attempts?"+c.query)
+			var e paramError
+			if err := json.Unmarshal([]byte(body), &e); err != nil || code != http.StatusBadRequest {
+				t.Errorf("API ?%s: %d %s", c.query, code, body)
+				return
 			}
-		}
-		code, body, _ = get(t, srv, "/?"+c.query)
-		if code != http.StatusBadRequest {
-			t.Errorf("page ?%s: %d, want 400", c.query, code)
-		}
-		mustContain(t, "page ?"+c.query, body, `<p class="error">Invalid filter: `)
-		mustContain(t, "page ?"+c.query, body, c.names...)
+			if e.Param != c.param {
+				t.Errorf("API ?%s: parameter %q, want %q", c.query, e.Param, c.param)
+			}
+			for _, n := range c.names {
+				if !slices.Contains(e.Allowed, n) || !strings.Contains(e.Msg, n) {
+					t.Errorf("API ?%s: %q not named: %s", c.query, n, body)
+				}
+			}
+			code, body, _ = get(t, srv, "/?"+c.query)
+			if code != http.StatusBadRequest {
+				t.Errorf("page ?%s: %d, want 400", c.query, code)
+			}
+			mustContain(t, "page ?"+c.query, body, `<p class="error">Invalid filter: `)
+			mustContain(t, "page ?"+c.query, body, c.names...)
+		})
 	}
 	for _, q := range []string{"cursor=garbage", "limit=1&limit=2", "group=xyz", "since=2026-10-02"} {
 		if code, body, _ := get(t, srv, "/api/v1/attempts?"+q); code != http.StatusBadRequest || !strings.Contains(body, `"parameter"`) {
@@ -235,14 +237,16 @@ func TestAPIFilters(t *testing.T) {
 		{"failed=1", 180}, {"failed=true&host=rackbox", 60}, {"failed=0", 300},
 		{"finding=clean_exit_worker_death", 0},
 	} {
-		code, body, _ := get(t, srv, "/api/v1/attempts?limit=1000&"+c.query)
-		if code != 200 {
-			t.Errorf("?%s: %d %s", c.query, code, body)
-			continue
-		}
-		if n := total(t, body); n != c.n {
-			t.Errorf("?%s: %d attempts, want %d", c.query, n, c.n)
-		}
+		t.Run(c.query, func(t *testing.T) {
+			code, body, _ := get(t, srv, "/api/v1/attempts?limit=1000&"+c.query)
+			if code != 200 {
+				t.Errorf("?%s: %d %s", c.query, code, body)
+				return
+			}
+			if n := total(t, body); n != c.n {
+				t.Errorf("?%s: %d attempts, want %d", c.query, n, c.n)
+			}
+		})
 	}
 	// The fixture-like attempts: the clean-exit worker death is the OOM attempt.
 	srv = newServer(t)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -120,16 +121,18 @@ func TestExitStatus(t *testing.T) {
 		{[]string{"explain", "--exit-status", "--verdict", "ready", day}, 0},
 		{[]string{"explain", day}, 0},
 	} {
-		stdout = io.Discard
-		var msg bytes.Buffer
-		got := exitStatus(run(t.Context(), tc.args), &msg)
-		stdout = old
-		if got != tc.want {
-			t.Errorf("analyzer %v: exit status %d, want %d (%s)", tc.args, got, tc.want, msg.String())
-		}
-		if got == 2 && !strings.Contains(msg.String(), "--help' for usage") {
-			t.Errorf("analyzer %v: usage error without a pointer to the help: %q", tc.args, msg.String())
-		}
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			stdout = io.Discard
+			var msg bytes.Buffer
+			got := exitStatus(run(t.Context(), tc.args), &msg)
+			stdout = old
+			if got != tc.want {
+				t.Errorf("analyzer %v: exit status %d, want %d (%s)", tc.args, got, tc.want, msg.String())
+			}
+			if got == 2 && !strings.Contains(msg.String(), "--help' for usage") {
+				t.Errorf("analyzer %v: usage error without a pointer to the help: %q", tc.args, msg.String())
+			}
+		})
 	}
 	var ff errFailureFound
 	stdout = io.Discard
@@ -237,16 +240,18 @@ func TestNoEffectWarnings(t *testing.T) {
 		{[]string{"explain", day, "-o", "json", "--color", "always"}, []string{"--color"}},
 		{[]string{"explain", day, "--color", "always"}, nil},
 	} {
-		got := warnings(tc.args...)
-		var flags []string
-		for _, l := range strings.Split(got, "\n") {
-			if f, _, ok := strings.Cut(strings.TrimPrefix(l, "analyzer: warning: "), " has no effect"); ok {
-				flags = append(flags, f)
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			got := warnings(tc.args...)
+			var flags []string
+			for _, l := range strings.Split(got, "\n") {
+				if f, _, ok := strings.Cut(strings.TrimPrefix(l, "analyzer: warning: "), " has no effect"); ok {
+					flags = append(flags, f)
+				}
 			}
-		}
-		if strings.Join(flags, " ") != strings.Join(tc.want, " ") {
-			t.Errorf("%v: warned about %v, want %v:\n%s", tc.args[1:], flags, tc.want, got)
-		}
+			if strings.Join(flags, " ") != strings.Join(tc.want, " ") {
+				t.Errorf("%v: warned about %v, want %v:\n%s", tc.args[1:], flags, tc.want, got)
+			}
+		})
 	}
 }
 
@@ -320,10 +325,12 @@ func TestOutputStyle(t *testing.T) {
 		{"always", true, "", report.Style{Width: 120, Color: true}},
 		{"never", true, "", report.Style{Width: 120}},
 	} {
-		got, err := styleFor(tc.color, tc.tty, 120, tc.noColor)
-		if err != nil || got != tc.want {
-			t.Errorf("--color %s, terminal %v, NO_COLOR=%q: %+v %v, want %+v", tc.color, tc.tty, tc.noColor, got, err, tc.want)
-		}
+		t.Run(fmt.Sprintf("color=%s,tty=%v,NO_COLOR=%s", tc.color, tc.tty, tc.noColor), func(t *testing.T) {
+			got, err := styleFor(tc.color, tc.tty, 120, tc.noColor)
+			if err != nil || got != tc.want {
+				t.Errorf("--color %s, terminal %v, NO_COLOR=%q: %+v %v, want %+v", tc.color, tc.tty, tc.noColor, got, err, tc.want)
+			}
+		})
 	}
 	if _, err := styleFor("yes", true, 80, ""); err == nil {
 		t.Error("--color yes accepted")

@@ -315,16 +315,18 @@ func TestReloadAccess(t *testing.T) {
 		{"loopback v6", open, "[::1]:5000", "", 200},
 		{"remote", open, "192.0.2.7:5000", "", 403},
 	} {
-		req := httptest.NewRequest(http.MethodPost, reloadPath, nil)
-		req.RemoteAddr = tc.remote
-		if tc.auth != "" {
-			req.Header.Set("Authorization", tc.auth)
-		}
-		w := httptest.NewRecorder()
-		tc.rl.reloadHandler().ServeHTTP(w, req)
-		if w.Code != tc.want {
-			t.Errorf("%s: %d, want %d (%s)", tc.name, w.Code, tc.want, w.Body.String())
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			req := httptest.NewRequest(http.MethodPost, reloadPath, nil)
+			req.RemoteAddr = tc.remote
+			if tc.auth != "" {
+				req.Header.Set("Authorization", tc.auth)
+			}
+			w := httptest.NewRecorder()
+			tc.rl.reloadHandler().ServeHTTP(w, req)
+			if w.Code != tc.want {
+				t.Errorf("%s: %d, want %d (%s)", tc.name, w.Code, tc.want, w.Body.String())
+			}
+		})
 	}
 	// A missing rule directory cannot be read at all: 500, old set kept.
 	gone, err := newRuleReloader("", "")
