@@ -46,9 +46,11 @@ func TestEveryHeadlineVerdictHasARule(t *testing.T) {
 
 func TestParseBytes(t *testing.T) {
 	for in, want := range map[string]float64{"76.00 MiB": 76 << 20, "10.70 GiB": 10.70 * (1 << 30), "11.05 GB": 11.05e9, "0 bytes": 0, "512": 512} {
-		if got, ok := ParseBytes(in); !ok || got != want {
-			t.Errorf("ParseBytes(%q) = %v, %v; want %v", in, got, ok, want)
-		}
+		t.Run(in, func(t *testing.T) {
+			if got, ok := ParseBytes(in); !ok || got != want {
+				t.Errorf("ParseBytes(%q) = %v, %v; want %v", in, got, ok, want)
+			}
+		})
 	}
 }
 
@@ -68,9 +70,11 @@ func TestRequiredLiterals(t *testing.T) {
 		t.Fatalf("(?i:permission denied): literals %q", got)
 	}
 	for _, line := range []string{"Permission denied", "PERMISSION DENIED", "permission Denied", "pErMiSsIoN dEnIeD"} {
-		if !hasAny(line, got) {
-			t.Errorf("%q holds none of %q", line, got)
-		}
+		t.Run(line, func(t *testing.T) {
+			if !hasAny(line, got) {
+				t.Errorf("%q holds none of %q", line, got)
+			}
+		})
 	}
 	// k also folds to the Kelvin sign, as (?i) matches it.
 	if got := requiredLiterals(`(?i)kk`); got != nil {
@@ -105,9 +109,11 @@ func TestSGLangGraphCaptureMarkers(t *testing.T) {
 		"[2026-02-01 10:00:00 TP0] Capture target decode CUDA graph begin. backend=full, num_tokens_per_req=1, bs=[1, 2, 4]": domain.PhaseGraphCapture,
 		"[2026-02-01 10:00:31 TP0] Capture draft verify CUDA graph end. Time elapsed: 30.02 s. mem usage=1.10 GB.":           domain.PhaseWarmup,
 	} {
-		if got, _, ok := e.Phase(line, false); !ok || got != want {
-			t.Errorf("%q: phase %q (%v), want %q", line, got, ok, want)
-		}
+		t.Run(line, func(t *testing.T) {
+			if got, _, ok := e.Phase(line, false); !ok || got != want {
+				t.Errorf("%q: phase %q (%v), want %q", line, got, ok, want)
+			}
+		})
 	}
 	// The failure names the phase too, but only as a hint that never
 	// moves the phase back.

@@ -193,9 +193,11 @@ func TestBadParameters(t *testing.T) {
 		})
 	}
 	for _, q := range []string{"cursor=garbage", "limit=1&limit=2", "group=xyz", "since=2026-10-02"} {
-		if code, body, _ := get(t, srv, "/api/v1/attempts?"+q); code != http.StatusBadRequest || !strings.Contains(body, `"parameter"`) {
-			t.Errorf("API ?%s: %d %s", q, code, body)
-		}
+		t.Run(q, func(t *testing.T) {
+			if code, body, _ := get(t, srv, "/api/v1/attempts?"+q); code != http.StatusBadRequest || !strings.Contains(body, `"parameter"`) {
+				t.Errorf("API ?%s: %d %s", q, code, body)
+			}
+		})
 	}
 	// The failures API takes failure verdicts only.
 	code, body, _ := get(t, srv, "/api/v1/failures?verdict=ready")
@@ -268,23 +270,27 @@ func TestSearchByID(t *testing.T) {
 	srv := newServer(t)
 	oom := storetest.Attempts()[0]
 	for _, q := range []string{oom.InvocationID, oom.InvocationID[:8], oom.ContainerID, oom.ContainerID[:12], oom.Container} {
-		_, body, _ := get(t, srv, "/api/v1/attempts?q="+url.QueryEscape(q))
-		var p listResponse
-		if err := json.Unmarshal([]byte(body), &p); err != nil || p.Total != 1 || p.Attempts[0].ID != storetest.IDOOM {
-			t.Errorf("q=%s: %s", q, body)
-		}
+		t.Run(q, func(t *testing.T) {
+			_, body, _ := get(t, srv, "/api/v1/attempts?q="+url.QueryEscape(q))
+			var p listResponse
+			if err := json.Unmarshal([]byte(body), &p); err != nil || p.Total != 1 || p.Attempts[0].ID != storetest.IDOOM {
+				t.Errorf("q=%s: %s", q, body)
+			}
+		})
 	}
 	// The page opens the one attempt a search finds.
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	for _, path := range []string{"/?q=" + oom.InvocationID[:8], "/attempts/" + oom.InvocationID, "/attempts/" + oom.ContainerID[:12]} {
-		resp, err := noRedirect.Get(srv.URL + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != attemptURL(storetest.IDOOM) {
-			t.Errorf("%s: %d → %q", path, resp.StatusCode, resp.Header.Get("Location"))
-		}
+		t.Run(path, func(t *testing.T) {
+			resp, err := noRedirect.Get(srv.URL + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != attemptURL(storetest.IDOOM) {
+				t.Errorf("%s: %d → %q", path, resp.StatusCode, resp.Header.Get("Location"))
+			}
+		})
 	}
 	code, body, _ := get(t, srv, "/api/v1/attempts/"+oom.InvocationID)
 	if code != 200 || decode(t, body)["id"] != storetest.IDOOM {

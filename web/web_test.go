@@ -276,10 +276,12 @@ func TestAPIList(t *testing.T) {
 	mustContain(t, "empty", body, `{"attempts":[],"total":0}`)
 
 	for _, q := range []string{"since=2026-10-02", "until=yesterday", "limit=0", "limit=x"} {
-		code, body, _ := get(t, srv, "/api/v1/attempts?"+q)
-		if code != http.StatusBadRequest || decode(t, body)["error"] == nil {
-			t.Errorf("?%s: status %d body %s, want 400 with error", q, code, body)
-		}
+		t.Run(q, func(t *testing.T) {
+			code, body, _ := get(t, srv, "/api/v1/attempts?"+q)
+			if code != http.StatusBadRequest || decode(t, body)["error"] == nil {
+				t.Errorf("?%s: status %d body %s, want 400 with error", q, code, body)
+			}
+		})
 	}
 }
 
