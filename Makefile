@@ -6,7 +6,7 @@ DB      ?= analyzer.db
 LISTEN  ?= 127.0.0.1:8080
 EXAMPLE := examples/dankserver-night-ladder.journal.json examples/dankclaw-day.journal.json
 
-.PHONY: all build test bench fuzz demo explain clean deps test-deps
+.PHONY: all build test bench fuzz demo explain clean deps test-deps vulncheck
 
 all: build
 
@@ -51,3 +51,7 @@ bench: build
 
 clean:
 	rm -rf bin $(DB) $(DB)-wal $(DB)-shm
+
+# govulncheck ./... (offline: against the golang.org/x/vulndb module's data).
+vulncheck:
+	scripts/vulncheck.sh

@@ -36,7 +36,8 @@ type Entry struct {
 	// INVOCATION_ID, MESSAGE_ID, EXIT_CODE, EXIT_STATUS, UNIT_RESULT,
 	// N_RESTARTS, JOB_TYPE, JOB_RESULT, CONTAINER_NAME, CONTAINER_ID_FULL,
 	// PODMAN_EVENT, PODMAN_NAME, PODMAN_ID, _TRANSPORT, _STREAM_ID, ...).
-	// A repeated field keeps its last value.
+	// A repeated field keeps its last value. Entries of one stream may
+	// share the map: it is read-only.
 	Fields map[string]string
 	// Truncated is set when journalctl printed MESSAGE as null (a field of
 	// 4096 bytes or more without --all): the text is lost, not the record.
@@ -350,8 +351,8 @@ type AttemptFilter struct {
 	// Limit caps the number of attempts returned; 0 or less means no cap.
 	Limit int
 	// Brief leaves out the evidence and context lines, of the attempts and
-	// of their findings: what a list or a ladder shows does not need them,
-	// and they are most of an attempt's bytes.
+	// of their findings, and the timeline: what a list or a ladder shows
+	// does not need them, and they are most of an attempt's bytes.
 	Brief bool
 }
 

@@ -179,3 +179,9 @@ func ParseBytes(s string) (float64, bool) {
 	}
 	return f * mult, true
 }
+
+// ParseByteCount is ParseBytes rounded to a whole number of bytes.
+func ParseByteCount(s string) (int64, bool) {
+	f, ok := ParseBytes(s)
+	return int64(math.Round(f)), ok
+}

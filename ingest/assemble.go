@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"strconv"
 	"time"
@@ -242,6 +243,8 @@ func (a *Assembler) finish(p *partial, reason string, out []domain.Entry) []doma
 // entry builds the Entry of p with text msg.
 func (a *Assembler) entry(p *partial, msg []byte, reason string) domain.Entry {
 	e := a.texts.normalize(p.first, msg, p.truncated, a.source, a.keep)
+	// Changed below: a map of its own, not the one entries share.
+	e.Fields = maps.Clone(e.Fields)
 	if e.Fields == nil {
 		e.Fields = map[string]string{}
 	}

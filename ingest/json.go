@@ -76,41 +76,18 @@ func jsonArray(v []byte) ([]byte, error) {
 		return []byte{}, nil
 	}
 	if c := inner[0]; c >= '0' && c <= '9' {
-		return byteArray(inner)
+		first := len(v) - 1 - len(bytes.TrimLeft(v[1:], " \t\n\r"))
+		out, next, err := scanByteArray(make([]byte, 0, len(inner)/3+1), v, first+1)
+		if err == nil && next != len(v) {
+			err = fmt.Errorf("unexpected %q after byte array", v[next:])
+		}
+		return out, err
 	}
 	var elems []json.RawMessage
 	if err := json.Unmarshal(v, &elems); err != nil {
 		return nil, err
 	}
 	return jsonValue(elems[len(elems)-1])
-}
-
-// byteArray parses "27, 91, 51" (the inside of a JSON array) into bytes.
-func byteArray(s []byte) ([]byte, error) {
-	out := make([]byte, 0, len(s)/3+1)
-	n, digits := 0, 0
-	for i := 0; i <= len(s); i++ {
-		if i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			n = n*10 + int(s[i]-'0')
-			digits++
-			if n > 255 {
-				return nil, errors.New("byte array element above 255")
-			}
-			continue
-		}
-		if i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
-			continue
-		}
-		if i < len(s) && s[i] != ',' {
-			return nil, fmt.Errorf("unexpected %q in byte array", s[i])
-		}
-		if digits == 0 {
-			return nil, errors.New("empty byte array element")
-		}
-		out = append(out, byte(n))
-		n, digits = 0, 0
-	}
-	return out, nil
 }
 
 // readJSON reads journalctl -o json or json-seq: one object per line, an

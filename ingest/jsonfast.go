@@ -2,6 +2,8 @@ package ingest
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -224,12 +226,34 @@ func (p *jscan) array(inArray bool) ([]byte, bool) {
 	}
 }
 
-// byteArray parses the numbers of a byte array from its first digit on.
-// journalctl prints most escaped or coloured MESSAGEs this way, hence the
-// plain loop over s rather than the scanner's helpers.
+// byteArray parses the numbers of a byte array from its first digit on
+// (scanByteArray), into the scanner's output buffer.
 func (p *jscan) byteArray() ([]byte, bool) {
 	o := p.outStart()
-	out, s, i := p.out, p.s, p.i
+	out, next, err := scanByteArray(p.out, p.s, p.i)
+	if err != nil {
+		return nil, false
+	}
+	p.i, p.out = next, out
+	return out[o:len(out):len(out)], true
+}
+
+// Errors of scanByteArray.
+var (
+	errByteAbove255   = errors.New("byte array element above 255")
+	errByteElement    = errors.New("empty or malformed byte array element")
+	errByteArrayUnend = errors.New("unterminated byte array")
+)
+
+// scanByteArray is the one decoder of journalctl's byte arrays (the JSON
+// form of a MESSAGE with escapes, colours or invalid UTF-8): s[i] is the
+// array's first digit; the numbers up to the closing ']' are appended to
+// dst as bytes, and next is the index after the ']'. Elements are JSON
+// numbers 0-255 without leading zeros, separated by commas and optional
+// white space. journalctl prints most escaped or coloured MESSAGEs this
+// way, hence the plain loop over s rather than a scanner's helpers.
+func scanByteArray(dst, s []byte, i int) (out []byte, next int, err error) {
+	out = dst
 	for {
 		// Fast path: journalctl prints "27,91,49," with no spaces, so most
 		// elements are 1-3 digits and a comma.
@@ -263,12 +287,16 @@ func (p *jscan) byteArray() ([]byte, bool) {
 			}
 			n = n*10 + int(d)
 			i++
-			if digits++; n > 255 || digits > 3 {
-				return nil, false
+			digits++
+			if n > 255 {
+				return nil, 0, errByteAbove255
+			}
+			if digits > 3 {
+				return nil, 0, errByteElement // leading zeros
 			}
 		}
 		if digits == 0 || (digits > 1 && s[i-digits] == '0') {
-			return nil, false
+			return nil, 0, errByteElement
 		}
 		out = append(out, byte(n))
 		for i < len(s) && isJSONSpace(s[i]) {
@@ -279,10 +307,12 @@ func (p *jscan) byteArray() ([]byte, bool) {
 			continue
 		}
 		if i < len(s) && s[i] == ']' {
-			p.i, p.out = i+1, out
-			return out[o:len(out):len(out)], true
+			return out, i + 1, nil
 		}
-		return nil, false
+		if i >= len(s) {
+			return nil, 0, errByteArrayUnend
+		}
+		return nil, 0, fmt.Errorf("unexpected %q in byte array", s[i])
 	}
 }
 

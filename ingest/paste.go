@@ -217,26 +217,13 @@ func (p *pasteReader) read(line string, e *domain.Entry) bool {
 			return true
 		}
 	}
-	if svc, rest, ok := composeColumn(line); ok {
+	if svc, rest, ok := domain.SplitCompose(line); ok {
 		// Each compose service is its own stream of attempts.
 		e.Source = p.source + "|" + svc
 		e.Message = rest
 		return true
 	}
 	return true
-}
-
-// composeColumn splits docker compose's "service-1  | line".
-func composeColumn(line string) (svc, rest string, ok bool) {
-	i := composePrefix(line)
-	if i == 0 {
-		return "", "", false
-	}
-	bar := strings.IndexByte(line[:i], '|')
-	if bar < 0 {
-		return "", "", false
-	}
-	return strings.TrimSpace(line[:bar]), strings.TrimPrefix(line[i:], " "), true
 }
 
 // journal fills e from a pasted journal line: host, identifier, pid and

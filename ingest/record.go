@@ -55,20 +55,65 @@ func Normalize(rec Record, source string) domain.Entry {
 	return c.normalize(&r, msg, ok && msg == nil, source, nil)
 }
 
-// textCache keeps the last Host, Unit, InvocationID and Identifier: a
-// record usually repeats its predecessor's, which then costs no allocation.
-type textCache [4]string
+// textCache keeps the last Host, Unit, InvocationID and Identifier, and
+// the last Fields map: a record usually repeats its predecessor's (the
+// lines of one stream differ in MESSAGE and the cursor, not in _TRANSPORT
+// or CONTAINER_NAME), which then costs no allocation.
+type textCache struct {
+	s      [4]string
+	fields fieldsMemo
+}
 
 // text is text(v), reusing the cached string i when v equals it.
 func (c *textCache) text(i int, v []byte) string {
-	if c[i] == string(v) {
-		return c[i]
+	if c.s[i] == string(v) {
+		return c.s[i]
 	}
 	if !utf8.Valid(v) {
 		return text(v) // not cached: the cache compares raw bytes
 	}
-	c[i] = string(v)
-	return c[i]
+	c.s[i] = string(v)
+	return c.s[i]
+}
+
+// fieldsMemo is the last Fields map fields built and the raw fields it came
+// from (names and values, in record order).
+type fieldsMemo struct {
+	names []string
+	vals  []byte // the values, end to end
+	ends  []int  // where each value ends in vals
+	m     map[string]string
+}
+
+// same tells whether the kept fields of r are the ones m was built from.
+func (f *fieldsMemo) same(r *flatRecord, keep fieldSet) bool {
+	if f.m == nil {
+		return false
+	}
+	k, start := 0, 0
+	for i, v := range r.vals {
+		if !keep.inFields(r.names[i], r.slots[i]) {
+			continue
+		}
+		if k == len(f.names) || f.names[k] != r.names[i] || string(f.vals[start:f.ends[k]]) != string(v) {
+			return false
+		}
+		start = f.ends[k]
+		k++
+	}
+	return k == len(f.names)
+}
+
+// remember records r's kept fields as the ones m was built from.
+func (f *fieldsMemo) remember(r *flatRecord, keep fieldSet, m map[string]string) {
+	f.names, f.vals, f.ends, f.m = f.names[:0], f.vals[:0], f.ends[:0], m
+	for i, v := range r.vals {
+		if keep.inFields(r.names[i], r.slots[i]) {
+			f.names = append(f.names, r.names[i])
+			f.vals = append(f.vals, v...)
+			f.ends = append(f.ends, len(f.vals))
+		}
+	}
 }
 
 // normalize builds the Entry of r with msg as its raw MESSAGE.
@@ -92,7 +137,13 @@ func (c *textCache) normalize(r *flatRecord, msg []byte, truncated bool, source 
 			e.PID = n
 		}
 	}
-	e.Fields = fields(r, keep)
+	// Entries share an unchanged Fields map: it is read-only (Entry.Fields).
+	if c.fields.same(r, keep) {
+		e.Fields = c.fields.m
+	} else {
+		e.Fields = fields(r, keep)
+		c.fields.remember(r, keep, e.Fields)
+	}
 	return e
 }
 

@@ -151,36 +151,13 @@ var logLike = regexp.MustCompile(`(?i)\b(?:debug|dbg|info|inf|warn(?:ing)?|wrn|e
 // "Oct  1 ...") are not recognised: no year is invented.
 func LineTime(line string) (time.Time, bool) {
 	s := strings.TrimLeft(line, " \t")
-	if i := composePrefix(s); i > 0 {
-		s = strings.TrimLeft(s[i:], " \t")
+	if _, rest, ok := domain.SplitCompose(s); ok {
+		s = strings.TrimLeft(rest, " \t")
 	}
 	s = strings.TrimPrefix(s, "time=")
 	s = strings.TrimPrefix(s, "\"")
 	s = strings.TrimPrefix(s, "[")
 	return parseStamp(s)
-}
-
-// composePrefix returns the length of a docker-compose "NAME  | " prefix, 0
-// if there is none.
-func composePrefix(s string) int {
-	i := 0
-	for i < len(s) && (isAlnum(s[i]) || s[i] == '-' || s[i] == '_' || s[i] == '.') {
-		i++
-	}
-	if i == 0 {
-		return 0
-	}
-	for i < len(s) && s[i] == ' ' {
-		i++
-	}
-	if i < len(s) && s[i] == '|' {
-		return i + 1
-	}
-	return 0
-}
-
-func isAlnum(c byte) bool {
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
 }
 
 // digitsAt reads s[a:b] as a decimal number; false when it is out of range

@@ -2,6 +2,7 @@ package ladder
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -207,7 +208,7 @@ func boundaryOf(l *Ladder, d dimension, kind string, keys []string, at map[strin
 		} else if v, ok := gridBetween(pv, fv, mid, b.Granularity); ok {
 			s := domain.Shape{}
 			for k, x := range pass.Shape {
-				if contains(keys, k) || k == d.name {
+				if slices.Contains(keys, k) || k == d.name {
 					s[k] = x
 				}
 			}

@@ -21,8 +21,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -651,7 +651,7 @@ func newRung(n int, a *domain.Attempt) Rung {
 		r.KVBytesPerToken = &v
 	}
 	r.FreeAtFailure, r.AllocAtFailure = failureCaptures(a)
-	if b, ok := ParseBytes(r.FreeAtFailure); ok {
+	if b, ok := domain.ParseByteCount(r.FreeAtFailure); ok {
 		r.FreeAtFailureBytes = &b
 	}
 	return r
@@ -710,13 +710,6 @@ func failureCaptures(a *domain.Attempt) (free, alloc string) {
 	return free, alloc
 }
 
-// ParseBytes reads a size as OOM lines print it ("96.00 MiB", "0 bytes",
-// "9.18 GiB") into bytes (domain.ParseBytes, rounded).
-func ParseBytes(s string) (int64, bool) {
-	f, ok := domain.ParseBytes(s)
-	return int64(math.Round(f)), ok
-}
-
 // diff lists the set shape keys that differ between two attempts, plus the
 // pseudo-key "unit" when the unit changed.
 func diff(prev, cur *domain.Attempt) []Change {
@@ -747,20 +740,11 @@ func orderedKeys(shapes ...domain.Shape) []string {
 	}
 	sort.Strings(rest)
 	for _, k := range rest {
-		if !contains(keyOrder, k) {
+		if !slices.Contains(keyOrder, k) {
 			out = append(out, k)
 		}
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func kvBytesPerToken(rungs []Rung) map[string]float64 {

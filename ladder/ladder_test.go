@@ -401,16 +401,6 @@ func TestFamilyAndBytes(t *testing.T) {
 	if got := ladder.ContainerFamily("frank-primary-probe-2"); got != "frank-primary" {
 		t.Errorf("ContainerFamily = %q", got)
 	}
-	for in, want := range map[string]int64{"96.00 MiB": 96 << 20, "0 bytes": 0, "9.18 GiB": int64(math.Round(9.18 * (1 << 30))), "512 KiB": 512 << 10} {
-		t.Run(in, func(t *testing.T) {
-			if got, ok := ladder.ParseBytes(in); !ok || got != want {
-				t.Errorf("ParseBytes(%q) = %d, %v; want %d", in, got, ok, want)
-			}
-		})
-	}
-	if _, ok := ladder.ParseBytes("lots"); ok {
-		t.Error("ParseBytes(lots) ok")
-	}
 }
 
 // TestNextRungOnTheGrid: the midpoint is rounded down to the granularity,

@@ -249,7 +249,7 @@ func NewModel(l *Ladder, exclude ...int) *Model {
 			continue
 		}
 		p.r = r
-		if b, ok := ParseBytes(r.AllocAtFailure); ok && r.FreeAtFailureBytes != nil {
+		if b, ok := domain.ParseByteCount(r.AllocAtFailure); ok && r.FreeAtFailureBytes != nil {
 			p.asked, p.free, p.hasOOM = b, *r.FreeAtFailureBytes, true
 		}
 		m.points = append(m.points, p)

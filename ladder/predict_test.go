@@ -151,8 +151,8 @@ func TestPredictSixFp8Fails(t *testing.T) {
 	if p.Boot.Outcome != ladder.OutcomeFails || p.Boot.Rule != ladder.RuleKVAllocFree || p.Boot.Rung != 5 {
 		t.Fatalf("boot %+v, want fails by kv_alloc_free at rung 5", p.Boot)
 	}
-	asked, _ := ladder.ParseBytes("10.70 GiB")
-	free, _ := ladder.ParseBytes("9.18 GiB")
+	asked, _ := domain.ParseByteCount("10.70 GiB")
+	free, _ := domain.ParseByteCount("9.18 GiB")
 	need := int64(float64(6*241664) * m.BytesPerToken["fp8"])
 	if p.TokensNeeded != 1449984 || p.PoolTokens == nil || *p.PoolTokens != 1449984 {
 		t.Errorf("tokens needed %d, pool %v; want 1449984 both", p.TokensNeeded, p.PoolTokens)

@@ -86,3 +86,39 @@ func FuzzParseLabels(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodePage: any query_range body decodes without panicking, every
+// entry handed over lies in the asked range, in time order, and the
+// entries kept plus the malformed ones never exceed what the body held.
+func FuzzDecodePage(f *testing.F) {
+	f.Add([]byte(`{"status":"success","data":{"resultType":"streams","result":[{"stream":{"host":"h","unit":"vllm.service"},"values":[["1500","a"],["1200","b",{"structuredMetadata":{"invocation_id":"x"}}]]}]}}`))
+	f.Add([]byte(`{"status":"success","data":{"resultType":"streams","result":[{"stream":{"bad label":"x"},"values":[["1500","a"]]},{"stream":"no"},{"values":[["x"]]}]}}`))
+	f.Add([]byte(`{"status":"success","data":{"resultType":"matrix","result":[]}}`))
+	f.Add([]byte(`{"status":"error"}`))
+	f.Add([]byte(`[`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var st QueryStats
+		out, raw, err := decodePage(body, 1000, 2000, &st)
+		if err != nil {
+			if len(out) > 0 {
+				t.Fatal("entries with an error")
+			}
+			return
+		}
+		if len(out) > raw {
+			t.Fatalf("%d entries of %d held", len(out), raw)
+		}
+		for i, e := range out {
+			if e.ts < 1000 || e.ts >= 2000 {
+				t.Fatalf("entry at %d outside [1000, 2000)", e.ts)
+			}
+			if i > 0 && e.ts < out[i-1].ts {
+				t.Fatal("out of time order")
+			}
+			_ = Record(e.fields, &e.entry)
+		}
+		if len(st.Errors) > maxQueryErrors {
+			t.Fatalf("%d error messages kept", len(st.Errors))
+		}
+	})
+}

@@ -11,6 +11,8 @@
 //   - Pusher sends every finding to a Loki as one log line, batched,
 //     retried with backoff on 429/5xx, with the finding's own time as the
 //     entry timestamp so that a retried batch is idempotent.
+//   - QueryRange reads past log entries back from Loki's query_range API
+//     (replay --from-loki), mapped to journal records as a push is.
 package loki
 
 import (

@@ -3,20 +3,18 @@ package loki
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/ingest"
 	"github.com/llmfleet/analyzer/metrics"
+	"github.com/llmfleet/analyzer/web/httpauth"
 )
 
 // PushPath is where Loki, and so the analyzer, accepts pushes.
@@ -124,7 +122,8 @@ func (rv *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		m.IngestError(metrics.SourcePush, reason)
 		m.PushRequest(status)
 		if status == http.StatusUnauthorized {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="analyzer"`)
+			httpauth.Unauthorized(w)
+			return
 		}
 		if status == http.StatusTooManyRequests {
 			w.Header().Set("Retry-After", "1")
@@ -136,8 +135,8 @@ func (rv *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusMethodNotAllowed, metrics.ErrMethod, "use POST")
 		return
 	}
-	if rv.opts.Token != "" && !rv.authorized(r) {
-		fail(http.StatusUnauthorized, metrics.ErrUnauthorized, "missing or wrong bearer token")
+	if rv.opts.Token != "" && !httpauth.BearerOK(r, rv.opts.Token) {
+		fail(http.StatusUnauthorized, metrics.ErrUnauthorized, httpauth.UnauthorizedBody)
 		return
 	}
 	if rv.opts.Sink.Saturated() {
@@ -187,18 +186,6 @@ func (rv *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	m.PushRequest(http.StatusNoContent)
 	w.WriteHeader(http.StatusNoContent)
-}
-
-// authorized compares the bearer token in constant time.
-func (rv *Receiver) authorized(r *http.Request) bool {
-	h := r.Header.Get("Authorization")
-	const prefix = "bearer "
-	if len(h) < len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
-		return false
-	}
-	got := sha256.Sum256([]byte(strings.TrimSpace(h[len(prefix):])))
-	want := sha256.Sum256([]byte(rv.opts.Token))
-	return subtle.ConstantTimeCompare(got[:], want[:]) == 1
 }
 
 var errSaturated = errors.New("the analyzer's pipeline is saturated, retry later")

@@ -26,7 +26,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/llmfleet/analyzer/domain"
-	"github.com/llmfleet/analyzer/store"
 )
 
 // Namespace prefixes every metric name.
@@ -118,7 +117,7 @@ type Unit struct{ Host, Unit string }
 
 // Snapshotter is what the scrape-time collector reads (*store.DB has it).
 type Snapshotter interface {
-	MetricsSnapshot(ctx context.Context) (*store.MetricsSnapshot, error)
+	MetricsSnapshot(ctx context.Context) (*domain.MetricsSnapshot, error)
 }
 
 // Options configures New. The zero value gives the live counters only.
@@ -126,9 +125,9 @@ type Options struct {
 	// Store, when set, is read at every scrape for the attempt, finding
 	// and unit metrics.
 	Store Snapshotter
-	// Findings lists the finding ids exported at 0 per unit, in addition
-	// to the failure verdicts and the spec's non-root findings (pass the
-	// rule set's ids to cover extension findings).
+	// Findings lists finding ids exported at 0 per unit, in addition to
+	// AlertedFindings: those a site's own alerts read with delta() or
+	// increase(). Other findings appear with their first attempt.
 	Findings []string
 	// Units are exported at 0 even before they appear in the database.
 	Units []Unit
@@ -423,10 +422,9 @@ func (m *Metrics) PipelineFlush(saved int, err error) {
 	m.pipelineSaved.Add(float64(saved))
 }
 
-// SetFindings replaces Options.Findings, the rule set's finding ids
-// exported at 0 per unit, after a rule reload: a finding a new rule file
-// adds shows at 0 before it first fires, so alerts on increase() see its
-// first firing.
+// SetFindings replaces Options.Findings, the extra finding ids exported at
+// 0 per unit, so that alerts on delta() or increase() see their first
+// firing.
 func (m *Metrics) SetFindings(ids []string) {
 	if m == nil || m.store == nil {
 		return

@@ -8,39 +8,34 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/llmfleet/analyzer/domain"
-	"github.com/llmfleet/analyzer/store"
 )
 
 // Descriptions of the metrics computed from the database at scrape time.
 var (
 	attemptsDesc = prometheus.NewDesc(Namespace+"_attempts",
-		"Boot attempts recorded, by the verdict they have now. A gauge: an attempt counts under running until "+
+		"Boot attempts recorded on all units, by the verdict they have now. A gauge: an attempt counts under running until "+
 			"its verdict is known, and a provisional verdict (a stall) is withdrawn when the boot moves on. "+
-			"Alert on delta(); for attempts by final verdict use analyzer_attempts_ended_total.",
-		[]string{"host", "unit", "engine", "verdict"}, nil)
+			"Per unit, use analyzer_attempts_ended_total.",
+		[]string{"verdict"}, nil)
 	attemptsEndedDesc = prometheus.NewDesc(Namespace+"_attempts_ended_total",
-		"Boot attempts that ended (exit, stop or replaced), by their final verdict.",
+		"Boot attempts that ended (exit, stop or replaced), by their final verdict; a series appears with the unit's first "+
+			"attempt of that verdict (alerts catch that first one with unless … offset).",
 		[]string{"host", "unit", "engine", "verdict"}, nil)
 	findingsDesc = prometheus.NewDesc(Namespace+"_findings",
-		"Boot attempts that have the finding (a verdict or a non-root finding) now; a gauge like analyzer_attempts.",
+		"Boot attempts of the unit that have the finding (a verdict or a non-root finding) now; a gauge. "+
+			"Findings alerts use are exported at 0 for every unit, others from their first attempt.",
 		[]string{"host", "unit", "finding"}, nil)
 	unitStateDesc = prometheus.NewDesc(Namespace+"_unit_state",
-		"1 for the state the unit's latest attempt is in (booting, ready, failed, stopped), 0 for the others.",
+		"1, labelled with the state the unit's latest attempt is in (booting, ready, failed, stopped).",
 		[]string{"host", "unit", "state"}, nil)
 	unitVerdictDesc = prometheus.NewDesc(Namespace+"_unit_last_verdict",
-		"1 for the verdict of the unit's latest attempt, 0 for the other verdicts.",
+		"1, labelled with the verdict of the unit's latest attempt.",
 		[]string{"host", "unit", "verdict"}, nil)
-	unitInfoDesc = prometheus.NewDesc(Namespace+"_unit_info",
-		"Always 1: the engine, verdict and phase of the unit's latest attempt.",
-		[]string{"host", "unit", "engine", "verdict", "phase"}, nil)
 	unitRestartsDesc = prometheus.NewDesc(Namespace+"_unit_restarts_total",
 		"Restarts systemd scheduled after an attempt of the unit (N_RESTARTS records seen).",
 		[]string{"host", "unit"}, nil)
 	unitRestartCounterDesc = prometheus.NewDesc(Namespace+"_unit_n_restarts",
 		"systemd's N_RESTARTS as of the unit's latest attempt (0 when it was not restarted by systemd).",
-		[]string{"host", "unit"}, nil)
-	unitLastReadyDesc = prometheus.NewDesc(Namespace+"_unit_last_ready_timestamp_seconds",
-		"When an attempt of the unit last reached ready (Unix seconds); absent if never.",
 		[]string{"host", "unit"}, nil)
 	unitSinceReadyDesc = prometheus.NewDesc(Namespace+"_unit_seconds_since_last_ready",
 		"Seconds since an attempt of the unit last reached ready; absent if never.",
@@ -64,8 +59,13 @@ func newStoreCollector(opts Options) *storeCollector {
 	return c
 }
 
-// setFindings makes the ids exported at 0 per unit the failure verdicts,
-// the spec's non-root findings and extra (a rule set's finding ids).
+// AlertedFindings are the finding ids the shipped alert rules read from
+// analyzer_findings with delta(): exported at 0 for every unit so that the
+// first one counts.
+var AlertedFindings = []string{domain.FindingCleanExitWorkerDeath}
+
+// setFindings makes the ids exported at 0 per unit AlertedFindings and
+// extra (ids a site's own alerts use).
 func (c *storeCollector) setFindings(extra []string) {
 	seen := map[string]bool{}
 	var ids []string
@@ -75,12 +75,7 @@ func (c *storeCollector) setFindings(extra []string) {
 			ids = append(ids, id)
 		}
 	}
-	for _, v := range domain.Verdicts {
-		if v.IsFailure() {
-			add(string(v))
-		}
-	}
-	for _, f := range domain.NonRootFindings {
+	for _, f := range AlertedFindings {
 		add(f)
 	}
 	for _, f := range extra {
@@ -92,8 +87,8 @@ func (c *storeCollector) setFindings(extra []string) {
 }
 
 func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{attemptsDesc, attemptsEndedDesc, findingsDesc, unitStateDesc, unitVerdictDesc, unitInfoDesc,
-		unitRestartsDesc, unitRestartCounterDesc, unitLastReadyDesc, unitSinceReadyDesc, storeUpDesc} {
+	for _, d := range []*prometheus.Desc{attemptsDesc, attemptsEndedDesc, findingsDesc, unitStateDesc, unitVerdictDesc,
+		unitRestartsDesc, unitRestartCounterDesc, unitSinceReadyDesc, storeUpDesc} {
 		ch <- d
 	}
 }
@@ -112,35 +107,37 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(storeUpDesc, prometheus.GaugeValue, 1)
 	now := c.opts.Now()
 
-	// Attempts: every verdict at 0 for each (host, unit, engine) known.
+	// Attempts now, over all units: every verdict, at 0 too (a fixed set).
+	// Ended attempts per (host, unit, engine): the verdicts it has had. A
+	// series per possible verdict and unit would cost 17 series a unit
+	// that no alert or panel needs: the failed-attempt alert sees a
+	// series' first appearance with `unless … offset`.
 	type engKey struct{ host, unit, engine string }
-	attempts := map[engKey]map[string]int64{}
+	attempts := map[string]int64{}
 	ended := map[engKey]map[string]int64{}
 	var engKeys []engKey
 	for _, a := range snap.Attempts {
 		k := engKey{a.Host, a.Unit, a.Engine}
-		if attempts[k] == nil {
-			attempts[k], ended[k] = map[string]int64{}, map[string]int64{}
+		if ended[k] == nil {
+			ended[k] = map[string]int64{}
 			engKeys = append(engKeys, k)
 		}
-		attempts[k][a.Verdict] += a.N
-		ended[k][a.Verdict] += a.Ended
+		attempts[a.Verdict] += a.N
+		if a.Ended > 0 {
+			ended[k][a.Verdict] += a.Ended
+		}
+	}
+	for _, v := range domain.Verdicts {
+		ch <- prometheus.MustNewConstMetric(attemptsDesc, prometheus.GaugeValue, float64(attempts[string(v)]), string(v))
+	}
+	for v, n := range attempts { // verdicts outside the spec's list (extensions)
+		if !knownVerdict(v) {
+			ch <- prometheus.MustNewConstMetric(attemptsDesc, prometheus.GaugeValue, float64(n), v)
+		}
 	}
 	for _, k := range engKeys {
-		for _, m := range []struct {
-			desc   *prometheus.Desc
-			kind   prometheus.ValueType
-			counts map[string]int64
-		}{{attemptsDesc, prometheus.GaugeValue, attempts[k]}, {attemptsEndedDesc, prometheus.CounterValue, ended[k]}} {
-			for _, v := range domain.Verdicts {
-				ch <- prometheus.MustNewConstMetric(m.desc, m.kind, float64(m.counts[string(v)]),
-					k.host, k.unit, k.engine, string(v))
-			}
-			for v, n := range m.counts { // verdicts outside the spec's list (extensions)
-				if !knownVerdict(v) {
-					ch <- prometheus.MustNewConstMetric(m.desc, m.kind, float64(n), k.host, k.unit, k.engine, v)
-				}
-			}
+		for v, n := range ended[k] {
+			ch <- prometheus.MustNewConstMetric(attemptsEndedDesc, prometheus.CounterValue, float64(n), k.host, k.unit, k.engine, v)
 		}
 	}
 
@@ -166,7 +163,8 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 		return unitKeys[i].unit < unitKeys[j].unit
 	})
 
-	// Findings: every known finding id at 0 for each unit.
+	// Findings: those alerts use at 0 for each unit (delta() needs the 0
+	// before the first), the others from their first attempt on.
 	findings := map[unitKey]map[string]int64{}
 	for _, f := range snap.Findings {
 		k := unitKey{f.Host, f.Unit}
@@ -188,14 +186,14 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(findingsDesc, prometheus.GaugeValue, float64(findings[k][id]), k.host, k.unit, id)
 		}
 		for id, n := range findings[k] {
-			if !known[id] {
+			if !known[id] && n > 0 {
 				ch <- prometheus.MustNewConstMetric(findingsDesc, prometheus.GaugeValue, float64(n), k.host, k.unit, id)
 			}
 		}
 	}
 
 	// Unit state from the latest attempt.
-	status := map[unitKey]store.UnitStatus{}
+	status := map[unitKey]domain.UnitStatus{}
 	for _, u := range snap.Units {
 		status[unitKey{u.Host, u.Unit}] = u
 	}
@@ -203,19 +201,17 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 		if k.unit == "" {
 			continue // plain-text attempts have no unit to be in a state
 		}
+		// State and last verdict: the current one only (the dashboard
+		// selects == 1 and sums by state; zeros for the other values would
+		// be 20 series a unit).
 		u, ok := status[k]
-		state := ""
 		if ok {
-			state = UnitState(domain.Verdict(u.Verdict), u.EndedBy)
-		}
-		for _, s := range UnitStates {
-			ch <- prometheus.MustNewConstMetric(unitStateDesc, prometheus.GaugeValue, b2f(s == state), k.host, k.unit, s)
-		}
-		for _, v := range domain.Verdicts {
-			ch <- prometheus.MustNewConstMetric(unitVerdictDesc, prometheus.GaugeValue, b2f(ok && u.Verdict == string(v)), k.host, k.unit, string(v))
-		}
-		if ok && !knownVerdict(u.Verdict) && u.Verdict != "" {
-			ch <- prometheus.MustNewConstMetric(unitVerdictDesc, prometheus.GaugeValue, 1, k.host, k.unit, u.Verdict)
+			if state := UnitState(domain.Verdict(u.Verdict), u.EndedBy); state != "" {
+				ch <- prometheus.MustNewConstMetric(unitStateDesc, prometheus.GaugeValue, 1, k.host, k.unit, state)
+			}
+			if u.Verdict != "" {
+				ch <- prometheus.MustNewConstMetric(unitVerdictDesc, prometheus.GaugeValue, 1, k.host, k.unit, u.Verdict)
+			}
 		}
 		var restarts, counter float64
 		if ok {
@@ -223,12 +219,10 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 			if u.RestartCounter != nil {
 				counter = float64(*u.RestartCounter)
 			}
-			ch <- prometheus.MustNewConstMetric(unitInfoDesc, prometheus.GaugeValue, 1, k.host, k.unit, u.Engine, u.Verdict, u.Phase)
 		}
 		ch <- prometheus.MustNewConstMetric(unitRestartsDesc, prometheus.CounterValue, restarts, k.host, k.unit)
 		ch <- prometheus.MustNewConstMetric(unitRestartCounterDesc, prometheus.GaugeValue, counter, k.host, k.unit)
 		if ok && !u.LastReady.IsZero() {
-			ch <- prometheus.MustNewConstMetric(unitLastReadyDesc, prometheus.GaugeValue, float64(u.LastReady.UnixNano())/1e9, k.host, k.unit)
 			ch <- prometheus.MustNewConstMetric(unitSinceReadyDesc, prometheus.GaugeValue, now.Sub(u.LastReady).Seconds(), k.host, k.unit)
 		}
 	}
@@ -241,11 +235,4 @@ func knownVerdict(v string) bool {
 		}
 	}
 	return false
-}
-
-func b2f(b bool) float64 {
-	if b {
-		return 1
-	}
-	return 0
 }

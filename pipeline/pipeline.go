@@ -26,7 +26,6 @@ import (
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/metrics"
 	"github.com/llmfleet/analyzer/rules"
-	"github.com/llmfleet/analyzer/store"
 	"github.com/llmfleet/analyzer/tracker"
 )
 
@@ -39,7 +38,7 @@ var ErrClosed = errors.New("pipeline: closed")
 
 // Store is what the pipeline needs of the database (*store.DB has it).
 type Store interface {
-	SaveAttempts(ctx context.Context, attempts []*domain.Attempt, pos *store.Position) error
+	SaveAttempts(ctx context.Context, attempts []*domain.Attempt, pos *domain.Position) error
 	GetAttempt(ctx context.Context, id string) (*domain.Attempt, error)
 }
 
@@ -107,7 +106,7 @@ type Live struct {
 	lastErr   error // of the final flush
 	// pos is the source position of the newest entries drained (journal
 	// follower); posDirty says it has not been saved yet.
-	pos      *store.Position
+	pos      *domain.Position
 	posDirty bool
 	// catchingUp: the entries drained last are a restarted follower's
 	// re-read of what is stored already; nothing is saved or offered.
@@ -118,7 +117,7 @@ type Live struct {
 // follower reached after it.
 type item struct {
 	entries []domain.Entry
-	pos     *store.Position
+	pos     *domain.Position
 	catchUp bool
 	// set, when not nil, is a new rule set for the tracker (SetRules);
 	// such an item carries no entries.
@@ -178,7 +177,7 @@ func (l *Live) Add(entries []domain.Entry) error { return l.AddAt(entries, nil, 
 // exactly after them. catchUp marks entries a restarted follower re-reads
 // to rebuild open attempts: they go through the tracker, but nothing is
 // saved or offered until entries without catchUp arrive.
-func (l *Live) AddAt(entries []domain.Entry, pos *store.Position, catchUp bool) error {
+func (l *Live) AddAt(entries []domain.Entry, pos *domain.Position, catchUp bool) error {
 	if len(entries) == 0 && pos == nil {
 		return nil
 	}
@@ -408,7 +407,7 @@ func (l *Live) flush(ctx context.Context, force bool) error {
 	// crash in between re-reads the attempt and offers them again (sinks
 	// drop repeats), while the other order could lose them for good.
 	l.offerFindings()
-	var pos *store.Position
+	var pos *domain.Position
 	if l.posDirty {
 		// Saved with the changes, even when there are none: the cursor
 		// advances over entries no attempt cared about too.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"sort"
 	"strings"
 	"text/template"
@@ -69,6 +70,7 @@ type Engine struct {
 	bannerIDs   []int
 	strip       []*regexp.Regexp
 	stripPre    []string // per strip regex: the text every match begins with ("" unknown)
+	localTime   []*regexp.Regexp
 	readyEv     []*regexp.Regexp
 	readyLits   [][]string
 	readyIDs    []int
@@ -303,7 +305,7 @@ func Load(fsys fs.FS) (*Set, error) {
 	for _, e := range s.engines {
 		var list []*Rule
 		for _, r := range s.all {
-			if !r.End && (contains(r.Engines, e.Name) || (e.Extends != "" && contains(r.Engines, e.Extends))) {
+			if !r.End && (slices.Contains(r.Engines, e.Name) || (e.Extends != "" && slices.Contains(r.Engines, e.Extends))) {
 				list = append(list, r)
 			}
 		}
@@ -359,15 +361,6 @@ func (s *Set) register() {
 			r.untilID = p.add(r.untilLits)
 		}
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Bounds on one rule-file regex: it runs on every line of every attempt, so
@@ -433,6 +426,14 @@ func compileEngine(es EngineSpec) (*Engine, Errors) {
 		e.bannerLits = append(e.bannerLits, requiredLiterals(src))
 	}
 	add(&e.strip, "strip", es.Strip)
+	add(&e.localTime, "local_time", es.LocalTime)
+	for i, re := range e.localTime {
+		for _, g := range []string{"month", "day", "hour", "minute", "second"} {
+			if re.SubexpIndex(g) < 0 {
+				errs = append(errs, LoadError{es.file, es.line, fmt.Sprintf("engine %q: local_time %d lacks the named capture %q", es.Engine, i+1, g)})
+			}
+		}
+	}
 	add(&e.readyEv, "ready_evidence", es.ReadyEvidence)
 	for _, src := range es.ReadyEvidence {
 		e.readyLits = append(e.readyLits, requiredLiterals(src))

@@ -65,7 +65,7 @@ func exprFuncs() []expr.Option {
 	return []expr.Option{
 		expr.Function("bytes", func(params ...any) (any, error) {
 			s, _ := params[0].(string)
-			b, _ := ParseBytes(s)
+			b, _ := domain.ParseBytes(s)
 			return b, nil
 		}, new(func(string) float64)),
 		expr.Function("num", func(params ...any) (any, error) {
@@ -93,9 +93,6 @@ func toFloat(v any) (float64, bool) {
 	}
 	return 0, false
 }
-
-// ParseBytes converts a size as engines print it to bytes (domain.ParseBytes).
-func ParseBytes(s string) (float64, bool) { return domain.ParseBytes(s) }
 
 // NoteData is what a note template sees.
 type NoteData struct {

@@ -231,22 +231,26 @@ func (x *excReader) proc(key string) *excState {
 	return st
 }
 
-// mayMatter is a cheap test of whether the exception reader needs the line
-// at all (most lines of a healthy boot do not).
+// mayMatterWords are the words without which the exception reader does
+// not need a line (most lines of a healthy boot have none); the prefilter
+// finds them in its one pass (Line.MayMatter).
+var mayMatterWords = []string{"Error", "Exception", "Traceback", `File "`, "panic", "terminate called",
+	"what()", "GGML_", "ERROR", "CRITICAL", "FATAL", "Exit", "Interrupt", "Unsupported", "] E ",
+	" in ", "direct cause", "During handling", "Timeout", "Violation", "Failure", "Fault"}
+
+// mayMatter tells whether s holds one of mayMatterWords.
 func mayMatter(s string) bool {
-	return strings.Contains(s, "Error") || strings.Contains(s, "Exception") || strings.Contains(s, "Traceback") ||
-		strings.Contains(s, `File "`) || strings.Contains(s, "panic") || strings.Contains(s, "terminate called") ||
-		strings.Contains(s, "what()") || strings.Contains(s, "GGML_") || strings.Contains(s, "ERROR") ||
-		strings.Contains(s, "CRITICAL") || strings.Contains(s, "FATAL") || strings.Contains(s, "Exit") ||
-		strings.Contains(s, "Interrupt") || strings.Contains(s, "Unsupported") || strings.Contains(s, "] E ") ||
-		strings.Contains(s, " in ") || strings.Contains(s, "direct cause") || strings.Contains(s, "During handling") ||
-		strings.Contains(s, "Timeout") || strings.Contains(s, "Violation") || strings.Contains(s, "Failure") ||
-		strings.Contains(s, "Fault")
+	for _, w := range mayMatterWords {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // line reads one line (after the engine's prefix strip), number n of the
-// attempt, in phase p.
-func (x *excReader) line(text string, n int, ev domain.Evidence, p domain.Phase, afterReady bool) lineInfo {
+// attempt, in phase p; matters is mayMatter(text).
+func (x *excReader) line(text string, matters bool, n int, ev domain.Evidence, p domain.Phase, afterReady bool) lineInfo {
 	info := lineInfo{event: n}
 	anyOpen := false
 	for _, st := range x.procs {
@@ -255,7 +259,7 @@ func (x *excReader) line(text string, n int, ev domain.Evidence, p domain.Phase,
 			break
 		}
 	}
-	if !anyOpen && !mayMatter(text) {
+	if !anyOpen && !matters {
 		return info
 	}
 	msg, key, level := envelope(text)

@@ -94,6 +94,11 @@ type EngineSpec struct {
 	// Strip regexes remove per-process prefixes such as vLLM's
 	// "(EngineCore pid=215) " before phase, shape and rule matching.
 	Strip []string `yaml:"strip"`
+	// LocalTime regexes find the wall-clock stamp the engine prints in its
+	// lines, with named captures month, day, hour, minute, second and
+	// optionally year: comparing it with the journal's time gives the
+	// host's UTC offset (Set.ZoneOf).
+	LocalTime []string `yaml:"local_time"`
 	// Phases move the attempt into a phase when a line matches.
 	Phases []PhaseSpec `yaml:"phases"`
 	// Shape lines set shape keys from their named captures.

@@ -120,5 +120,17 @@ func FuzzRuleFind(f *testing.F) {
 				t.Fatalf("%s on %q: found %v, the whole regex %v", r.ID, line, got, want)
 			}
 		}
+		// The scan's error words agree with looksLikeError and mayMatter,
+		// also after a prefix is stripped.
+		for _, k := range []int{0, len(line) / 3, len(line) / 2} {
+			set.Prepare(l, line)
+			l.narrow(k)
+			if got, want := l.LooksLikeError(), looksLikeError(line[k:]); got != want {
+				t.Fatalf("LooksLikeError(%q) after %d bytes = %v, looksLikeError %v", line, k, got, want)
+			}
+			if got, want := l.MayMatter(), mayMatter(line[k:]); got != want {
+				t.Fatalf("MayMatter(%q) after %d bytes = %v, mayMatter %v", line, k, got, want)
+			}
+		}
 	})
 }

@@ -337,7 +337,8 @@ func (j *Judge) judgeLine(ev domain.Evidence, l *Line) {
 	a := &j.a
 	j.eng.StripLine(l)
 	text := l.Text
-	if looksLikeError(text) {
+	errorLike := l.LooksLikeError()
+	if errorLike {
 		j.lastErrors = append(j.lastErrors, ev)
 		if len(j.lastErrors) > 5 {
 			j.lastErrors = j.lastErrors[1:]
@@ -361,7 +362,7 @@ func (j *Judge) judgeLine(ev domain.Evidence, l *Line) {
 	}
 	j.eng.UpdateShapeLine(l, a.Shape)
 	reached := !a.ReadyAt.IsZero()
-	info := j.exc.line(text, a.Lines, ev, a.Phase, reached)
+	info := j.exc.line(text, l.MayMatter(), a.Lines, ev, a.Phase, reached)
 	// Frames printed after an exception (vLLM logs the message first, a
 	// chained traceback follows) tell where it happened.
 	for i := range j.exc.fatals {
@@ -378,7 +379,7 @@ func (j *Judge) judgeLine(ev domain.Evidence, l *Line) {
 	}
 	env := &j.env
 	*env = LineEnv{Line: text, Phase: string(a.Phase), Engine: a.Engine, Unit: a.Unit,
-		ReachedReady: reached, Shape: a.Shape, Time: ev.Time, Error: isErrorLine(text, info)}
+		ReachedReady: reached, Shape: a.Shape, Time: ev.Time, Error: isErrorLine(text, errorLike, info)}
 	if info.fatal != nil && len(info.fatal.Frames) > 0 {
 		env.Frames = strings.Join(info.fatal.Frames, "\n")
 	}
@@ -404,13 +405,14 @@ func (j *Judge) judgeLine(ev domain.Evidence, l *Line) {
 }
 
 // isErrorLine reports whether a line reports an error: an exception or
-// death line, or error words in a line not logged below error level (a
-// WARNING that something failed is not one).
-func isErrorLine(text string, info lineInfo) bool {
+// death line, or error words (errorLike: looksLikeError(text)) in a line
+// not logged below error level (a WARNING that something failed is not
+// one).
+func isErrorLine(text string, errorLike bool, info lineInfo) bool {
 	if info.fatal != nil {
 		return true
 	}
-	if !looksLikeError(text) {
+	if !errorLike {
 		return false
 	}
 	level := info.level

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -614,7 +615,7 @@ func submatches(line string, m []int) []string {
 func (s *Set) MatchEnd(env *EndEnv) []*Rule {
 	var out []*Rule
 	for _, r := range s.endRules {
-		if len(r.Engines) > 0 && !contains(r.Engines, env.Engine) {
+		if len(r.Engines) > 0 && !slices.Contains(r.Engines, env.Engine) {
 			continue
 		}
 		res, err := expr.Run(r.when, env)

@@ -2,6 +2,7 @@ package rules_test
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -149,7 +150,7 @@ func TestVerdictEngineMatrix(t *testing.T) {
 			if e := set.Engine(engine); e == nil {
 				t.Errorf("%s: unknown engine %q", where, engine)
 				continue
-			} else if len(r.Engines) > 0 && !contains(r.Engines, engine) && !contains(r.Engines, e.Extends) {
+			} else if len(r.Engines) > 0 && !slices.Contains(r.Engines, engine) && !slices.Contains(r.Engines, e.Extends) {
 				t.Errorf("%s: engine %q is not one of the rule's %v", where, engine, r.Engines)
 				continue
 			}
@@ -172,7 +173,7 @@ func TestVerdictEngineMatrix(t *testing.T) {
 		var row []string
 		for _, v := range lineVerdicts() {
 			n := len(covered[e][v])
-			required := containsVerdict(requiredVerdicts[e], v)
+			required := slices.Contains(requiredVerdicts[e], v)
 			switch {
 			case required && n == 0:
 				t.Errorf("%s × %s: no passing rule test on a line of this engine", v, e)
@@ -186,22 +187,4 @@ func TestVerdictEngineMatrix(t *testing.T) {
 		fmt.Fprintf(&table, "%-8s %s\n", e, strings.Join(row, " "))
 	}
 	t.Logf("passing rule tests per verdict × engine:\n%s", table.String())
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func containsVerdict(list []domain.Verdict, v domain.Verdict) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }

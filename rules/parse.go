@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/llmfleet/analyzer/domain"
 )
 
 // pyParser reads the Python literal subset engines print: vLLM's
@@ -273,8 +275,8 @@ func normalizeValue(key string, v any) any {
 			return nil
 		}
 		if strings.HasSuffix(key, "_bytes") {
-			if b, ok := ParseBytes(s); ok {
-				return int64(math.Round(b))
+			if b, ok := domain.ParseByteCount(s); ok {
+				return b
 			}
 		}
 		if n, ok := parseNumber(s); ok {

@@ -20,7 +20,15 @@ type prefilter struct {
 	n      int                    // matchers
 	starts [][]int32              // literal id → start sets holding it
 	nstart int                    // start sets
+	kind   []uint8                // literal id → wordError | wordMatters
 }
+
+// Kinds of literal the prefilter finds besides the matchers': words of
+// looksLikeError and of mayMatter.
+const (
+	wordError uint8 = 1 << iota
+	wordMatters
+)
 
 // literal returns the id of literal l, registering it when new.
 func (p *prefilter) literal(l string) int32 {
@@ -87,8 +95,26 @@ func (p *prefilter) addAlts(alts []alt) {
 	}
 }
 
-// build compiles the automaton over the registered literals.
+// build compiles the automaton over the registered literals, the
+// errorWords and the mayMatterWords, so the same pass also tells whether a
+// line looks like an error (Line.LooksLikeError) and whether the exception
+// reader needs it (Line.MayMatter).
 func (p *prefilter) build() error {
+	for _, k := range []struct {
+		words []string
+		kind  uint8
+	}{{errorWords, wordError}, {mayMatterWords, wordMatters}} {
+		for _, w := range k.words {
+			li := p.literal(w)
+			for int(li) >= len(p.kind) {
+				p.kind = append(p.kind, 0)
+			}
+			p.kind[li] |= k.kind
+		}
+	}
+	for len(p.kind) < len(p.users) {
+		p.kind = append(p.kind, 0)
+	}
 	pats := make([]string, len(p.users))
 	for l, i := range p.litID {
 		pats[i] = l
@@ -182,6 +208,32 @@ func (l *Line) narrow(k int) {
 		l.cand = append(l.cand[:0], l.pre.always...)
 		l.pre.mark(l)
 	}
+}
+
+// LooksLikeError is looksLikeError(l.Text), from the scan already made.
+func (l *Line) LooksLikeError() bool {
+	if l.pre.ac == nil {
+		return looksLikeError(l.Text)
+	}
+	return l.has(wordError)
+}
+
+// MayMatter is mayMatter(l.Text), from the scan already made.
+func (l *Line) MayMatter() bool {
+	if l.pre.ac == nil {
+		return mayMatter(l.Text)
+	}
+	return l.has(wordMatters)
+}
+
+// has tells whether a literal of kind k occurs in l.Text.
+func (l *Line) has(k uint8) bool {
+	for _, h := range l.hits {
+		if h.Start >= l.off && l.pre.kind[h.PatternID]&k != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // first returns the offset in l.Text of the first literal of start set k,

@@ -44,16 +44,6 @@ func TestEveryHeadlineVerdictHasARule(t *testing.T) {
 	}
 }
 
-func TestParseBytes(t *testing.T) {
-	for in, want := range map[string]float64{"76.00 MiB": 76 << 20, "10.70 GiB": 10.70 * (1 << 30), "11.05 GB": 11.05e9, "0 bytes": 0, "512": 512} {
-		t.Run(in, func(t *testing.T) {
-			if got, ok := ParseBytes(in); !ok || got != want {
-				t.Errorf("ParseBytes(%q) = %v, %v; want %v", in, got, ok, want)
-			}
-		})
-	}
-}
-
 func TestRequiredLiterals(t *testing.T) {
 	got := requiredLiterals(`EngineCore failed to start|Engine core proc (?P<p>\S+) died`)
 	// The parser factors the common "Engine" out; each branch keeps a literal.

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -191,8 +192,8 @@ func TestBriefListLeavesOutLines(t *testing.T) {
 				t.Errorf("%s finding %d: brief %+v, full %+v", b.ID, j, bf, f.Findings[j])
 			}
 		}
-		if b.Verdict != f.Verdict || b.Shape.Summary() != f.Shape.Summary() || len(b.Timeline) != len(f.Timeline) {
-			t.Errorf("%s: brief differs beyond its lines", b.ID)
+		if b.Verdict != f.Verdict || b.Shape.Summary() != f.Shape.Summary() || len(b.Timeline) != 0 || len(f.Timeline) == 0 {
+			t.Errorf("%s: brief differs beyond its lines and timeline (timeline %d, full %d)", b.ID, len(b.Timeline), len(f.Timeline))
 		}
 	}
 	if lines == 0 {
@@ -248,5 +249,57 @@ func TestNewerSchemaRefused(t *testing.T) {
 	db.Close()
 	if _, err := Open(path); !errors.Is(err, ErrNewerSchema) || !strings.Contains(err.Error(), "9999") {
 		t.Fatalf("Open of a newer database: %v, want ErrNewerSchema naming version 9999", err)
+	}
+}
+
+// A finding's evidence line is stored once, in the evidence rows, and the
+// finding refers to it by row; a line the attempt's evidence lacks is kept
+// in full; rows written in full by earlier versions still load.
+func TestFindingEvidenceStoredOnce(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t)
+	a := storetest.Attempts()[0]
+	if len(a.Findings) < 2 || len(a.Findings[0].Evidence) == 0 {
+		t.Fatalf("sample attempt: %d findings", len(a.Findings))
+	}
+	stray := domain.Evidence{Time: a.StartedAt, Cursor: "s=stray", Message: "a line only the finding cites"}
+	a.Findings[1].Evidence = append(a.Findings[1].Evidence, stray)
+	if err := db.SaveAttempts(ctx, []*domain.Attempt{a}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var raw string
+	if err := db.db.QueryRowContext(ctx, `SELECT evidence_json FROM findings WHERE attempt_id = ? AND seq = 0`, a.ID).Scan(&raw); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(raw, a.Findings[0].Evidence[0].Message) || !strings.HasPrefix(raw, "[0") {
+		t.Errorf("finding 0 evidence_json %s: want row numbers, not text", raw)
+	}
+	if err := db.db.QueryRowContext(ctx, `SELECT evidence_json FROM findings WHERE attempt_id = ? AND seq = 1`, a.ID).Scan(&raw); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(raw, stray.Message) {
+		t.Errorf("finding 1 evidence_json %s lacks the line the evidence rows do not hold", raw)
+	}
+	got, err := db.GetAttempt(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range a.Findings {
+		if len(got.Findings[i].Evidence) != len(f.Evidence) {
+			t.Fatalf("finding %d: %d evidence lines, want %d", i, len(got.Findings[i].Evidence), len(f.Evidence))
+		}
+		for k, e := range f.Evidence {
+			if g := got.Findings[i].Evidence[k]; g.Message != e.Message || g.Cursor != e.Cursor || !g.Time.Equal(e.Time) {
+				t.Errorf("finding %d line %d = %+v, want %+v", i, k, g, e)
+			}
+		}
+	}
+	// Written in full, as before this version.
+	full, _ := json.Marshal(a.Findings[0].Evidence)
+	if _, err := db.db.ExecContext(ctx, `UPDATE findings SET evidence_json = ? WHERE attempt_id = ? AND seq = 0`, string(full), a.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = db.GetAttempt(ctx, a.ID); err != nil || got.Findings[0].Evidence[0].Message != a.Findings[0].Evidence[0].Message {
+		t.Errorf("old-format evidence: %v", err)
 	}
 }

@@ -5,47 +5,18 @@ import (
 	"database/sql"
 	"fmt"
 	"time"
+
+	"github.com/llmfleet/analyzer/domain"
 )
 
-// AttemptCount is the number of stored attempts of one host, unit, engine
-// and verdict, and how many of them have ended.
-type AttemptCount struct {
-	Host, Unit, Engine, Verdict string
-	N, Ended                    int64
-}
-
-// FindingCount is the number of stored findings of one host, unit and
-// finding id (a finding counts once per attempt).
-type FindingCount struct {
-	Host, Unit, Finding string
-	N                   int64
-}
-
-// UnitStatus is the state of one (host, unit) as its stored attempts tell it.
-type UnitStatus struct {
-	Host, Unit string
-	// Engine, Verdict, Phase and EndedBy are those of the unit's latest
-	// attempt (latest start).
-	Engine, Verdict, Phase, EndedBy string
-	// LastReady is the latest ready_at of any attempt of the unit (zero if
-	// none ever reached ready).
-	LastReady time.Time
-	// Restarts counts the attempts after which systemd scheduled a restart
-	// (restart_counter_after set): it only grows as the database grows.
-	Restarts int64
-	// RestartCounter is systemd's N_RESTARTS as the latest attempt knows it
-	// (the restart scheduled after it, else the one that started it), or
-	// nil when neither is known.
-	RestartCounter *int
-}
-
-// MetricsSnapshot is what the /metrics collector reads from the database at
-// scrape time.
-type MetricsSnapshot struct {
-	Attempts []AttemptCount
-	Findings []FindingCount
-	Units    []UnitStatus
-}
+// The snapshot types are domain's: the metrics collector reads them
+// without importing the store.
+type (
+	AttemptCount    = domain.AttemptCount
+	FindingCount    = domain.FindingCount
+	UnitStatus      = domain.UnitStatus
+	MetricsSnapshot = domain.MetricsSnapshot
+)
 
 // MetricsSnapshot aggregates the stored attempts for the Prometheus
 // collector, in one read transaction (one consistent snapshot). Attempts

@@ -187,6 +187,10 @@ const attemptColumns = `id, host, unit, invocation_id, container, container_id, 
 	exit_status, exit_code, ended_by, stop_requested, restart_counter, restart_counter_after,
 	fingerprint, lines, shape_json, timeline_json`
 
+// briefColumns are attemptColumns without the timeline (Filter.Brief):
+// decoding it was half of an attempts page's time.
+var briefColumns = strings.Replace(attemptColumns, "timeline_json", "'[]'", 1)
+
 // ListAttempts returns the attempts matching f, newest start first (ties
 // broken by id, attempts with an unknown start last), each with its
 // findings, evidence, context and timeline. f.Cursor starts the list after
@@ -221,7 +225,11 @@ func listPage(ctx context.Context, tx *sql.Tx, f Filter, where string, args []an
 		where = and(where, cond)
 		args = append(append([]any(nil), args...), cargs...)
 	}
-	q := "SELECT " + attemptColumns + " FROM attempts" + where + order
+	cols := attemptColumns
+	if f.Brief {
+		cols = briefColumns
+	}
+	q := "SELECT " + cols + " FROM attempts" + where + order
 	if f.Limit > 0 {
 		q += " LIMIT ?"
 		args = append(args, f.Limit)
@@ -503,14 +511,23 @@ func loadChildren(ctx context.Context, tx *sql.Tx, attempts []*domain.Attempt, b
 	for start := 0; start < len(ids); start += idChunk {
 		chunk := ids[start:min(start+idChunk, len(ids))]
 		in := "(" + strings.TrimSuffix(strings.Repeat("?,", len(chunk)), ",") + ")"
-		if err := loadFindings(ctx, tx, byID, in, chunk, brief); err != nil {
+		refs, err := loadFindings(ctx, tx, byID, in, chunk, brief)
+		if err != nil {
 			return err
 		}
 		if brief {
 			continue
 		}
-		if err := loadLines(ctx, tx, byID, in, chunk); err != nil {
+		rows, err := loadLines(ctx, tx, byID, in, chunk)
+		if err != nil {
 			return err
+		}
+		for _, r := range refs {
+			e, ok := rows[r.row]
+			if !ok {
+				return fmt.Errorf("finding %s of %s: evidence row %d is missing", r.a.Findings[r.fi].ID, r.row.attemptID, r.row.seq)
+			}
+			r.a.Findings[r.fi].Evidence[r.i] = e
 		}
 	}
 	return nil
@@ -519,15 +536,33 @@ func loadChildren(ctx context.Context, tx *sql.Tx, attempts []*domain.Attempt, b
 // wallLayout is the wall-clock prefix of a stored RFC 3339 time.
 const wallLayout = "2006-01-02T15:04:05"
 
-func loadFindings(ctx context.Context, tx *sql.Tx, byID map[string]*domain.Attempt, in string, ids []any, brief bool) error {
+// evidenceRow names an evidence row: a finding's evidence_json refers to
+// the lines it cites by it (see evidenceRefs).
+type evidenceRow struct {
+	attemptID string
+	seq       int
+}
+
+// evidenceRef is evidence line i of finding fi of a, still to be read from
+// row.
+type evidenceRef struct {
+	a     *domain.Attempt
+	fi, i int
+	row   evidenceRow
+}
+
+// loadFindings reads the findings of the attempts in ids; the evidence
+// lines they cite by row come back as refs, to be filled from the rows.
+func loadFindings(ctx context.Context, tx *sql.Tx, byID map[string]*domain.Attempt, in string, ids []any, brief bool) ([]evidenceRef, error) {
 	evidence := "evidence_json"
 	if brief {
 		evidence = "'[]'"
 	}
+	var refs []evidenceRef
 	rows, err := tx.QueryContext(ctx, `SELECT attempt_id, finding_id, rule, severity, message_id, phase, time,
 		note, captures_json, `+evidence+`, matched FROM findings WHERE attempt_id IN `+in+` ORDER BY attempt_id, seq`, ids...)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -537,48 +572,71 @@ func loadFindings(ctx context.Context, tx *sql.Tx, byID map[string]*domain.Attem
 		)
 		if err := rows.Scan(&attemptID, &f.ID, &f.Rule, &severity, &f.MessageID, &phase, &when,
 			&f.Note, &capJSON, &evJSON, &f.Match); err != nil {
-			return err
+			return nil, err
 		}
 		f.Severity, f.Phase = domain.Severity(severity), domain.Phase(phase)
 		if f.Time, err = parseTimeText(when); err != nil {
-			return fmt.Errorf("finding %s of %s: time: %w", f.ID, attemptID, err)
+			return nil, fmt.Errorf("finding %s of %s: time: %w", f.ID, attemptID, err)
 		}
 		if err := json.Unmarshal([]byte(capJSON), &f.Captures); err != nil {
-			return fmt.Errorf("finding %s of %s: captures: %w", f.ID, attemptID, err)
+			return nil, fmt.Errorf("finding %s of %s: captures: %w", f.ID, attemptID, err)
 		}
 		if len(f.Captures) == 0 {
 			f.Captures = nil
 		}
-		if err := json.Unmarshal([]byte(evJSON), &f.Evidence); err != nil {
-			return fmt.Errorf("finding %s of %s: evidence: %w", f.ID, attemptID, err)
+		var items []json.RawMessage
+		if err := json.Unmarshal([]byte(evJSON), &items); err != nil {
+			return nil, fmt.Errorf("finding %s of %s: evidence: %w", f.ID, attemptID, err)
 		}
-		if len(f.Evidence) == 0 {
-			f.Evidence = nil
+		var seqs []int // per line: its row, -1 when stored in full
+		for _, it := range items {
+			var e domain.Evidence
+			seq := -1
+			if len(it) > 0 && it[0] == '{' {
+				if err := json.Unmarshal(it, &e); err != nil {
+					return nil, fmt.Errorf("finding %s of %s: evidence: %w", f.ID, attemptID, err)
+				}
+			} else if err := json.Unmarshal(it, &seq); err != nil || seq < 0 {
+				return nil, fmt.Errorf("finding %s of %s: evidence: bad row %s", f.ID, attemptID, it)
+			}
+			f.Evidence = append(f.Evidence, e)
+			seqs = append(seqs, seq)
 		}
-		if a := byID[attemptID]; a != nil {
-			a.Findings = append(a.Findings, f)
+		a := byID[attemptID]
+		if a == nil {
+			continue
+		}
+		a.Findings = append(a.Findings, f)
+		for k, seq := range seqs {
+			if seq >= 0 {
+				refs = append(refs, evidenceRef{a: a, fi: len(a.Findings) - 1, i: k, row: evidenceRow{attemptID, seq}})
+			}
 		}
 	}
-	return rows.Err()
+	return refs, rows.Err()
 }
 
-func loadLines(ctx context.Context, tx *sql.Tx, byID map[string]*domain.Attempt, in string, ids []any) error {
-	rows, err := tx.QueryContext(ctx, `SELECT attempt_id, kind, time, cursor, message FROM evidence
+// loadLines reads the evidence and context lines of the attempts in ids;
+// it returns the evidence rows by attempt and seq, for the findings' refs.
+func loadLines(ctx context.Context, tx *sql.Tx, byID map[string]*domain.Attempt, in string, ids []any) (map[evidenceRow]domain.Evidence, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT attempt_id, kind, seq, time, cursor, message FROM evidence
 		WHERE attempt_id IN `+in+` ORDER BY attempt_id, kind, seq`, ids...)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer rows.Close()
+	byRow := map[evidenceRow]domain.Evidence{}
 	for rows.Next() {
 		var (
 			attemptID, kind, when string
+			seq                   int
 			e                     domain.Evidence
 		)
-		if err := rows.Scan(&attemptID, &kind, &when, &e.Cursor, &e.Message); err != nil {
-			return err
+		if err := rows.Scan(&attemptID, &kind, &seq, &when, &e.Cursor, &e.Message); err != nil {
+			return nil, err
 		}
 		if e.Time, err = parseTimeText(when); err != nil {
-			return fmt.Errorf("%s line of %s: time: %w", kind, attemptID, err)
+			return nil, fmt.Errorf("%s line of %s: time: %w", kind, attemptID, err)
 		}
 		a := byID[attemptID]
 		if a == nil {
@@ -588,9 +646,10 @@ func loadLines(ctx context.Context, tx *sql.Tx, byID map[string]*domain.Attempt,
 			a.Context = append(a.Context, e)
 		} else {
 			a.Evidence = append(a.Evidence, e)
+			byRow[evidenceRow{attemptID, seq}] = e
 		}
 	}
-	return rows.Err()
+	return byRow, rows.Err()
 }
 
 // Facets returns the distinct non-empty hosts, units, engines and verdicts

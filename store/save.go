@@ -7,29 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/llmfleet/analyzer/domain"
 )
 
-// Position is how far ingest has read a source. Resuming from it after a
-// crash neither skips nor repeats a record, because SaveAttempts commits it
-// together with the attempts those records produced.
-type Position struct {
-	// Source names the input: a file path, "-" or "journal".
-	Source string
-	// Cursor is the journald __CURSOR of the last record consumed ("" for
-	// plain-text files).
-	Cursor string
-	// Offset is the number of bytes of a file source consumed (0 for the
-	// live journal).
-	Offset int64
-	// ReplayCursor is, for the live journal, the first cursor of the oldest
-	// attempt still open at Cursor ("" when none was): after a restart the
-	// follower re-reads from there without saving, to rebuild those
-	// attempts, until it passes Cursor.
-	ReplayCursor string
-}
+// Position is domain.Position: how far ingest has read a source.
+type Position = domain.Position
 
 // SaveAttempts upserts the attempts by ID and, when pos is not nil, records
 // pos, all in one transaction: either every change is committed or none is.
@@ -230,6 +215,7 @@ func (s *saver) saveAttempt(ctx context.Context, a *domain.Attempt) error {
 	if _, err := s.delEvidence.ExecContext(ctx, a.ID); err != nil {
 		return err
 	}
+	evSeq := evidenceSeqs(a.Evidence)
 	for i, f := range a.Findings {
 		captures := f.Captures
 		if captures == nil {
@@ -239,11 +225,7 @@ func (s *saver) saveAttempt(ctx context.Context, a *domain.Attempt) error {
 		if err != nil {
 			return fmt.Errorf("finding %s captures: %w", f.ID, err)
 		}
-		ev := f.Evidence
-		if ev == nil {
-			ev = []domain.Evidence{}
-		}
-		evJSON, err := json.Marshal(ev)
+		evJSON, err := evidenceRefs(f.Evidence, evSeq)
 		if err != nil {
 			return fmt.Errorf("finding %s evidence: %w", f.ID, err)
 		}
@@ -285,6 +267,45 @@ func (s *saver) saveLines(ctx context.Context, a *domain.Attempt, kind string, l
 		}
 	}
 	return nil
+}
+
+// lineKey identifies an evidence line: the same text at another cursor
+// (a reassembled piece) is another line.
+type lineKey struct{ cursor, message string }
+
+// evidenceSeqs maps each evidence line to the seq of its row (the index of
+// its first occurrence, as saveLines numbers them).
+func evidenceSeqs(ev []domain.Evidence) map[lineKey]int {
+	m := make(map[lineKey]int, len(ev))
+	for i, e := range ev {
+		k := lineKey{e.Cursor, e.Message}
+		if _, ok := m[k]; !ok {
+			m[k] = i
+		}
+	}
+	return m
+}
+
+// evidenceRefs is a finding's evidence_json: each line the attempt's
+// evidence rows hold as the seq of its row (a number), any other in full (an
+// object), so a line's text is stored once, not once per citing finding.
+func evidenceRefs(ev []domain.Evidence, seqs map[lineKey]int) (string, error) {
+	b := []byte{'['}
+	for i, e := range ev {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if seq, ok := seqs[lineKey{e.Cursor, e.Message}]; ok {
+			b = strconv.AppendInt(b, int64(seq), 10)
+			continue
+		}
+		full, err := json.Marshal(e)
+		if err != nil {
+			return "", err
+		}
+		b = append(b, full...)
+	}
+	return string(append(b, ']')), nil
 }
 
 func citingFinding(a *domain.Attempt, e domain.Evidence) sql.NullString {

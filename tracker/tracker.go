@@ -316,7 +316,7 @@ func (t *Tracker) gap(e domain.Entry, what string) {
 }
 
 // learnZone records the UTC offset of a journal host from the first line
-// that states its local time (domain.ZoneOf).
+// that states its local time (rules.Set.ZoneOf).
 func (t *Tracker) learnZone(host, line string, at time.Time) {
 	if host == "" || at.IsZero() {
 		return
@@ -324,7 +324,7 @@ func (t *Tracker) learnZone(host, line string, at time.Time) {
 	if _, ok := t.zones[host]; ok {
 		return
 	}
-	if loc, ok := domain.ZoneOf(line, at); ok {
+	if loc, ok := t.rules.ZoneOf(line, at); ok {
 		t.zones[host] = loc
 	}
 }
@@ -500,17 +500,11 @@ func (t *Tracker) engineOutput(st *state, e domain.Entry) {
 	}
 }
 
-// composePrefix is docker compose's "service-1  | " in front of each line.
-var composePrefix = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*\s+\| ?`)
-
+// stripCompose removes docker compose's "service-1  | " column
+// (domain.SplitCompose).
 func stripCompose(line string) string {
-	if strings.IndexByte(line, '|') < 0 {
-		return line // no regex for the lines that cannot have the prefix
-	}
-	if loc := composePrefix.FindStringIndex(line); loc != nil {
-		return line[loc[1]:]
-	}
-	return line
+	_, rest, _ := domain.SplitCompose(line)
+	return rest
 }
 
 // colourRemnant is an ANSI colour code whose ESC byte was lost in a paste

@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/internal/when"
 	"github.com/llmfleet/analyzer/ladder"
 )
 
@@ -31,15 +33,6 @@ import (
 // numbers do not depend on the filters. The since/until filters keep the
 // ladders with at least one rung started in [since, until).
 func (s *server) registerLadders(r *gin.Engine) {
-	base := template.Must(template.New("").Funcs(funcs).Funcs(ladderFuncs).ParseFS(templateFS, "templates/base.html"))
-	for _, name := range []string{"ladders", "ladder"} {
-		t := template.Must(base.Clone())
-		files := []string{"templates/" + name + ".html"}
-		if name == "ladder" {
-			files = append(files, "templates/whatif.html")
-		}
-		s.pages[name] = template.Must(t.ParseFS(templateFS, files...))
-	}
 	r.GET("/ladders", s.laddersPage)
 	r.GET("/ladders/:id", s.ladderPage)
 	r.GET("/api/v1/ladders", s.apiLadders)
@@ -172,6 +165,7 @@ type ladderData struct {
 	Hosts   []string
 	Targets []string
 	List    []ladder.Ladder
+	Nav     *pageNav // the ladders page's paging
 	Error   string
 }
 
@@ -389,8 +383,56 @@ func (s *server) laddersPage(c *gin.Context) {
 		s.render(c, http.StatusBadRequest, "ladders", data)
 		return
 	}
-	ld.List = keepLadders(ls, form.Host, form.Target, since, until, wall)
+	all := keepLadders(ls, form.Host, form.Target, since, until, wall)
+	page := 1
+	if v := c.Query("page"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			ld.Error = "Invalid page " + strconv.Quote(v) + ": a page number from 1."
+			s.render(c, http.StatusBadRequest, "ladders", data)
+			return
+		}
+		page = n
+	}
+	ld.List, ld.Nav = pageOf(all, page, laddersPerPage, c.Request.URL.Query())
 	s.render(c, http.StatusOK, "ladders", data)
+}
+
+// laddersPerPage is how many ladders the ladders page shows at once:
+// rendering all of a fleet's was most of the page's time.
+const laddersPerPage = 100
+
+// pageOf is page n (from 1) of list, per rows a page, and the links to
+// the pages around it, keeping the query q's other parameters.
+func pageOf[T any](list []T, n, per int, q url.Values) ([]T, *pageNav) {
+	from := min((n-1)*per, len(list))
+	to := min(from+per, len(list))
+	nav := &pageNav{From: from + 1, To: to, Total: len(list)}
+	if from == to {
+		nav.From = from
+	}
+	link := func(k int) string {
+		v := url.Values{}
+		for key, vs := range q {
+			if key != "page" {
+				v[key] = vs
+			}
+		}
+		if k > 1 {
+			v.Set("page", strconv.Itoa(k))
+		}
+		if len(v) == 0 {
+			return "?"
+		}
+		return "?" + v.Encode()
+	}
+	if n > 1 {
+		nav.First, nav.Prev = link(1), link(min(n-1, (len(list)+per-1)/per))
+	}
+	if to < len(list) {
+		nav.Next = link(n + 1)
+	}
+	return list[from:to], nav
 }
 
 func sortedKeys(m map[string]bool) []string {
@@ -422,7 +464,7 @@ func (s *server) ladderPage(c *gin.Context) {
 		return
 	}
 	y := c.Query("y")
-	if !contains(chartDims, y) {
+	if !slices.Contains(chartDims, y) {
 		y = domain.ShapeMaxModelLen
 	}
 	ld := &ladderData{L: l, Y: y, YOptions: chartDims}
@@ -437,15 +479,6 @@ func (s *server) ladderPage(c *gin.Context) {
 		ld.KVPerDtype = append(ld.KVPerDtype, dtypeFigure{Dtype: dt, Bytes: fmt.Sprintf("%.0f", l.KVBytesPerToken[dt])})
 	}
 	s.render(c, http.StatusOK, "ladder", pageData{Title: "Ladder " + l.Target, LD: ld})
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // ladderSummaryJSON is a ladder in GET /api/v1/ladders: everything but the
@@ -480,7 +513,7 @@ func (s *server) apiLadders(c *gin.Context) {
 		if v == "" {
 			continue
 		}
-		t, err := time.Parse(time.RFC3339, strings.ReplaceAll(v, " ", "+"))
+		t, err := when.Parser{}.Parse(v)
 		if err != nil {
 			c.JSON(http.StatusBadRequest, gin.H{"error": p.name + " must be RFC 3339 (e.g. 2026-10-01T21:40:00-07:00): " + err.Error()})
 			return
@@ -505,17 +538,24 @@ func (s *server) apiLadders(c *gin.Context) {
 }
 
 func (s *server) apiLadder(c *gin.Context) {
+	if l := s.apiFindLadder(c); l != nil {
+		c.JSON(http.StatusOK, l)
+	}
+}
+
+// apiFindLadder returns the ladder of the request's :id, or answers 404
+// (500 when the ladders cannot be built) and returns nil.
+func (s *server) apiFindLadder(c *gin.Context) *ladder.Ladder {
 	ls, err := s.allLadders(c.Request.Context())
 	if err != nil {
 		s.serverError(c, err, true)
-		return
+		return nil
 	}
 	l := ladder.Find(ls, c.Param("id"))
 	if l == nil {
 		c.JSON(http.StatusNotFound, gin.H{"error": "ladder " + strconv.Quote(c.Param("id")) + " not found"})
-		return
 	}
-	c.JSON(http.StatusOK, l)
+	return l
 }
 
 // chartView is the ladder chart, laid out on the server: rungs in time

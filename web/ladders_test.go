@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -397,4 +398,43 @@ func TestLaddersUpdatedStepByStep(t *testing.T) {
 	if step < 5 {
 		t.Fatalf("only %d saves", step)
 	}
+}
+
+func TestPageOf(t *testing.T) {
+	list := make([]int, 250)
+	for i := range list {
+		list[i] = i
+	}
+	q := url.Values{"host": {"h1"}, "page": {"2"}}
+	for _, tc := range []struct {
+		page                  int
+		first, last           int
+		from, to              int
+		prev, next, firstLink string
+	}{
+		{1, 0, 99, 1, 100, "", "?host=h1&page=2", ""},
+		{2, 100, 199, 101, 200, "?host=h1", "?host=h1&page=3", "?host=h1"},
+		{3, 200, 249, 201, 250, "?host=h1&page=2", "", "?host=h1"},
+	} {
+		t.Run(fmt.Sprint(tc.page), func(t *testing.T) {
+			got, nav := pageOf(list, tc.page, 100, q)
+			if got[0] != tc.first || got[len(got)-1] != tc.last || nav.From != tc.from || nav.To != tc.to || nav.Total != 250 {
+				t.Errorf("rows %d..%d, nav %+v", got[0], got[len(got)-1], nav)
+			}
+			if nav.Prev != tc.prev || nav.Next != tc.next || nav.First != tc.firstLink {
+				t.Errorf("links prev %q next %q first %q", nav.Prev, nav.Next, nav.First)
+			}
+		})
+	}
+	// Past the end: no rows, a way back.
+	got, nav := pageOf(list, 9, 100, q)
+	if len(got) != 0 || nav.Prev != "?host=h1&page=3" || nav.Next != "" {
+		t.Errorf("page 9: %d rows, %+v", len(got), nav)
+	}
+	srv, _ := newLadderServer(t)
+	if code, _, _ := get(t, srv, "/ladders?page=0"); code != http.StatusBadRequest {
+		t.Errorf("page=0: %d, want 400", code)
+	}
+	_, body, _ := get(t, srv, "/ladders?page=1")
+	mustContain(t, "page 1", body, "4 ladders, newest first")
 }

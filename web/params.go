@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/internal/when"
 )
 
 // Query parameters of the attempts list (GET / and GET /api/v1/attempts).
@@ -154,24 +155,19 @@ func parseQuery(q url.Values, o queryOpts) (domain.AttemptFilter, error) {
 	return f, nil
 }
 
-// parseTimeParam reads since/until: RFC 3339 (an unencoded '+' of the
-// offset arrives as a space), or with loc set a datetime-local value or a
-// date read in loc.
+// parseTimeParam reads since/until: empty (no bound), RFC 3339 (an
+// unencoded '+' of the offset arrives as a space), or with loc set a
+// datetime-local value or a date read in loc (when.Parser). The errors
+// say what the API or the page's date picker wants.
 func parseTimeParam(v string, loc *time.Location) (time.Time, error) {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return time.Time{}, nil
 	}
-	if t, err := time.Parse(time.RFC3339, v); err == nil {
-		return t, nil
-	}
-	if t, err := time.Parse(time.RFC3339, strings.ReplaceAll(v, " ", "+")); err == nil {
+	if t, err := (when.Parser{Loc: loc}).Parse(v); err == nil {
 		return t, nil
 	}
 	if loc != nil {
-		if t, err := parseFormTime(v, loc); err == nil {
-			return t, nil
-		}
 		return time.Time{}, errors.New("cannot read " + strconv.Quote(v) + ": use the date picker or RFC 3339, e.g. 2026-10-01T21:40:00-07:00")
 	}
 	return time.Time{}, errors.New("must be RFC 3339 (e.g. 2026-10-01T21:40:00-07:00), not " + strconv.Quote(v))

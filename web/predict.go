@@ -96,7 +96,7 @@ func parseWhatIf(q url.Values, l *ladder.Ladder, strict bool) (whatIf, error) {
 		return w, &paramError{Param: domain.ShapeGPUMemoryUtilization, Msg: "give kv_cache_memory_bytes or gpu_memory_utilization, not both"}
 	}
 	if kvb != "" {
-		b, ok := ladder.ParseBytes(kvb)
+		b, ok := domain.ParseByteCount(kvb)
 		if !ok || b <= 0 {
 			return w, &paramError{Param: domain.ShapeKVCacheMemoryBytes, Msg: fmt.Sprintf("kv_cache_memory_bytes must be a positive number of bytes (or a size such as 9.68 GiB), not %q", kvb)}
 		}
@@ -124,14 +124,8 @@ type predictJSON struct {
 }
 
 func (s *server) apiLadderPredict(c *gin.Context) {
-	ls, err := s.allLadders(c.Request.Context())
-	if err != nil {
-		s.serverError(c, err, true)
-		return
-	}
-	l := ladder.Find(ls, c.Param("id"))
+	l := s.apiFindLadder(c)
 	if l == nil {
-		c.JSON(http.StatusNotFound, gin.H{"error": "ladder " + strconv.Quote(c.Param("id")) + " not found"})
 		return
 	}
 	w, err := parseWhatIf(c.Request.URL.Query(), l, true)

@@ -10,16 +10,30 @@ import (
 	"github.com/llmfleet/analyzer/domain"
 )
 
-// pageNames are the page templates; each defines "content" and is parsed
-// together with base.html, which defines "base".
-var pageNames = []string{"list", "attempt", "notfound", "failures", "log"}
+// pageFiles are the page templates, each with the files it needs beside
+// its own templates/NAME.html; that file defines "content" and is parsed
+// together with base.html, which defines "base", and partials.html.
+var pageFiles = map[string][]string{
+	"list":     nil,
+	"attempt":  nil,
+	"notfound": nil,
+	"failures": nil,
+	"log":      nil,
+	"ladders":  nil,
+	"ladder":   {"whatif.html"},
+}
 
+// parsePages parses every page template, the one place templates are
+// parsed; every page has funcs and ladderFuncs.
 func parsePages() map[string]*template.Template {
-	base := template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/base.html", "templates/logrow.html"))
+	base := template.Must(template.New("").Funcs(funcs).Funcs(ladderFuncs).ParseFS(templateFS, "templates/base.html", "templates/partials.html"))
 	pages := map[string]*template.Template{}
-	for _, name := range pageNames {
-		t := template.Must(base.Clone())
-		pages[name] = template.Must(t.ParseFS(templateFS, "templates/"+name+".html"))
+	for name, extra := range pageFiles {
+		files := []string{"templates/" + name + ".html"}
+		for _, f := range extra {
+			files = append(files, "templates/"+f)
+		}
+		pages[name] = template.Must(template.Must(base.Clone()).ParseFS(templateFS, files...))
 	}
 	return pages
 }

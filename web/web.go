@@ -24,6 +24,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/internal/when"
 	"github.com/llmfleet/analyzer/ladder"
 )
 
@@ -120,7 +121,8 @@ type server struct {
 //	                          boot ladders and the what-if prediction (see registerLadders)
 //	GET /failures             failure groups (see registerFailures); /unknown is its unknown_failure view
 //	GET /api/v1/failures      {"groups": [failureGroupJSON...], ...}
-//	GET /healthz              "ok" (503 when the database does not answer)
+//	GET /healthz, /-/ready    "ok" and the checks (503 when one fails: readiness)
+//	GET, HEAD /-/healthy      200 "Healthy." while the process serves (liveness, as Prometheus' and Loki's)
 //	GET /static/*             embedded CSS
 //
 // List filters (GET / and GET /api/v1/attempts; listParams): host, unit,
@@ -184,6 +186,8 @@ func New(db AttemptReader, opts Options) *gin.Engine {
 	r.GET("/api/v1/attempts/:id", s.apiGet)
 	r.GET("/healthz", s.healthz)
 	r.GET("/-/ready", s.healthz)
+	r.GET("/-/healthy", healthy)
+	r.HEAD("/-/healthy", healthy)
 	s.registerLadders(r)
 	s.registerFailures(r)
 	mountRoutes(r, opts.Routes)
@@ -226,6 +230,12 @@ func (s *server) healthz(c *gin.Context) {
 		b.WriteString("\n")
 	}
 	c.String(status, "%s\n%s", word, b.String())
+}
+
+// healthy answers GET and HEAD /-/healthy: 200 whenever the process can
+// answer at all, checking nothing else (liveness; /-/ready is readiness).
+func healthy(c *gin.Context) {
+	c.String(http.StatusOK, "Healthy.\n")
 }
 
 func (s *server) notFound(c *gin.Context) {
@@ -435,25 +445,13 @@ func withValue(list []string, v string) []string {
 	return append(list, v)
 }
 
-// formLayouts are what a datetime-local input sends (with or without
-// seconds), or a plain date.
-var formLayouts = []string{"2006-01-02T15:04", "2006-01-02T15:04:05", "2006-01-02 15:04", "2006-01-02"}
-
-// parseFormTime accepts RFC 3339 or a datetime-local value, read in loc.
+// parseFormTime reads a since/until form field: empty (no bound), RFC
+// 3339, a datetime-local value or a date read in loc (when.Parser).
 func parseFormTime(v string, loc *time.Location) (time.Time, error) {
-	v = strings.TrimSpace(v)
-	if v == "" {
+	if strings.TrimSpace(v) == "" {
 		return time.Time{}, nil
 	}
-	if t, err := time.Parse(time.RFC3339, v); err == nil {
-		return t, nil
-	}
-	for _, layout := range formLayouts {
-		if t, err := time.ParseInLocation(layout, v, loc); err == nil {
-			return t, nil
-		}
-	}
-	return time.Time{}, errors.New("cannot read " + strconv.Quote(v))
+	return when.Parser{Loc: loc}.Parse(v)
 }
 
 func (s *server) attemptPage(c *gin.Context) {

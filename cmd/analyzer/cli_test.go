@@ -13,7 +13,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -256,37 +255,6 @@ func TestNoEffectWarnings(t *testing.T) {
 			}
 			if strings.Join(flags, " ") != strings.Join(tc.want, " ") {
 				t.Errorf("%v: warned about %v, want %v:\n%s", tc.args[1:], flags, tc.want, got)
-			}
-		})
-	}
-}
-
-// TestParseWhen: --since reads what journalctl and kubectl read.
-func TestParseWhen(t *testing.T) {
-	loc := time.FixedZone("host", -7*3600)
-	now := time.Date(2026, 12, 1, 16, 30, 0, 0, time.UTC) // 09:30 at the host
-	for in, want := range map[string]time.Time{
-		"2026-01-01T10:00:00Z": time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC),
-		"2026-01-01":           time.Date(2026, 1, 1, 0, 0, 0, 0, loc),
-		"2026-01-01 10:00":     time.Date(2026, 1, 1, 10, 0, 0, 0, loc),
-		"2026-01-01 10:00:05":  time.Date(2026, 1, 1, 10, 0, 5, 0, loc),
-		"today":                time.Date(2026, 12, 1, 0, 0, 0, 0, loc),
-		"yesterday":            time.Date(2026, 11, 30, 0, 0, 0, 0, loc),
-		"-1h":                  now.Add(-time.Hour),
-		"1h30m":                now.Add(-90 * time.Minute),
-		"now":                  now,
-	} {
-		t.Run(in, func(t *testing.T) {
-			got, err := parseWhen(in, now, loc)
-			if err != nil || !got.Equal(want) {
-				t.Errorf("%q: %v %v, want %v", in, got, err, want)
-			}
-		})
-	}
-	for _, bad := range []string{"", "soon", "2026-13-01", "--1h"} {
-		t.Run(bad, func(t *testing.T) {
-			if _, err := parseWhen(bad, now, loc); err == nil {
-				t.Errorf("%q parsed", bad)
 			}
 		})
 	}

@@ -11,7 +11,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/internal/when"
 	"github.com/llmfleet/analyzer/report"
+	"github.com/llmfleet/analyzer/rules"
 )
 
 // explainOpts are explain's flags.
@@ -71,7 +73,7 @@ func runExplain(ctx context.Context, o *explainOpts, fs *pflag.FlagSet, files []
 	if o.format == "json" {
 		noEffect(fs, "-o json is never coloured", "color")
 	}
-	set, err := loadRules(o.rules)
+	set, err := rules.LoadSource(o.rules)
 	if err != nil {
 		return err
 	}
@@ -94,7 +96,7 @@ func runExplain(ctx context.Context, o *explainOpts, fs *pflag.FlagSet, files []
 		}
 		return spool.Add(a, seq)
 	}
-	if _, _, err := analyzeFiles(ctx, files, set, false, nil, add); err != nil {
+	if _, err := analyzeFiles(ctx, set, files, add); err != nil {
 		return err
 	}
 	if err := spool.WriteSorted(stdout); err != nil {
@@ -125,13 +127,14 @@ func attemptFilter(failed bool, unit, verdicts, since, until string) (func(*doma
 	}
 	var from, to time.Time
 	var err error
+	cli := when.Parser{Loc: time.Local, Now: time.Now}
 	if since != "" {
-		if from, err = parseWhen(since, time.Now(), time.Local); err != nil {
+		if from, err = cli.Parse(since); err != nil {
 			return nil, usageError{msg: "--since " + err.Error()}
 		}
 	}
 	if until != "" {
-		if to, err = parseWhen(until, time.Now(), time.Local); err != nil {
+		if to, err = cli.Parse(until); err != nil {
 			return nil, usageError{msg: "--until " + err.Error()}
 		}
 	}

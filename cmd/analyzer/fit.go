@@ -17,6 +17,7 @@ import (
 
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/ladder"
+	"github.com/llmfleet/analyzer/rules"
 	"github.com/llmfleet/analyzer/store"
 )
 
@@ -99,7 +100,7 @@ func runFit(ctx context.Context, o *fitOpts, fs *pflag.FlagSet, files []string, 
 	}
 	var mem ladder.Memory
 	if o.kvBytes != "" {
-		b, ok := ladder.ParseBytes(o.kvBytes)
+		b, ok := domain.ParseByteCount(o.kvBytes)
 		if !ok || b <= 0 {
 			return usageError{msg: fmt.Sprintf("--kv-cache-memory-bytes %q: want a positive number of bytes or a size such as 9.68GiB", o.kvBytes)}
 		}
@@ -161,11 +162,11 @@ func runFit(ctx context.Context, o *fitOpts, fs *pflag.FlagSet, files []string, 
 func fitAttempts(ctx context.Context, o *fitOpts, fs *pflag.FlagSet, files []string) ([]*domain.Attempt, error) {
 	if len(files) > 0 {
 		noEffect(fs, "FILEs are analyzed instead of a database", "db")
-		set, err := loadRules(o.rules)
+		set, err := rules.LoadSource(o.rules)
 		if err != nil {
 			return nil, err
 		}
-		as, _, err := analyzeFiles(ctx, files, set, false, nil, nil)
+		as, err := analyzeFiles(ctx, set, files, nil)
 		return as, err
 	}
 	noEffect(fs, "the attempts come from the database, already judged (give FILEs to judge them with other rules)", "rules")

@@ -17,6 +17,7 @@ import (
 
 	"github.com/llmfleet/analyzer/store"
 	"github.com/llmfleet/analyzer/web"
+	"github.com/llmfleet/analyzer/web/httpauth"
 )
 
 // httpFlags are serve's HTTP server settings.
@@ -48,7 +49,7 @@ func (hf *httpFlags) allowed(listen string) []string {
 		}
 		return out
 	}
-	if loopback(listen) {
+	if httpauth.Loopback(listen) {
 		return web.LoopbackHosts
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -193,7 +194,53 @@ func startJournal(ctx context.Context, db *store.DB, set *rules.Set, jf *journal
 		where = jf.dir
 	}
 	fmt.Fprintf(os.Stderr, "analyzer: following %s\n", where)
+	if jf.dir == "" {
+		if n, readable := journalFilesReadable(localJournalDirs); n > 0 && readable == 0 {
+			fmt.Fprintf(os.Stderr, "analyzer: warning: none of the %d local journal files or directories is readable by uid %d (groups %v): "+
+				"nothing will be read; run with SupplementaryGroups=systemd-journal (the shipped unit does)\n", n, os.Geteuid(), groups())
+		}
+	}
 	return f, nil
+}
+
+// journalFilesReadable counts the journal files in the machine directories
+// under dirs (a machine directory this process may not list counts as
+// one), and how many of them it can open: journalctl opens none it may not
+// read, and then follows nothing without an error.
+func journalFilesReadable(dirs []string) (files, readable int) {
+	for _, d := range dirs {
+		subs, err := os.ReadDir(d)
+		if err != nil {
+			continue
+		}
+		for _, sub := range subs {
+			if !sub.IsDir() {
+				continue
+			}
+			names, err := os.ReadDir(filepath.Join(d, sub.Name()))
+			if err != nil {
+				files++ // unreadable machine directory (2750 root:systemd-journal)
+				continue
+			}
+			for _, n := range names {
+				if !strings.HasSuffix(n.Name(), ".journal") {
+					continue
+				}
+				files++
+				if f, err := os.Open(filepath.Join(d, sub.Name(), n.Name())); err == nil {
+					f.Close()
+					readable++
+				}
+			}
+		}
+	}
+	return files, readable
+}
+
+// groups is this process's supplementary group ids (nil on error).
+func groups() []int {
+	g, _ := os.Getgroups()
+	return g
 }
 
 // stop ends the follower within about a second, then saves what its

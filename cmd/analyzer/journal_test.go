@@ -58,7 +58,7 @@ func wantAttempts(t *testing.T, path, host string) map[string]*domain.Attempt {
 	if err != nil {
 		t.Fatal(err)
 	}
-	as, err := analyze(context.Background(), []string{tmp}, set, false)
+	as, err := analyzeFiles(context.Background(), set, []string{tmp}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/ladder"
 	"github.com/llmfleet/analyzer/report"
+	"github.com/llmfleet/analyzer/rules"
 	"github.com/llmfleet/analyzer/store"
 )
 
@@ -79,11 +80,11 @@ func runLadder(ctx context.Context, o *ladderOpts, fs *pflag.FlagSet, files []st
 	}
 	var attempts []*domain.Attempt
 	if len(files) > 0 {
-		set, err := loadRules(o.rules)
+		set, err := rules.LoadSource(o.rules)
 		if err != nil {
 			return err
 		}
-		if attempts, _, err = analyzeFiles(ctx, files, set, false, nil, nil); err != nil {
+		if attempts, err = analyzeFiles(ctx, set, files, nil); err != nil {
 			return err
 		}
 	} else {

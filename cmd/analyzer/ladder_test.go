@@ -209,7 +209,7 @@ func analyzeForTest(t *testing.T, files ...string) []*domain.Attempt {
 	if err != nil {
 		t.Fatal(err)
 	}
-	as, _, err := analyzeFiles(t.Context(), files, set, false, nil, nil)
+	as, err := analyzeFiles(t.Context(), set, files, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
-	"strings"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -19,6 +19,8 @@ import (
 	"github.com/llmfleet/analyzer/rules"
 	"github.com/llmfleet/analyzer/store"
 	"github.com/llmfleet/analyzer/web"
+	"github.com/llmfleet/analyzer/web/httpauth"
+	"github.com/llmfleet/analyzer/web/rulesapi"
 )
 
 // lokiFlags are the flags of the findings pusher (serve and replay).
@@ -90,29 +92,22 @@ func (lf *liveFlags) warnUnused(fs *pflag.FlagSet) {
 	}
 }
 
-// check refuses an open push endpoint on a non-loopback address.
-func (lf *liveFlags) check(listen string) error {
+// check refuses an open push endpoint on a non-loopback address; basic
+// auth from --web.config.file closes it too, and then excludes a push
+// token (a collector sends one Authorization header).
+func (lf *liveFlags) check(listen string, basicAuth bool) error {
 	if lf.pushMaxBytes <= 0 {
 		return usageError{msg: "--push-max-bytes must be positive"}
 	}
-	if lf.push && lf.pushToken == "" && !loopback(listen) {
-		return fmt.Errorf("--listen %s is not a loopback address: set --push-token (or $ANALYZER_PUSH_TOKEN) so that "+
-			"only your collectors can push journals, or turn the endpoint off with --push=false", listen)
+	if basicAuth && lf.pushToken != "" {
+		return usageError{msg: "--web.config.file sets basic_auth_users: pushes then authenticate with basic auth, " +
+			"and cannot also send --push-token's bearer token; leave --push-token (and $ANALYZER_PUSH_TOKEN) unset"}
+	}
+	if lf.push && lf.pushToken == "" && !basicAuth && !httpauth.Loopback(listen) {
+		return fmt.Errorf("--listen %s is not a loopback address: set --push-token (or $ANALYZER_PUSH_TOKEN), or basic_auth_users "+
+			"in --web.config.file, so that only your collectors can push journals, or turn the endpoint off with --push=false", listen)
 	}
 	return nil
-}
-
-// loopback reports whether a listen address only accepts local connections.
-func loopback(listen string) bool {
-	host, _, err := net.SplitHostPort(listen)
-	if err != nil {
-		host = listen
-	}
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(strings.Trim(host, "[]"))
-	return ip != nil && ip.IsLoopback()
 }
 
 // live is the running live pipeline of serve.
@@ -123,7 +118,24 @@ type live struct {
 	cancel   context.CancelFunc
 	metrics  *metrics.Metrics
 	// rules reloads the rule set into every pipeline (SIGHUP, POST /-/reload).
-	rules *ruleReloader
+	rules *rules.Manager
+}
+
+// watchSIGHUP reloads the rules on every SIGHUP until ctx ends.
+func (l *live) watchSIGHUP(ctx context.Context) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGHUP)
+	go func() {
+		defer signal.Stop(ch)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-ch:
+				_ = l.rules.Update("SIGHUP")
+			}
+		}
+	}()
 }
 
 // findings is where findings of other pipelines go (the pusher, or none).
@@ -137,13 +149,13 @@ func (l *live) findings() pipeline.FindingSink {
 // startLive builds /metrics, the pipeline, the push receiver and the
 // findings pusher, and starts their goroutines.
 func startLive(ctx context.Context, db *store.DB, lf *liveFlags) (*live, error) {
-	rl, err := newRuleReloader(lf.rules, lf.pushToken)
+	rl, err := rules.NewManager(lf.rules, nil)
 	if err != nil {
 		return nil, err
 	}
-	set := rl.current()
-	m := metrics.New(metrics.Options{Store: db, Findings: findingIDs(set)})
-	rl.setMetrics(m)
+	set := rl.Current()
+	m := metrics.New(metrics.Options{Store: db})
+	rl.Observe(func(st rules.ReloadStatus, n int) { m.RulesReloaded(st.OK, st.Time, n) })
 	pusher, err := lf.loki.pusher(m)
 	if err != nil {
 		return nil, err
@@ -156,12 +168,12 @@ func startLive(ctx context.Context, db *store.DB, lf *liveFlags) (*live, error) 
 	}
 	p := pipeline.New(db, set, popts)
 	p.Start()
-	rl.add(p)
+	rl.Add(p)
 	ctx, cancel := context.WithCancel(ctx)
 	l := &live{pipeline: p, pusher: pusher, cancel: cancel, metrics: m, rules: rl,
 		routes: []web.Route{{Method: http.MethodGet, Path: "/metrics", Handler: m.Handler()},
-			{Method: http.MethodGet, Path: rulesPath, Handler: rl.statusHandler()},
-			{Method: http.MethodPost, Path: reloadPath, Handler: rl.reloadHandler()}}}
+			{Method: http.MethodGet, Path: rulesapi.RulesPath, Handler: rulesapi.Status(rl)},
+			{Method: http.MethodPost, Path: rulesapi.ReloadPath, Handler: rulesapi.Reload(rl, lf.pushToken)}}}
 	if lf.push {
 		rv := loki.NewReceiver(loki.ReceiverOptions{Sink: p, Token: lf.pushToken, MaxBytes: lf.pushMaxBytes, Metrics: m})
 		go rv.Run(ctx)
@@ -185,15 +197,6 @@ func (l *live) close() error {
 	return err
 }
 
-// findingIDs lists the finding ids the rule set can raise.
-func findingIDs(set *rules.Set) []string {
-	var ids []string
-	for _, r := range set.Rules() {
-		ids = append(ids, r.FindingID())
-	}
-	return ids
-}
-
 // findingPush sends the findings of replayed attempts to Loki as they are
 // offered; close waits (up to a minute) until they are delivered or dropped.
 type findingPush struct {
@@ -213,18 +216,13 @@ func startFindingPush(lf *lokiFlags) (*findingPush, error) {
 	return &findingPush{p: p, m: m}, nil
 }
 
-// offer queues the findings of attempts (nil-safe).
-func (fp *findingPush) offer(attempts []*domain.Attempt) {
-	if fp == nil {
-		return
+// Offer queues a finding for Loki (pipeline.FindingSink).
+func (fp *findingPush) Offer(a *domain.Attempt, f domain.Finding) bool {
+	if !fp.p.Offer(a, f) {
+		return false
 	}
-	for _, a := range attempts {
-		for _, f := range a.Findings {
-			if fp.p.Offer(a, f) {
-				fp.n++
-			}
-		}
-	}
+	fp.n++
+	return true
 }
 
 // close waits for delivery and reports it (nil-safe).

@@ -21,18 +21,22 @@ import (
 
 func TestPushTokenRequiredOffLoopback(t *testing.T) {
 	for _, tc := range []struct {
-		args   []string
-		listen string
-		ok     bool
+		args      []string
+		listen    string
+		ok        bool
+		basicAuth bool // --web.config.file sets basic_auth_users
 	}{
-		{nil, "127.0.0.1:8080", true},
-		{nil, "localhost:8080", true},
-		{nil, "[::1]:8080", true},
-		{nil, "0.0.0.0:8080", false},
-		{nil, ":8080", false},
-		{nil, "192.0.2.7:8080", false},
-		{[]string{"--push-token", "t"}, "0.0.0.0:8080", true},
-		{[]string{"--push=false"}, "0.0.0.0:8080", true},
+		{nil, "127.0.0.1:8080", true, false},
+		{nil, "localhost:8080", true, false},
+		{nil, "[::1]:8080", true, false},
+		{nil, "0.0.0.0:8080", false, false},
+		{nil, ":8080", false, false},
+		{nil, "192.0.2.7:8080", false, false},
+		{[]string{"--push-token", "t"}, "0.0.0.0:8080", true, false},
+		{[]string{"--push=false"}, "0.0.0.0:8080", true, false},
+		{nil, "0.0.0.0:8080", true, true},
+		{[]string{"--push-token", "t"}, "0.0.0.0:8080", false, true},
+		{[]string{"--push-token", "t"}, "127.0.0.1:8080", false, true},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
@@ -41,7 +45,7 @@ func TestPushTokenRequiredOffLoopback(t *testing.T) {
 			if err := fs.Parse(tc.args); err != nil {
 				t.Fatal(err)
 			}
-			err := lf.check(tc.listen)
+			err := lf.check(tc.listen, tc.basicAuth)
 			if (err == nil) != tc.ok {
 				t.Errorf("%v --listen %s: err %v, want ok=%v", tc.args, tc.listen, err, tc.ok)
 			}
@@ -93,7 +97,7 @@ func TestServeStackWiring(t *testing.T) {
 	text, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	for _, want := range []string{
-		`analyzer_attempts{engine="vllm",host="gpu-01",unit="vllm.service",verdict="running"} 1`,
+		`analyzer_attempts{verdict="running"} 1`,
 		`analyzer_ingest_entries_total{source="loki_push"} 1`,
 		`analyzer_unit_state{host="gpu-01",state="booting",unit="vllm.service"} 1`,
 		`analyzer_push_requests_total{code="204"} 1`,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 
 	"github.com/schollz/progressbar/v3"
@@ -36,3 +37,16 @@ func (p *progressBar) finish() {
 		_ = p.bar.Finish()
 	}
 }
+
+// progressFor is pipeline's progress hook: a bar for a large file read on
+// a terminal, nothing otherwise.
+func progressFor(name string) (update func(bytesRead int64), done func()) {
+	bar := newProgressBar(name)
+	if bar == nil {
+		return nil, nil
+	}
+	return bar.set, bar.finish
+}
+
+// warn prints a pipeline warning on stderr.
+func warn(msg string) { fmt.Fprintf(stderr, "analyzer: %s\n", msg) }

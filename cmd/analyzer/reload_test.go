@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,6 +19,7 @@ import (
 	"github.com/llmfleet/analyzer/internal/fixturetest"
 	"github.com/llmfleet/analyzer/loki"
 	"github.com/llmfleet/analyzer/rules"
+	"github.com/llmfleet/analyzer/web/rulesapi"
 )
 
 // siteRule is a rule file a site adds: a vLLM line no built-in rule knows.
@@ -32,24 +31,6 @@ const (
 	goodMatch = `match: 'No available memory for the cache blocks'`
 	badMatch  = `match: '(No available memory for the cache blocks'`
 )
-
-// copyBuiltinRules writes the built-in rule files into dir.
-func copyBuiltinRules(t *testing.T, dir string) {
-	t.Helper()
-	names, err := fs.Glob(rules.Builtin, "*.yaml")
-	if err != nil || len(names) == 0 {
-		t.Fatalf("built-in rule files: %v %v", names, err)
-	}
-	for _, n := range names {
-		b, err := fs.ReadFile(rules.Builtin, n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, n), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 // editFile replaces old by new in path; it fails when old is absent.
 func editFile(t *testing.T, path, old, new string) {
@@ -107,12 +88,12 @@ func httpDo(t *testing.T, method, url string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-func rulesStatus(t *testing.T, base string) rulesJSON {
+func rulesStatus(t *testing.T, base string) rules.Status {
 	t.Helper()
-	code, body := httpDo(t, http.MethodGet, base+rulesPath)
-	var st rulesJSON
+	code, body := httpDo(t, http.MethodGet, base+rulesapi.RulesPath)
+	var st rules.Status
 	if code != 200 || json.Unmarshal([]byte(body), &st) != nil {
-		t.Fatalf("GET %s: %d %s", rulesPath, code, body)
+		t.Fatalf("GET %s: %d %s", rulesapi.RulesPath, code, body)
 	}
 	return st
 }
@@ -199,7 +180,7 @@ func metricValue(t *testing.T, base, name string) string {
 // once fixed, the reload succeeds and a new rule file takes effect.
 func TestServeReloadsRules(t *testing.T) {
 	dir := t.TempDir()
-	copyBuiltinRules(t, dir)
+	fixturetest.CopyBuiltinRules(t, dir)
 	vllmFile := filepath.Join(dir, "vllm.yaml")
 	badLine := lineOf(t, vllmFile, "- id: vllm.no_kv_memory")
 	addr := freeAddr(t)
@@ -222,7 +203,7 @@ func TestServeReloadsRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	editFile(t, vllmFile, goodMatch, badMatch)
-	code, body := httpDo(t, http.MethodPost, base+reloadPath)
+	code, body := httpDo(t, http.MethodPost, base+rulesapi.ReloadPath)
 	wantErr := fmt.Sprintf("vllm.yaml:%d: rule \\\"vllm.no_kv_memory\\\": match", badLine) // JSON-escaped quotes
 	if code != http.StatusBadRequest || !strings.Contains(body, wantErr) {
 		t.Fatalf("reload of a broken file: %d %s\nwant 400 mentioning %s", code, body, wantErr)
@@ -249,7 +230,7 @@ func TestServeReloadsRules(t *testing.T) {
 
 	// Fixed: the reload succeeds and the new rule judges new entries.
 	editFile(t, vllmFile, badMatch, goodMatch)
-	code, body = httpDo(t, http.MethodPost, base+reloadPath)
+	code, body = httpDo(t, http.MethodPost, base+rulesapi.ReloadPath)
 	if code != http.StatusOK {
 		t.Fatalf("reload of fixed files: %d %s", code, body)
 	}
@@ -287,58 +268,4 @@ func TestServeReloadsRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the SIGHUP reload to succeed", func() bool { return rulesStatus(t, base).LastReload.OK })
-}
-
-// TestReloadAccess: with a push token, POST /-/reload needs it; without
-// one, only loopback clients may reload.
-func TestReloadAccess(t *testing.T) {
-	withToken, err := newRuleReloader("", "tok")
-	if err != nil {
-		t.Fatal(err)
-	}
-	open, err := newRuleReloader("", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		name   string
-		rl     *ruleReloader
-		remote string
-		auth   string
-		want   int
-	}{
-		{"token", withToken, "192.0.2.7:5000", "Bearer tok", 200},
-		{"token, any case", withToken, "192.0.2.7:5000", "bearer tok", 200},
-		{"wrong token", withToken, "127.0.0.1:5000", "Bearer nope", 401},
-		{"no token sent", withToken, "127.0.0.1:5000", "", 401},
-		{"loopback v4", open, "127.0.0.1:5000", "", 200},
-		{"loopback v6", open, "[::1]:5000", "", 200},
-		{"remote", open, "192.0.2.7:5000", "", 403},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			req := httptest.NewRequest(http.MethodPost, reloadPath, nil)
-			req.RemoteAddr = tc.remote
-			if tc.auth != "" {
-				req.Header.Set("Authorization", tc.auth)
-			}
-			w := httptest.NewRecorder()
-			tc.rl.reloadHandler().ServeHTTP(w, req)
-			if w.Code != tc.want {
-				t.Errorf("%s: %d, want %d (%s)", tc.name, w.Code, tc.want, w.Body.String())
-			}
-		})
-	}
-	// A missing rule directory cannot be read at all: 500, old set kept.
-	gone, err := newRuleReloader("", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	gone.dir = filepath.Join(t.TempDir(), "gone")
-	req := httptest.NewRequest(http.MethodPost, reloadPath, nil)
-	req.RemoteAddr = "127.0.0.1:1"
-	w := httptest.NewRecorder()
-	gone.reloadHandler().ServeHTTP(w, req)
-	if w.Code != 500 || !strings.Contains(w.Body.String(), "gone") || gone.current() == nil {
-		t.Errorf("missing directory: %d %s", w.Code, w.Body.String())
-	}
 }

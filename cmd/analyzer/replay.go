@@ -10,8 +10,10 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/loki"
 	"github.com/llmfleet/analyzer/metrics"
+	"github.com/llmfleet/analyzer/pipeline"
+	"github.com/llmfleet/analyzer/rules"
 	"github.com/llmfleet/analyzer/store"
 )
 
@@ -22,14 +24,23 @@ type replayOpts struct {
 	db, rules string
 	loki      *lokiFlags
 	notes     bool
+	from      *fromLokiFlags
 }
 
 func newReplayCmd() *cobra.Command {
 	o := &replayOpts{}
 	c := &cobra.Command{
-		Use:               "replay [flags] FILE...",
-		Short:             "record the boot attempts of journal or log files into SQLite",
-		Args:              needFiles,
+		Use:   "replay [flags] FILE...",
+		Short: "record the boot attempts of journal or log files, or of a Loki's past logs, into SQLite",
+		Args: func(c *cobra.Command, args []string) error {
+			if o.from.url != "" {
+				if len(args) > 0 {
+					return usageError{msg: "give FILEs or --from-loki, not both", cmd: c.CommandPath()}
+				}
+				return nil
+			}
+			return needFiles(c, args)
+		},
 		ValidArgsFunction: completeFiles,
 		RunE: func(c *cobra.Command, args []string) error {
 			return runReplay(c.Context(), o, c.Flags(), args)
@@ -40,22 +51,37 @@ func newReplayCmd() *cobra.Command {
 	fs.StringVar(&o.rules, "rules", "", "rule directory (default: the built-in rules)")
 	o.loki = addLokiFlags(fs)
 	fs.BoolVar(&o.notes, "notes", false, "write the root-cause notes of the replayed attempts into the local journal (once each)")
+	o.from = addFromLokiFlags(fs)
 	return c
 }
 
 // runReplay is `analyzer replay`; fs tells which flags were given.
 func runReplay(ctx context.Context, o *replayOpts, fs *pflag.FlagSet, paths []string) error {
 	o.loki.warnUnused(fs)
+	var inputs []pipeline.Input
+	var qs loki.QueryStats
+	if o.from.url != "" {
+		cfg, err := o.from.config(time.Now())
+		if err != nil {
+			return err
+		}
+		inputs = []pipeline.Input{lokiInput(cfg, &qs)}
+	} else {
+		noEffect(fs, "no --from-loki is set", fromLokiOnly...)
+	}
 	push, err := startFindingPush(o.loki) // a bad --loki-* flag fails before anything is replayed
 	if err != nil {
 		return err
 	}
-	set, err := loadRules(o.rules)
+	set, err := rules.LoadSource(o.rules)
 	if err != nil {
 		return err
 	}
 	if err := checkInputs(paths); err != nil {
 		return err // before the database is created
+	}
+	if inputs == nil {
+		inputs = pipeline.FileInputs(paths)
 	}
 	announceDB(fs, o.db)
 	db, err := store.Open(o.db)
@@ -63,99 +89,46 @@ func runReplay(ctx context.Context, o *replayOpts, fs *pflag.FlagSet, paths []st
 		return err
 	}
 	defer db.Close()
-	// Attempts a previous replay left open (its file ended mid-boot) go on
-	// in these files, with what the earlier part established; hosts keep
-	// the UTC offset learned from earlier files.
-	var prior earlierRuns
-	if prior.open, err = db.OpenAttempts(ctx); err != nil {
-		return err
-	}
-	if prior.zones, err = db.HostZones(ctx); err != nil {
-		return err
-	}
-	// Attempts are saved as they end, in transactions of saveBatch (then
-	// forgotten), the rest and the position of the last file read in the
-	// last one: memory holds the open attempts, not the input's history.
-	// A crash in between leaves attempts saved whole; a rerun saves them
-	// again unchanged.
-	var notes interface {
-		Offer(*domain.Attempt, domain.Finding) bool
-	}
+	ropt := pipeline.ReplayOptions{Progress: progressFor, Warn: warn, NoPosition: o.from.url != ""}
 	if o.notes {
 		w, err := notesWriter(db, metrics.New(metrics.Options{NoProcessMetrics: true}))
 		if err != nil {
 			return err
 		}
-		notes = w
+		ropt.Sinks = append(ropt.Sinks, w)
 	}
-	var tally struct{ attempts, failed, tails, notes int }
-	var batch []*domain.Attempt
-	saved := time.Now()
-	save := func(pos *store.Position) error {
-		kept, tails, err := db.DropPartial(ctx, batch)
-		if err != nil {
-			return err
-		}
-		if err := db.SaveAttempts(ctx, kept, pos); err != nil {
-			return err
-		}
-		tally.tails += tails
-		for _, a := range kept {
-			tally.attempts++
-			if a.Verdict.IsFailure() {
-				tally.failed++
-			}
-			for _, f := range a.Findings {
-				if notes != nil && notes.Offer(a, f) {
-					tally.notes++
-				}
-			}
-		}
-		push.offer(kept)
-		batch = batch[:0]
-		return nil
+	if push != nil {
+		ropt.Sinks = append(ropt.Sinks, push)
 	}
-	_, files, err := analyzeFiles(ctx, paths, set, true, &prior, func(a *domain.Attempt, _ int) error {
-		if batch = append(batch, a); len(batch) >= saveBatch || time.Since(saved) >= saveEvery {
-			saved = time.Now()
-			return save(nil)
-		}
-		return nil
-	})
+	batchProcess()
+	tally, err := pipeline.Replay(ctx, db, set, inputs, ropt)
 	if err != nil {
 		return err
 	}
-	var pos *store.Position
-	if n := len(files); n > 0 && files[n-1].path != "-" {
-		last := files[n-1]
-		src, _ := filepath.Abs(last.path)
-		pos = &store.Position{Source: src, Cursor: last.last, Offset: last.stats.Bytes}
-	}
-	if err := save(pos); err != nil {
-		return err
-	}
+	files := tally.Inputs
 	var entries, malformed int64
 	for _, f := range files {
-		entries += f.stats.Entries
-		malformed += f.stats.Malformed
+		entries += f.Stats.Entries
+		malformed += f.Stats.Malformed
 	}
-	fmt.Fprintf(stdout, "replayed %d entries from %d files (%d malformed skipped): %d attempts, %d failed, into %s\n",
-		entries, len(files), malformed, tally.attempts, tally.failed, o.db)
-	if tally.tails > 0 {
-		fmt.Fprintf(stdout, "kept %d stored attempts of which these files hold only the end\n", tally.tails)
+	if o.from.url != "" {
+		fmt.Fprintf(stdout, "replayed %d entries from %s in %d pages (%d malformed skipped, %d read twice at page boundaries dropped): %d attempts, %d failed, into %s\n",
+			entries, o.from.url, qs.Pages, malformed, qs.Repeated, tally.Attempts, tally.Failed, o.db)
+		if qs.Lost > 0 {
+			fmt.Fprintf(os.Stderr, "analyzer: at %d timestamps more than --from-loki-limit=%d entries shared the time; entries past the limit there are missing (raise --from-loki-limit)\n", qs.Lost, o.from.limit)
+		}
+	} else {
+		fmt.Fprintf(stdout, "replayed %d entries from %d files (%d malformed skipped): %d attempts, %d failed, into %s\n",
+			entries, len(files), malformed, tally.Attempts, tally.Failed, o.db)
+	}
+	if tally.Tails > 0 {
+		fmt.Fprintf(stdout, "kept %d stored attempts of which these files hold only the end\n", tally.Tails)
 	}
 	if o.notes {
-		fmt.Fprintf(stdout, "wrote %d root-cause notes into the journal\n", tally.notes)
+		fmt.Fprintf(stdout, "wrote %d root-cause notes into the journal\n", tally.Offered[0])
 	}
 	return push.close(ctx)
 }
-
-// saveBatch is how many ended attempts a replay saves per transaction;
-// saveEvery how long ended attempts wait at most (a slow pipe).
-const (
-	saveBatch = 256
-	saveEvery = 2 * time.Second
-)
 
 // checkInputs fails for a FILE argument that cannot be read as a log (a
 // directory, a missing file), so that nothing is created for it.

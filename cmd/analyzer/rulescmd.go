@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/llmfleet/analyzer/rules"
 )
 
 func newRulesCmd() *cobra.Command {
@@ -51,7 +53,7 @@ func newRulesCmd() *cobra.Command {
 
 // runRules is `analyzer rules test|lint [DIR]`.
 func runRules(what, dir string) error {
-	set, err := loadRules(dir)
+	set, err := rules.LoadSource(dir)
 	if err != nil {
 		return fmt.Errorf("rules do not load:\n%w", err)
 	}

@@ -20,6 +20,7 @@ import (
 // serveOpts are serve's flags.
 type serveOpts struct {
 	db, listen string
+	webConfig  string
 	http       *httpFlags
 	live       *liveFlags
 	journal    *journalFlags
@@ -38,6 +39,8 @@ func newServeCmd() *cobra.Command {
 	fs := c.Flags()
 	fs.StringVar(&o.db, "db", defaultDB, "SQLite database file")
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:8080", "HTTP listen address")
+	fs.StringVar(&o.webConfig, "web.config.file", "",
+		"TLS and basic-auth configuration (Prometheus' web config file: tls_server_config, basic_auth_users with bcrypt hashes) for every route")
 	o.http = addHTTPFlags(fs)
 	o.live = addLiveFlags(fs)
 	o.journal = addJournalFlags(fs)
@@ -49,7 +52,11 @@ func newServeCmd() *cobra.Command {
 func runServe(ctx context.Context, o *serveOpts, fs *pflag.FlagSet) error {
 	o.live.warnUnused(fs)
 	o.journal.warnUnused(fs)
-	if err := o.live.check(o.listen); err != nil {
+	wc, err := loadWebConfig(o.webConfig)
+	if err != nil {
+		return err
+	}
+	if err := o.live.check(o.listen, wc.basicAuth); err != nil {
 		return err
 	}
 	limitMemory()
@@ -77,11 +84,11 @@ func runServe(ctx context.Context, o *serveOpts, fs *pflag.FlagSet) error {
 	}()
 	var fol *follower
 	if o.journal.wanted() {
-		fol, err = startJournal(ctx, db, lv.rules.current(), o.journal, lv.metrics, lv.findings())
+		fol, err = startJournal(ctx, db, lv.rules.Current(), o.journal, lv.metrics, lv.findings())
 		if err != nil {
 			return stoppedWhileStarting(ctx, err)
 		}
-		lv.rules.add(fol.pipeline)
+		lv.rules.Add(fol.pipeline)
 		// Runs before lv.close: the follower's last findings still reach the pusher.
 		defer func() {
 			if err := fol.stop(); err != nil {
@@ -89,15 +96,18 @@ func runServe(ctx context.Context, o *serveOpts, fs *pflag.FlagSet) error {
 			}
 		}()
 	}
-	lv.rules.watchSIGHUP(ctx)
+	lv.watchSIGHUP(ctx)
 	health := healthChecks(db, o.db, fol)
 	handler := web.New(db, web.Options{Routes: lv.routes, WarmLadders: true, AllowedHosts: o.http.allowed(o.listen),
 		Health: health})
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: o.http.readTimeout,
 		WriteTimeout: o.http.writeTimeout, IdleTimeout: o.http.idleTimeout, MaxHeaderBytes: 64 << 10}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	fmt.Fprintf(os.Stderr, "analyzer: serving %s on http://%s\n", o.db, o.listen)
+	go func() { errc <- wc.serve(srv, ln) }()
+	fmt.Fprintf(os.Stderr, "analyzer: serving %s on %s://%s\n", o.db, wc.scheme(), o.listen)
+	if wc.basicAuth {
+		fmt.Fprintf(os.Stderr, "analyzer: every route needs basic auth (%s)\n", o.webConfig)
+	}
 	notifySystemd(ctx, health)
 	select {
 	case err := <-errc:

@@ -105,7 +105,7 @@ func TestReplaySavesAttemptsAsTheyEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := analyze(t.Context(), []string{input}, set, false)
+	want, err := analyzeFiles(t.Context(), set, []string{input}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,32 +5,29 @@ package fixturetest
 
 import (
 	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/llmfleet/analyzer/domain"
-	"github.com/llmfleet/analyzer/ingest"
+	"github.com/llmfleet/analyzer/pipeline"
 	"github.com/llmfleet/analyzer/rules"
-	"github.com/llmfleet/analyzer/tracker"
 )
 
-// Attempts returns the attempts of the files, read through one tracker.
+// Attempts returns the attempts of the files, read through one tracker by
+// pipeline.Analyze, as `analyzer explain` reads them.
 func Attempts(t testing.TB, paths ...string) []*domain.Attempt {
 	t.Helper()
 	set, err := rules.LoadBuiltin()
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := tracker.New(set, tracker.Options{})
-	for _, path := range paths {
-		if _, err := ingest.ReadFile(context.Background(), path, ingest.Options{Fields: tracker.Fields}, func(e domain.Entry) error {
-			tr.Add(e)
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
+	as, _, err := pipeline.Analyze(context.Background(), set, pipeline.FileInputs(paths), pipeline.BatchOptions{}, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	tr.Finish()
-	return tr.Attempts()
+	return as
 }
 
 // SiteRule is a rule file a site adds beside the built-in ones: a vLLM
@@ -48,3 +45,22 @@ const SiteRule = `rules:
       - lines: ["ERROR frobnicator exploded: flux"]
         expect: {captures: {what: flux}}
 `
+
+// CopyBuiltinRules writes the built-in rule files into dir, for tests that
+// edit or remove a rule directory under a running rules.Manager.
+func CopyBuiltinRules(t testing.TB, dir string) {
+	t.Helper()
+	names, err := fs.Glob(rules.Builtin, "*.yaml")
+	if err != nil || len(names) == 0 {
+		t.Fatalf("built-in rule files: %v %v", names, err)
+	}
+	for _, n := range names {
+		b, err := fs.ReadFile(rules.Builtin, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, n), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
