@@ -202,6 +202,34 @@ func (l *Live) AddAt(entries []domain.Entry, pos *domain.Position, catchUp bool)
 	return nil
 }
 
+// AddWait queues entries read from a cursor-positioned source (the live
+// journal) up to the record at cursor, like AddAt with the position
+// {source, cursor}, and asks for a flush soon unless catchUp (so that
+// attempts are saved and notes written within MinFlushGap, not at the next
+// FlushInterval). This is back-pressure: while the queue is full it waits
+// and tries again every 100 ms, because a journal keeps the entries; it
+// returns nil when ctx is done first. Other errors are AddAt's (ErrClosed).
+func (l *Live) AddWait(ctx context.Context, entries []domain.Entry, source, cursor string, catchUp bool) error {
+	for {
+		err := l.AddAt(entries, &domain.Position{Source: source, Cursor: cursor}, catchUp)
+		if err == nil && !catchUp {
+			l.RequestFlush()
+		}
+		if !errors.Is(err, ErrSaturated) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(addRetry):
+		}
+	}
+}
+
+// addRetry is how long AddWait waits before offering entries again to a
+// full queue.
+var addRetry = 100 * time.Millisecond
+
 // SetRules hands a new rule set to the tracker. The worker goroutine
 // applies it in queue order: entries queued before the call are judged with
 // the old set, entries queued after it with the new one. Attempts in

@@ -11,6 +11,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"flag"
@@ -119,7 +120,9 @@ func waitNote(r *journald.Reader, inv string, limit time.Duration) error {
 			return err
 		}
 		if !ok {
-			r.Wait(100 * time.Millisecond)
+			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+			r.Wait(ctx)
+			cancel()
 			continue
 		}
 		if string(rec["ANALYZER_INVOCATION_ID"]) == inv {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -249,8 +250,11 @@ func TestNoEffectWarnings(t *testing.T) {
 			got := warnings(tc.args...)
 			var flags []string
 			for _, l := range strings.Split(got, "\n") {
-				if f, _, ok := strings.Cut(strings.TrimPrefix(l, "analyzer: warning: "), " has no effect"); ok {
-					flags = append(flags, f)
+				// slog's text: level=WARN msg="--since has no effect" why=...
+				if _, rest, ok := strings.Cut(l, `level=WARN msg="`); ok {
+					if f, _, ok := strings.Cut(rest, " has no effect"); ok {
+						flags = append(flags, f)
+					}
 				}
 			}
 			if strings.Join(flags, " ") != strings.Join(tc.want, " ") {
@@ -361,6 +365,40 @@ func TestExplainIDsResolve(t *testing.T) {
 			if resp.StatusCode != http.StatusOK {
 				t.Errorf("GET %s: %d", path, resp.StatusCode)
 			}
+		}
+	}
+}
+
+// TestLogFlags: one logger for every command, its level and format from
+// --log-level and --log-format; a bad value is a usage error.
+func TestLogFlags(t *testing.T) {
+	capture := func(args ...string) (string, error) {
+		t.Helper()
+		var errOut bytes.Buffer
+		oldOut, oldErr := stdout, stderr
+		stdout, stderr = io.Discard, &errOut
+		defer func() { stdout, stderr = oldOut, oldErr }()
+		err := run(t.Context(), args)
+		return errOut.String(), err
+	}
+	db := filepath.Join(t.TempDir(), "l.db")
+	day := "../../examples/dankclaw-day.journal.json"
+	out, err := capture("ladder", day, "--db", db, "--log-format", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &rec); err != nil || rec["level"] != "WARN" || rec["msg"] != "--db has no effect" {
+		t.Errorf("json log %q: %v %v", out, rec, err)
+	}
+	if out, _ := capture("ladder", day, "--db", db, "--log-level", "error"); out != "" {
+		t.Errorf("--log-level error still shows %q", out)
+	}
+	for _, bad := range [][]string{{"--log-level", "loud"}, {"--log-format", "xml"}} {
+		_, err := capture(append([]string{"ladder", day}, bad...)...)
+		var ue usageError
+		if !errors.As(err, &ue) || !strings.Contains(ue.msg, bad[0]) {
+			t.Errorf("%v: %v, want a usage error naming %s", bad, err, bad[0])
 		}
 	}
 }

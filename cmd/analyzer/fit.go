@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"slices"
 	"sort"
@@ -133,7 +134,8 @@ func runFit(ctx context.Context, o *fitOpts, fs *pflag.FlagSet, files []string, 
 	// Build returns the newest ladder first: the current campaign.
 	l := &match[0]
 	if len(match) > 1 {
-		fmt.Fprintf(stderr, "analyzer: %d ladders of %s on %s; fitting the newest (%s, started %s)\n", len(match), l.Target, l.Host, l.ID, l.StartedAt.Format(time.RFC3339))
+		slog.Info("several ladders of the target; fitting the newest", "ladders", len(match), "target", l.Target, "host", l.Host,
+			"ladder", l.ID, "started", l.StartedAt.Format(time.RFC3339))
 	}
 	var dts []string
 	for _, r := range l.Rungs {

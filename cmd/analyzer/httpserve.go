@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -130,7 +131,7 @@ func notifySystemd(ctx context.Context, health func() []web.Check) {
 			for _, c := range health() {
 				if !c.OK && (c.Name == "database-writes" || c.Name == "journal-follower") {
 					alive = false
-					fmt.Fprintf(os.Stderr, "analyzer: %s failing (%s): not petting the watchdog\n", c.Name, c.Detail)
+					slog.Error("health check failing: not petting the watchdog", "check", c.Name, "detail", c.Detail)
 				}
 			}
 			if alive {

@@ -4,11 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/coreos/go-systemd/v22/journal"
@@ -22,7 +21,6 @@ import (
 	"github.com/llmfleet/analyzer/pipeline"
 	"github.com/llmfleet/analyzer/rules"
 	"github.com/llmfleet/analyzer/store"
-	"github.com/llmfleet/analyzer/tracker"
 )
 
 // journalFlags are serve's flags of the live journal follower.
@@ -48,7 +46,7 @@ func addJournalFlags(fs *pflag.FlagSet) *journalFlags {
 }
 
 // localJournalDirs are where journald keeps the local journal.
-var localJournalDirs = []string{"/var/log/journal", "/run/log/journal"}
+var localJournalDirs = journald.LocalDirs
 
 // wanted reports whether serve should follow a journal: a directory was
 // given, or a local journal is readable.
@@ -83,28 +81,27 @@ func (jf *journalFlags) warnUnused(fs *pflag.FlagSet) {
 	}
 }
 
-// follower is the running journal follower of serve.
+// follower is the running journal follower of serve and the pipeline it
+// feeds.
 type follower struct {
 	pipeline *pipeline.Live
-	cancel   context.CancelFunc
-	done     chan error
-	stopped  atomic.Pointer[string] // why the follower stopped; nil while it runs
+	run      *journald.Follower
 }
 
+// The live pipeline is what the follower feeds.
+var _ journald.Sink = (*pipeline.Live)(nil)
+
 // health reports whether the follower still reads the journal.
-func (f *follower) health() (bool, string) {
-	if why := f.stopped.Load(); why != nil {
-		return false, "stopped: " + *why
-	}
-	return true, ""
-}
+func (f *follower) health() (bool, string) { return f.run.Health() }
 
 // startJournal follows the journal into its own pipeline, resuming exactly
 // after the position saved with the last attempts, and writes root-cause
 // notes back into the local journal.
 func startJournal(ctx context.Context, db *store.DB, set *rules.Set, jf *journalFlags, m *metrics.Metrics,
 	pusher pipeline.FindingSink) (*follower, error) {
-	opt := journald.FollowOptions{Dir: jf.dir}
+	opt := journald.FollowOptions{Dir: jf.dir, Logf: func(format string, args ...any) {
+		slog.Warn(fmt.Sprintf(format, args...))
+	}}
 	switch jf.reader {
 	case "journalctl":
 	case "sd-journal":
@@ -129,7 +126,7 @@ func startJournal(ctx context.Context, db *store.DB, set *rules.Set, jf *journal
 	}
 	resume := journald.Resume{}
 	if ok && jf.since != "" {
-		fmt.Fprintf(stderr, "analyzer: warning: --since has no effect: %s resumes after the position saved in the database (--since applies to a first run)\n", source)
+		slog.Warn("--since has no effect", "why", source+" resumes after the position saved in the database (--since applies to a first run)")
 	}
 	if ok {
 		resume = journald.Resume{Cursor: pos.Cursor, ReplayCursor: pos.ReplayCursor}
@@ -144,111 +141,46 @@ func startJournal(ctx context.Context, db *store.DB, set *rules.Set, jf *journal
 	}
 	p := pipeline.New(db, set, pipeline.Options{Metrics: m, Findings: sink})
 	p.Start()
+	opt.Stats = followMetrics(m, source)
+	f := &follower{pipeline: p, run: journald.Start(ctx, opt, resume, p)}
+	where := "the local journal"
+	if jf.dir != "" {
+		where = jf.dir
+	}
+	slog.Info("following " + where)
+	if jf.dir == "" {
+		if n, readable := journald.FilesReadable(localJournalDirs); n > 0 && readable == 0 {
+			slog.Warn("no local journal file or directory is readable: nothing will be read; run with SupplementaryGroups=systemd-journal (the shipped unit does)",
+				"files", n, "uid", os.Geteuid(), "groups", groups())
+		}
+	}
+	return f, nil
+}
+
+// followMetrics turns the follower's counters into metrics of source:
+// entries ingested, records skipped by the unit filter, unreadable entries
+// and journal gaps.
+func followMetrics(m *metrics.Metrics, source string) func(journald.FollowStats) {
 	var last journald.FollowStats
-	opt.Stats = func(s journald.FollowStats) {
+	return func(s journald.FollowStats) {
+		m.IngestEntries(source, int(s.Entries-last.Entries))
 		if n := s.Skipped - last.Skipped; n > 0 {
 			m.LinesSkipped(source, "unit_filter", int(n))
 		}
 		for i := last.BadEntries; i < s.BadEntries; i++ {
 			m.IngestError(source, "bad_entry")
 		}
+		for i := last.Gaps; i < s.Gaps; i++ {
+			m.IngestError(source, "journal_gap")
+		}
 		last = s
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	f := &follower{pipeline: p, cancel: cancel, done: make(chan error, 1)}
-	go func() {
-		err := journald.Follow(ctx, opt, resume, func(b journald.Batch) error {
-			entries := b.Entries
-			if b.Gap != "" {
-				fmt.Fprintln(os.Stderr, "analyzer: journal gap:", b.Gap)
-				m.IngestError(source, "journal_gap")
-				gap := domain.Entry{Cursor: b.Cursor, Time: time.Now(), Fields: map[string]string{tracker.GapField: b.Gap}}
-				entries = append([]domain.Entry{gap}, entries...)
-			}
-			m.IngestEntries(source, len(b.Entries))
-			for {
-				err := p.AddAt(entries, &store.Position{Source: source, Cursor: b.Cursor}, b.CatchUp)
-				if err == nil && !b.CatchUp {
-					p.RequestFlush() // save and write notes soon, not at the next timer
-				}
-				if !errors.Is(err, pipeline.ErrSaturated) {
-					return err
-				}
-				select { // the pipeline is behind: wait, the journal keeps the entries
-				case <-ctx.Done():
-					return nil
-				case <-time.After(100 * time.Millisecond):
-				}
-			}
-		})
-		why := "done"
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "analyzer: journal follower stopped:", err)
-			why = err.Error()
-		}
-		f.stopped.Store(&why)
-		f.done <- err
-	}()
-	where := "the local journal"
-	if jf.dir != "" {
-		where = jf.dir
-	}
-	fmt.Fprintf(os.Stderr, "analyzer: following %s\n", where)
-	if jf.dir == "" {
-		if n, readable := journalFilesReadable(localJournalDirs); n > 0 && readable == 0 {
-			fmt.Fprintf(os.Stderr, "analyzer: warning: none of the %d local journal files or directories is readable by uid %d (groups %v): "+
-				"nothing will be read; run with SupplementaryGroups=systemd-journal (the shipped unit does)\n", n, os.Geteuid(), groups())
-		}
-	}
-	return f, nil
-}
-
-// journalFilesReadable counts the journal files in the machine directories
-// under dirs (a machine directory this process may not list counts as
-// one), and how many of them it can open: journalctl opens none it may not
-// read, and then follows nothing without an error.
-func journalFilesReadable(dirs []string) (files, readable int) {
-	for _, d := range dirs {
-		subs, err := os.ReadDir(d)
-		if err != nil {
-			continue
-		}
-		for _, sub := range subs {
-			if !sub.IsDir() {
-				continue
-			}
-			names, err := os.ReadDir(filepath.Join(d, sub.Name()))
-			if err != nil {
-				files++ // unreadable machine directory (2750 root:systemd-journal)
-				continue
-			}
-			for _, n := range names {
-				if !strings.HasSuffix(n.Name(), ".journal") {
-					continue
-				}
-				files++
-				if f, err := os.Open(filepath.Join(d, sub.Name(), n.Name())); err == nil {
-					f.Close()
-					readable++
-				}
-			}
-		}
-	}
-	return files, readable
-}
-
-// groups is this process's supplementary group ids (nil on error).
-func groups() []int {
-	g, _ := os.Getgroups()
-	return g
 }
 
 // stop ends the follower within about a second, then saves what its
 // pipeline holds.
 func (f *follower) stop() error {
-	f.cancel()
-	err := <-f.done
-	return errors.Join(err, f.pipeline.Close())
+	return errors.Join(f.run.Stop(), f.pipeline.Close())
 }
 
 // notesWriter returns the writer of root-cause notes: the database is its
@@ -260,7 +192,7 @@ func notesWriter(db *store.DB, m *metrics.Metrics) (pipeline.FindingSink, error)
 	_ = exec.Command("journalctl", "--sync").Run()
 	known, err := journald.KnownNotes("")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "analyzer: cannot scan the journal for notes already written:", err)
+		slog.Warn("cannot scan the journal for notes already written", "err", err)
 	}
 	send := func(message string, priority int, fields map[string]string) error {
 		return journal.Send(message, journal.Priority(priority), fields)
@@ -280,4 +212,10 @@ func (s countingSink) Offer(a *domain.Attempt, f domain.Finding) bool {
 		return true
 	}
 	return false
+}
+
+// groups is this process's supplementary group ids (nil on error).
+func groups() []int {
+	g, _ := os.Getgroups()
+	return g
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"os/signal"
@@ -164,7 +165,7 @@ func startLive(ctx context.Context, db *store.DB, lf *liveFlags) (*live, error) 
 	if pusher != nil {
 		popts.Findings = pusher
 		pusher.Start()
-		fmt.Fprintf(os.Stderr, "analyzer: pushing findings to %s\n", pusher.URL())
+		slog.Info("pushing findings to Loki", "url", pusher.URL())
 	}
 	p := pipeline.New(db, set, popts)
 	p.Start()

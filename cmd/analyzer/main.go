@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -130,6 +131,17 @@ func newRootCmd() *cobra.Command {
 			return usageError{msg: msg}
 		},
 	}
+	lf := &logFlags{}
+	root.PersistentFlags().StringVar(&lf.level, "log-level", "info", "least severe log messages shown: debug, info, warn, error")
+	root.PersistentFlags().StringVar(&lf.format, "log-format", "text", "log format on stderr: text (logfmt) or json")
+	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
+		l, err := newLogger(stderr, lf.level, lf.format)
+		if err != nil {
+			return usageError{msg: err.Error(), cmd: c.CommandPath()}
+		}
+		slog.SetDefault(l)
+		return nil
+	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SuggestionsMinimumDistance = 2
@@ -215,7 +227,7 @@ func longDashes(root *cobra.Command, args []string) []string {
 // every command shares the default, so one can see where the attempts go.
 func announceDB(fs *pflag.FlagSet, path string) {
 	if !fs.Changed("db") {
-		fmt.Fprintf(stderr, "analyzer: database %s (--db chooses another)\n", path)
+		slog.Info("database (--db chooses another)", "path", path)
 	}
 }
 
@@ -224,7 +236,7 @@ func announceDB(fs *pflag.FlagSet, path string) {
 func noEffect(fs *pflag.FlagSet, why string, names ...string) {
 	for _, n := range names {
 		if fs.Changed(n) {
-			fmt.Fprintf(stderr, "analyzer: warning: --%s has no effect: %s\n", n, why)
+			slog.Warn("--"+n+" has no effect", "why", why)
 		}
 	}
 }

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"fmt"
+	"log/slog"
 	"os"
 
 	"github.com/schollz/progressbar/v3"
@@ -49,4 +49,4 @@ func progressFor(name string) (update func(bytesRead int64), done func()) {
 }
 
 // warn prints a pipeline warning on stderr.
-func warn(msg string) { fmt.Fprintf(stderr, "analyzer: %s\n", msg) }
+func warn(msg string) { slog.Warn(msg) }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
@@ -115,7 +116,8 @@ func runReplay(ctx context.Context, o *replayOpts, fs *pflag.FlagSet, paths []st
 		fmt.Fprintf(stdout, "replayed %d entries from %s in %d pages (%d malformed skipped, %d read twice at page boundaries dropped): %d attempts, %d failed, into %s\n",
 			entries, o.from.url, qs.Pages, malformed, qs.Repeated, tally.Attempts, tally.Failed, o.db)
 		if qs.Lost > 0 {
-			fmt.Fprintf(os.Stderr, "analyzer: at %d timestamps more than --from-loki-limit=%d entries shared the time; entries past the limit there are missing (raise --from-loki-limit)\n", qs.Lost, o.from.limit)
+			slog.Warn("more entries shared a timestamp than --from-loki-limit: entries past the limit there are missing (raise --from-loki-limit)",
+				"timestamps", qs.Lost, "limit", o.from.limit)
 		}
 	} else {
 		fmt.Fprintf(stdout, "replayed %d entries from %d files (%d malformed skipped): %d attempts, %d failed, into %s\n",

@@ -2,7 +2,7 @@ package main
 
 import (
 	"fmt"
-	"os"
+	"log/slog"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -59,7 +59,7 @@ func runRules(what, dir string) error {
 	}
 	if what == "lint" {
 		for _, w := range set.Lint() {
-			fmt.Fprintln(os.Stderr, "warning:", w)
+			slog.Warn(w)
 		}
 		fmt.Fprintf(stdout, "%d files, %d engines, %d rules: ok\n", len(set.Files), len(set.Engines()), len(set.Rules()))
 		return nil

@@ -3,10 +3,9 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -79,7 +78,7 @@ func runServe(ctx context.Context, o *serveOpts, fs *pflag.FlagSet) error {
 	}
 	defer func() {
 		if err := lv.close(); err != nil {
-			fmt.Fprintln(os.Stderr, "analyzer: live pipeline:", err)
+			slog.Error("live pipeline", "err", err)
 		}
 	}()
 	var fol *follower
@@ -92,7 +91,7 @@ func runServe(ctx context.Context, o *serveOpts, fs *pflag.FlagSet) error {
 		// Runs before lv.close: the follower's last findings still reach the pusher.
 		defer func() {
 			if err := fol.stop(); err != nil {
-				fmt.Fprintln(os.Stderr, "analyzer: journal follower:", err)
+				slog.Error("journal follower", "err", err)
 			}
 		}()
 	}
@@ -104,9 +103,9 @@ func runServe(ctx context.Context, o *serveOpts, fs *pflag.FlagSet) error {
 		WriteTimeout: o.http.writeTimeout, IdleTimeout: o.http.idleTimeout, MaxHeaderBytes: 64 << 10}
 	errc := make(chan error, 1)
 	go func() { errc <- wc.serve(srv, ln) }()
-	fmt.Fprintf(os.Stderr, "analyzer: serving %s on %s://%s\n", o.db, wc.scheme(), o.listen)
+	slog.Info("serving", "db", o.db, "url", wc.scheme()+"://"+o.listen)
 	if wc.basicAuth {
-		fmt.Fprintf(os.Stderr, "analyzer: every route needs basic auth (%s)\n", o.webConfig)
+		slog.Info("every route needs basic auth", "web.config.file", o.webConfig)
 	}
 	notifySystemd(ctx, health)
 	select {

@@ -1,5 +1,3 @@
-//go:build linux && cgo
-
 package journald
 
 import (
@@ -7,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"runtime"
 	"time"
 
 	"github.com/llmfleet/analyzer/domain"
@@ -39,19 +36,56 @@ type Batch struct {
 	Gap string
 }
 
-// journalReader is what Follow reads: sd-journal in this process (Reader)
-// or journalctl in a child process (ProcReader).
-type journalReader interface {
+// FieldGap marks the synthetic entry that stands for lost journal entries
+// (Batch.WithGap); its value says what was lost. It is the tracker's
+// GapField, which turns it into a log_loss finding on every attempt open at
+// that point and on the next one to start.
+const FieldGap = "ANALYZER_JOURNAL_GAP"
+
+// WithGap is the batch's entries for the tracker: when Gap is set they are
+// preceded by a gap entry (FieldGap = Gap) at the batch's cursor, stamped
+// now; otherwise Entries itself.
+func (b Batch) WithGap(now time.Time) []domain.Entry {
+	if b.Gap == "" {
+		return b.Entries
+	}
+	gap := domain.Entry{Cursor: b.Cursor, Time: now, Fields: map[string]string{FieldGap: b.Gap}}
+	return append([]domain.Entry{gap}, b.Entries...)
+}
+
+// ErrCursorGone means a saved cursor no longer exists (vacuumed, rotated
+// away, another machine's journal): reading went on from the closest entry.
+var ErrCursorGone = errors.New("journald: saved cursor not found")
+
+// Journal is the reader a follower reads the journal through: sd-journal in
+// this process (*Reader), journalctl in a child process (*ProcReader), or a
+// fake in tests (package journaldfake). One goroutine uses it from the
+// first Seek to Close.
+type Journal interface {
+	// SeekAt positions so that Next returns the entry of cursor itself; it
+	// returns ErrCursorGone when that entry no longer exists.
 	SeekAt(cursor string) error
+	// SeekAfter positions so that Next returns the entry after cursor; when
+	// the cursor no longer exists it positions at the oldest entry (or the
+	// closest one) and returns ErrCursorGone.
 	SeekAfter(cursor string) error
+	// SeekSince positions before the first entry at or after t.
 	SeekSince(t time.Time) error
+	// SeekTail positions after the newest entry.
 	SeekTail() error
+	// Next returns the next record and its cursor, ok == false when there
+	// is none yet. An entry that cannot be read is skipped and counted in
+	// Bad; an error ends the follower.
 	Next() (rec ingest.Record, cursor string, ok bool, err error)
-	Wait(d time.Duration)
+	// Wait returns when an entry may have arrived, when ctx is done, or
+	// after at most about one second, whichever comes first.
+	Wait(ctx context.Context)
+	// Close releases the reader.
 	Close() error
 	// Bad counts entries that could not be read and were skipped.
 	Bad() int64
-	// TakeGap returns what could not be read since the last call ("" none).
+	// TakeGap returns, and forgets, what could not be read since the last
+	// call ("" when nothing was lost).
 	TakeGap() string
 }
 
@@ -59,7 +93,8 @@ type journalReader interface {
 type FollowOptions struct {
 	// InProcess reads the journal with sd-journal in this process instead
 	// of journalctl in a child (ProcReader): no child, but a journal file
-	// truncated under the reader kills the process with SIGBUS.
+	// truncated under the reader kills the process with SIGBUS. Follow
+	// only; FollowReader is given its reader.
 	InProcess bool
 	// Dir is a journal directory; "" reads the local journal.
 	Dir string
@@ -76,158 +111,190 @@ type FollowOptions struct {
 	BatchDelay   time.Duration
 	// Ingest options for reassembly (line cap, orphan timeout).
 	Ingest ingest.Options
-	// Stats, when set, receives counters after each batch.
+	// Stats, when set, receives counters before each batch is handed over.
 	Stats func(FollowStats)
+	// Open, when set, opens the reader Follow uses instead of the one
+	// InProcess and Dir choose (tests pass a fake).
+	Open func() (Journal, error)
+	// Logf, when set, receives Start's status lines (a journal gap, why
+	// the follower stopped), without a trailing newline.
+	Logf func(format string, args ...any)
 }
 
 // FollowStats are the follower's counters since it started.
 type FollowStats struct {
+	// Records read, Entries assembled from them and handed over, records
+	// Skipped by the unit filter, and BadEntries the reader could not read.
 	Records, Entries, Skipped, BadEntries int64
+	// Gaps counts the batches handed over with Gap set.
+	Gaps int64
 	// Newest is the time of the newest entry read (journal lag = now - Newest).
 	Newest time.Time
 }
 
-// Follow reads the journal from resume (or per opt on a first run) and
-// hands batches of normalized entries to handle until ctx is done; it
-// returns within about a second of that. The reader is owned by one
-// goroutine locked to its OS thread. A handler error stops Follow and is
-// returned; the caller restarts from the last position it saved.
-func Follow(ctx context.Context, opt FollowOptions, resume Resume, handle func(Batch) error) error {
+// FollowReader reads the journal through r from resume (or per opt on a
+// first run: opt.Since, else the tail) and hands batches of normalized
+// entries to handle until ctx is done, then returns nil; it notices ctx
+// within one Wait of r. Entries read but not handed over are not lost: their
+// cursor was never saved, so a restart reads them again.
+//
+// A saved cursor that no longer exists (vacuumed, rotated away) is handed
+// over as a batch with Gap set, and reading goes on from the oldest entry;
+// so is whatever r reports lost (TakeGap), between what was read before the
+// loss and what comes after. An error from a Seek (other than
+// ErrCursorGone), from r.Next or from handle stops FollowReader and is
+// returned: the caller restarts from the last position it saved. The caller
+// keeps r and closes it.
+func FollowReader(ctx context.Context, r Journal, opt FollowOptions, resume Resume, handle func(Batch) error) error {
 	if opt.BatchEntries <= 0 {
 		opt.BatchEntries = 2000
 	}
 	if opt.BatchDelay <= 0 {
 		opt.BatchDelay = 200 * time.Millisecond
 	}
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		errc <- follow(ctx, opt, resume, handle)
-	}()
-	return <-errc
-}
-
-func follow(ctx context.Context, opt FollowOptions, resume Resume, handle func(Batch) error) error {
-	var r journalReader
-	var err error
-	if opt.InProcess {
-		r, err = Open(opt.Dir)
-	} else {
-		r, err = OpenProc(opt.Dir)
-	}
+	catchUpUntil, gap, err := seek(r, opt.Since, resume)
 	if err != nil {
 		return err
 	}
-	defer r.Close()
+	f := &loop{r: r, opt: opt, handle: handle, catchUpUntil: catchUpUntil,
+		asm: ingest.NewAssembler(sourceName(opt.Dir), opt.Ingest)}
+	f.batch = Batch{Gap: gap, CatchUp: catchUpUntil != ""}
+	f.deadline = time.Now().Add(opt.BatchDelay)
+	return f.run(ctx)
+}
 
-	catchUpUntil := ""
-	gap := ""
+// seek positions r where a follower starts: at the replay cursor (then
+// entries up to catchUpUntil are a catch-up), after the saved cursor, at
+// since, or at the tail. gap says what was lost when a saved cursor is gone.
+func seek(r Journal, since time.Time, resume Resume) (catchUpUntil, gap string, err error) {
 	switch {
 	case resume.ReplayCursor != "" && resume.Cursor != "":
 		if err := r.SeekAt(resume.ReplayCursor); err == nil {
-			catchUpUntil = resume.Cursor
-			break
+			return resume.Cursor, "", nil
 		}
 		// The replay start was vacuumed: resume after the saved cursor.
 		gap = fmt.Sprintf("journal entries from %s were vacuumed before the analyzer re-read them", resume.ReplayCursor)
-		if err := r.SeekAfter(resume.Cursor); errors.Is(err, ErrCursorGone) {
-			gap = fmt.Sprintf("saved journal cursor %s is gone (vacuumed or rotated away); reading from the oldest entry", resume.Cursor)
-		} else if err != nil {
-			return err
-		}
+		gap, err := seekAfter(r, resume.Cursor, gap)
+		return "", gap, err
 	case resume.Cursor != "":
-		if err := r.SeekAfter(resume.Cursor); errors.Is(err, ErrCursorGone) {
-			gap = fmt.Sprintf("saved journal cursor %s is gone (vacuumed or rotated away); reading from the oldest entry", resume.Cursor)
-		} else if err != nil {
-			return err
-		}
-	case !opt.Since.IsZero():
-		if err := r.SeekSince(opt.Since); err != nil {
-			return err
-		}
+		gap, err := seekAfter(r, resume.Cursor, "")
+		return "", gap, err
+	case !since.IsZero():
+		return "", "", r.SeekSince(since)
 	default:
-		if err := r.SeekTail(); err != nil {
-			return err
-		}
+		return "", "", r.SeekTail()
 	}
+}
 
-	asm := ingest.NewAssembler(sourceName(opt.Dir), opt.Ingest)
-	var stats FollowStats
-	batch := Batch{Gap: gap, CatchUp: catchUpUntil != ""}
-	deadline := time.Now().Add(opt.BatchDelay)
-	flush := func() error {
-		if len(batch.Entries) == 0 && batch.Cursor == "" && batch.Gap == "" {
-			return nil
-		}
-		stats.BadEntries = r.Bad()
-		if opt.Stats != nil {
-			opt.Stats(stats)
-		}
-		err := handle(batch)
-		batch = Batch{CatchUp: catchUpUntil != ""}
-		deadline = time.Now().Add(opt.BatchDelay)
-		return err
+// seekAfter positions r after cursor and returns the gap to report: gap,
+// or that the cursor itself is gone.
+func seekAfter(r Journal, cursor, gap string) (string, error) {
+	if err := r.SeekAfter(cursor); errors.Is(err, ErrCursorGone) {
+		return fmt.Sprintf("saved journal cursor %s is gone (vacuumed or rotated away); reading from the oldest entry", cursor), nil
+	} else if err != nil {
+		return "", err
 	}
+	return gap, nil
+}
+
+// loop is the state of one FollowReader run.
+type loop struct {
+	r      Journal
+	opt    FollowOptions
+	handle func(Batch) error
+	asm    *ingest.Assembler
+	stats  FollowStats
+	batch  Batch
+	// catchUpUntil is the saved cursor while entries before it are re-read.
+	catchUpUntil string
+	// deadline is when the batch is handed over however small it is.
+	deadline time.Time
+}
+
+func (f *loop) run(ctx context.Context) error {
 	for {
 		if ctx.Err() != nil {
 			// Entries read but not handed over are read again after a
 			// restart: their cursor was never saved.
 			return nil
 		}
-		rec, cursor, ok, err := r.Next()
+		rec, cursor, ok, err := f.r.Next()
 		if err != nil {
 			return err
 		}
-		if g := r.TakeGap(); g != "" {
+		if g := f.r.TakeGap(); g != "" {
 			// Hand over what was read before the loss first: the gap
 			// belongs between it and what comes next.
-			if err := flush(); err != nil {
+			if err := f.flush(); err != nil {
 				return err
 			}
-			batch.Gap = g
-			if err := flush(); err != nil {
+			f.batch.Gap = g
+			if err := f.flush(); err != nil {
 				return err
 			}
 		}
 		if !ok {
 			// Pieces of a split line stay with the assembler until their
 			// last piece or the orphan timeout: the writer may be mid-line.
-			if err := flush(); err != nil {
+			if err := f.flush(); err != nil {
 				return err
 			}
-			r.Wait(time.Second)
+			f.r.Wait(ctx)
 			continue
 		}
-		stats.Records++
-		batch.Cursor = cursor
-		if keep(rec, opt.Units) {
-			for _, e := range asm.Push(rec) {
-				stats.Entries++
-				if e.Time.After(stats.Newest) {
-					stats.Newest = e.Time
-				}
-				batch.Entries = append(batch.Entries, e)
-			}
-		} else {
-			stats.Skipped++
-		}
-		if catchUpUntil != "" && cursor == catchUpUntil {
+		f.add(rec, cursor)
+		if f.catchUpUntil != "" && cursor == f.catchUpUntil {
 			// Everything up to the saved cursor is rebuilt: hand the
 			// catch-up batch over and go on normally.
-			if err := flush(); err != nil {
+			if err := f.flush(); err != nil {
 				return err
 			}
-			catchUpUntil = ""
-			batch.CatchUp = false
+			f.catchUpUntil = ""
+			f.batch.CatchUp = false
 			continue
 		}
-		if len(batch.Entries) >= opt.BatchEntries || time.Now().After(deadline) {
-			if err := flush(); err != nil {
+		if len(f.batch.Entries) >= f.opt.BatchEntries || time.Now().After(f.deadline) {
+			if err := f.flush(); err != nil {
 				return err
 			}
 		}
 	}
+}
+
+// add puts the entries of one record into the batch, unless the unit
+// filter drops it.
+func (f *loop) add(rec ingest.Record, cursor string) {
+	f.stats.Records++
+	f.batch.Cursor = cursor
+	if !keep(rec, f.opt.Units) {
+		f.stats.Skipped++
+		return
+	}
+	for _, e := range f.asm.Push(rec) {
+		f.stats.Entries++
+		if e.Time.After(f.stats.Newest) {
+			f.stats.Newest = e.Time
+		}
+		f.batch.Entries = append(f.batch.Entries, e)
+	}
+}
+
+// flush hands the batch over (when it holds anything) and starts the next.
+func (f *loop) flush() error {
+	if len(f.batch.Entries) == 0 && f.batch.Cursor == "" && f.batch.Gap == "" {
+		return nil
+	}
+	f.stats.BadEntries = f.r.Bad()
+	if f.batch.Gap != "" {
+		f.stats.Gaps++
+	}
+	if f.opt.Stats != nil {
+		f.opt.Stats(f.stats)
+	}
+	err := f.handle(f.batch)
+	f.batch = Batch{CatchUp: f.catchUpUntil != ""}
+	f.deadline = time.Now().Add(f.opt.BatchDelay)
+	return err
 }
 
 func sourceName(dir string) string {

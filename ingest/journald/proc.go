@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"log/slog"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -181,17 +181,21 @@ func (r *ProcReader) Next() (ingest.Record, string, bool, error) {
 	}
 }
 
-// Wait waits up to d for an entry.
-func (r *ProcReader) Wait(d time.Duration) {
+// Wait waits for an entry, at most one second; it returns at once when ctx
+// is done.
+func (r *ProcReader) Wait(ctx context.Context) {
 	r.start()
 	if r.pending != nil {
 		return
 	}
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
 	select {
 	case it := <-r.ch:
 		r.pending = &it
-	case <-time.After(d):
+	case <-t.C:
 	case <-r.done:
+	case <-ctx.Done():
 	}
 }
 
@@ -332,7 +336,7 @@ func (r *ProcReader) runChild(seek []string) {
 		r.mu.Unlock()
 	}
 	if r.ctx.Err() == nil && ctx.Err() == nil && werr != nil {
-		fmt.Fprintf(os.Stderr, "analyzer: journalctl ended (%v) %s; restarting it\n", werr, strings.TrimSpace(stderr.String()))
+		slog.Warn("journalctl ended; restarting it", "err", werr, "stderr", strings.TrimSpace(stderr.String()))
 	}
 }
 
@@ -480,3 +484,6 @@ func (l *limitedWriter) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// ProcReader is a Journal for FollowReader.
+var _ Journal = (*ProcReader)(nil)

@@ -11,6 +11,7 @@
 package journald
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -84,10 +85,6 @@ func (r *Reader) SeekSince(t time.Time) error {
 	r.hold = false
 	return r.j.SeekRealtimeUsec(uint64(t.UnixMicro()))
 }
-
-// ErrCursorGone means a saved cursor no longer exists (vacuumed, rotated
-// away, another machine's journal): reading went on from the closest entry.
-var ErrCursorGone = errors.New("journald: saved cursor not found")
 
 // SeekAt positions so that Next returns the entry of cursor itself. It
 // returns ErrCursorGone when that entry no longer exists.
@@ -174,12 +171,18 @@ func (r *Reader) Next() (rec ingest.Record, cursor string, ok bool, err error) {
 	return nil, "", false, fmt.Errorf("journald: too many unreadable entries in a row")
 }
 
-// Wait waits up to d (at most one second) for the journal to change:
-// entries appended, files rotated or invalidated. It returns early on any
-// change; the caller just reads again.
-func (r *Reader) Wait(d time.Duration) {
-	if d > time.Second {
-		d = time.Second
+// Wait waits for the journal to change (entries appended, files rotated or
+// invalidated), at most one second and no longer than ctx's deadline; it
+// returns at once when ctx is done. sd-journal's wait cannot be
+// interrupted, so a cancel during it is noticed within that second. The
+// caller just reads again.
+func (r *Reader) Wait(ctx context.Context) {
+	if ctx.Err() != nil {
+		return
+	}
+	d := time.Second
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
+		d = max(time.Until(dl), 0)
 	}
 	if r.j.Wait(d) < 0 {
 		// systemd 257 may return a negative value (systemd#40788): back off.
@@ -225,3 +228,6 @@ func KnownNotes(dir string) (map[string]bool, error) {
 // Match restricts the reader to entries with FIELD=value (sd_journal_add_match);
 // several matches of different fields must all hold.
 func (r *Reader) Match(fieldValue string) error { return r.j.AddMatch(fieldValue) }
+
+// Reader is a Journal for FollowReader.
+var _ Journal = (*Reader)(nil)
