@@ -97,7 +97,7 @@ func runServe(ctx context.Context, o *serveOpts, fs *pflag.FlagSet) error {
 	}
 	lv.watchSIGHUP(ctx)
 	health := healthChecks(db, o.db, fol)
-	handler := web.New(db, web.Options{Routes: lv.routes, WarmLadders: true, AllowedHosts: o.http.allowed(o.listen),
+	handler := web.New(db, web.Options{Routes: lv.routes, WarmLadders: true, Context: ctx, AllowedHosts: o.http.allowed(o.listen),
 		Health: health})
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: o.http.readTimeout,
 		WriteTimeout: o.http.writeTimeout, IdleTimeout: o.http.idleTimeout, MaxHeaderBytes: 64 << 10}
