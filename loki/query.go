@@ -16,6 +16,7 @@ import (
 
 	"github.com/grafana/loki/pkg/push"
 
+	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/ingest"
 )
 
@@ -412,4 +413,53 @@ func metaKey(ls push.LabelsAdapter) string {
 		b.WriteByte(',')
 	}
 	return b.String()
+}
+
+// ReadQuery reads the entries of a Loki query as ingest.ReadFile reads a
+// file: each entry becomes a journal record through the push receiver's
+// label mapping (QueryRange → Record), and one ingest.Assembler per host
+// reassembles split lines, as the Receiver does; fn gets the entries in
+// order. qs gets the query's own counts. Errors are QueryRange's and fn's.
+func ReadQuery(ctx context.Context, cfg QueryConfig, qs *QueryStats, opt ingest.Options, fn func(domain.Entry) error) (ingest.Stats, error) {
+	var st ingest.Stats
+	hosts := map[string]*ingest.Assembler{}
+	var order []string
+	emit := func(es []domain.Entry) error {
+		for _, e := range es {
+			st.Entries++
+			if err := fn(e); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	q, err := QueryRange(ctx, cfg, func(rec ingest.Record) error {
+		st.Records++
+		// As the receiver: a record with neither text nor MESSAGE_ID
+		// gives the tracker nothing to go by.
+		if len(bytes.TrimSpace(rec["MESSAGE"])) == 0 && len(rec["MESSAGE_ID"]) == 0 {
+			return nil
+		}
+		host := string(rec["_HOSTNAME"])
+		asm := hosts[host]
+		if asm == nil {
+			asm = ingest.NewAssembler("loki:"+host, opt)
+			hosts[host] = asm
+			order = append(order, host)
+		}
+		return emit(asm.Push(rec))
+	})
+	*qs = q
+	st.Bytes, st.Malformed, st.Errors = q.Bytes, q.Malformed, q.Errors
+	if err != nil {
+		return st, err
+	}
+	for _, h := range order {
+		es := hosts[h].Flush()
+		st.Orphans += int64(len(es))
+		if err := emit(es); err != nil {
+			return st, err
+		}
+	}
+	return st, nil
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -69,53 +68,9 @@ func (f *fromLokiFlags) config(now time.Time) (loki.QueryConfig, error) {
 		Timeout: f.timeout, MaxBytes: f.maxBytes}, nil
 }
 
-// lokiInput reads the entries of a Loki query as replay reads a file: each
-// entry becomes a journal record through the push receiver's label mapping
-// (loki.QueryRange → loki.Record), and one ingest.Assembler per host
-// reassembles split lines, as the receiver does. stats gets the query's
-// own counts.
+// lokiInput is a Loki query as replay's input (loki.ReadQuery).
 func lokiInput(cfg loki.QueryConfig, qs *loki.QueryStats) pipeline.Input {
 	return pipeline.Input{Name: cfg.URL, NoProgress: true, Read: func(ctx context.Context, opt ingest.Options, fn func(domain.Entry) error) (ingest.Stats, error) {
-		var st ingest.Stats
-		hosts := map[string]*ingest.Assembler{}
-		var order []string
-		emit := func(es []domain.Entry) error {
-			for _, e := range es {
-				st.Entries++
-				if err := fn(e); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-		q, err := loki.QueryRange(ctx, cfg, func(rec ingest.Record) error {
-			st.Records++
-			// As the receiver: a record with neither text nor MESSAGE_ID
-			// gives the tracker nothing to go by.
-			if len(bytes.TrimSpace(rec["MESSAGE"])) == 0 && len(rec["MESSAGE_ID"]) == 0 {
-				return nil
-			}
-			host := string(rec["_HOSTNAME"])
-			asm := hosts[host]
-			if asm == nil {
-				asm = ingest.NewAssembler("loki:"+host, opt)
-				hosts[host] = asm
-				order = append(order, host)
-			}
-			return emit(asm.Push(rec))
-		})
-		*qs = q
-		st.Bytes, st.Malformed, st.Errors = q.Bytes, q.Malformed, q.Errors
-		if err != nil {
-			return st, err
-		}
-		for _, h := range order {
-			es := hosts[h].Flush()
-			st.Orphans += int64(len(es))
-			if err := emit(es); err != nil {
-				return st, err
-			}
-		}
-		return st, nil
+		return loki.ReadQuery(ctx, cfg, qs, opt, fn)
 	}}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/ingest/journald"
+	"github.com/llmfleet/analyzer/internal/when"
 	"github.com/llmfleet/analyzer/metrics"
 	"github.com/llmfleet/analyzer/notes"
 	"github.com/llmfleet/analyzer/pipeline"
@@ -113,7 +114,7 @@ func startJournal(ctx context.Context, db *store.DB, set *rules.Set, jf *journal
 		opt.Units = strings.Split(jf.units, ",")
 	}
 	if jf.since != "" {
-		t, err := parseWhen(jf.since, time.Now(), time.Local)
+		t, err := when.Parser{Loc: time.Local, Now: time.Now}.Parse(jf.since)
 		if err != nil {
 			return nil, usageError{msg: "--since " + err.Error()}
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/internal/journaldtest"
 	"github.com/llmfleet/analyzer/internal/race"
+	"github.com/llmfleet/analyzer/rules"
 	"github.com/llmfleet/analyzer/store"
 )
 
@@ -54,7 +55,7 @@ func wantAttempts(t *testing.T, path, host string) map[string]*domain.Attempt {
 	if err := os.WriteFile(tmp, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	set, err := loadRules("")
+	set, err := rules.LoadSource("")
 	if err != nil {
 		t.Fatal(err)
 	}

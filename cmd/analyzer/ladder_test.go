@@ -12,6 +12,7 @@ import (
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/ladder"
 	"github.com/llmfleet/analyzer/report"
+	"github.com/llmfleet/analyzer/rules"
 )
 
 const nightFixture = "../../examples/dankserver-night-ladder.journal.json"
@@ -205,7 +206,7 @@ func TestLadderFitsTheTerminal(t *testing.T) {
 // rules.
 func analyzeForTest(t *testing.T, files ...string) []*domain.Attempt {
 	t.Helper()
-	set, err := loadRules("")
+	set, err := rules.LoadSource("")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,10 +10,6 @@ import (
 	"github.com/llmfleet/analyzer/rules"
 )
 
-// loadRules is rules.LoadSource under the name journal_test.go, which
-// moves out with the journal follower, still calls.
-var loadRules = rules.LoadSource
-
 // batchGC bounds a file replay's heap with a soft limit instead of a GC
 // percentage, unless GOGC or GOMEMLIMIT is set: the heap may grow to 5x
 // the live data (GOGC=400; a replay keeps little alive but allocates per

@@ -48,78 +48,130 @@ func newServeCmd() *cobra.Command {
 }
 
 // runServe is `analyzer serve`; fs tells which flags were given.
-func runServe(ctx context.Context, o *serveOpts, fs *pflag.FlagSet) error {
+func runServe(ctx context.Context, o *serveOpts, fs *pflag.FlagSet) (err error) {
 	o.live.warnUnused(fs)
 	o.journal.warnUnused(fs)
-	wc, err := loadWebConfig(o.webConfig)
-	if err != nil {
+	m := &serveMain{opts: o}
+	defer func() { err = errors.Join(err, m.Close()) }()
+	if err := m.Open(ctx, fs); err != nil {
+		return stoppedWhileStarting(ctx, err)
+	}
+	return m.Run(ctx)
+}
+
+// serveMain is the serve process, in the shape of wtf's cmd/wtfd Main:
+// Open starts the parts in order, Run serves until ctx ends, Close stops
+// them in the reverse order, each once.
+type serveMain struct {
+	opts   *serveOpts
+	wc     webConfig
+	ln     net.Listener
+	db     *store.DB
+	lv     *live
+	fol    *follower
+	srv    *http.Server
+	health func() []web.Check
+}
+
+// shutdownGrace is how long requests in flight get when serve stops: the
+// unit allows 30 s (TimeoutStopSec), the pipelines' last flush the rest.
+const shutdownGrace = 20 * time.Second
+
+// Open checks the configuration, listens (a busy port fails the start
+// before anything else runs), opens the database and starts the live
+// pipeline and the journal follower. What it started, Close stops.
+func (m *serveMain) Open(ctx context.Context, fs *pflag.FlagSet) error {
+	o := m.opts
+	var err error
+	if m.wc, err = loadWebConfig(o.webConfig); err != nil {
 		return err
 	}
-	if err := o.live.check(o.listen, wc.basicAuth); err != nil {
+	if err := o.live.check(o.listen, m.wc.basicAuth); err != nil {
 		return err
 	}
 	limitMemory()
-	// Listen first: a busy port fails the start before anything else runs.
 	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		return err
 	}
-	ln = netutil.LimitListener(ln, o.http.maxConns)
-	defer ln.Close()
+	m.ln = netutil.LimitListener(ln, o.http.maxConns)
 	announceDB(fs, o.db)
-	db, err := store.Open(o.db)
-	if err != nil {
+	if m.db, err = store.Open(o.db); err != nil {
 		return err
 	}
-	defer db.Close()
-	lv, err := startLive(ctx, db, o.live)
-	if err != nil {
-		return stoppedWhileStarting(ctx, err)
+	if m.lv, err = startLive(ctx, m.db, o.live); err != nil {
+		return err
 	}
-	defer func() {
-		if err := lv.close(); err != nil {
-			slog.Error("live pipeline", "err", err)
-		}
-	}()
-	var fol *follower
 	if o.journal.wanted() {
-		fol, err = startJournal(ctx, db, lv.rules.Current(), o.journal, lv.metrics, lv.findings())
-		if err != nil {
-			return stoppedWhileStarting(ctx, err)
+		if m.fol, err = startJournal(ctx, m.db, m.lv.rules.Current(), o.journal, m.lv.metrics, m.lv.findings()); err != nil {
+			return err
 		}
-		lv.rules.Add(fol.pipeline)
-		// Runs before lv.close: the follower's last findings still reach the pusher.
-		defer func() {
-			if err := fol.stop(); err != nil {
-				slog.Error("journal follower", "err", err)
-			}
-		}()
+		m.lv.rules.Add(m.fol.pipeline)
 	}
-	lv.watchSIGHUP(ctx)
-	health := healthChecks(db, o.db, fol)
-	handler := web.New(db, web.Options{Routes: lv.routes, WarmLadders: true, Context: ctx, AllowedHosts: o.http.allowed(o.listen),
-		Health: health})
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: o.http.readTimeout,
+	m.lv.watchSIGHUP(ctx)
+	m.health = healthChecks(m.db, o.db, m.fol)
+	handler := web.New(m.db, web.Options{Routes: m.lv.routes, WarmLadders: true, Context: ctx, AllowedHosts: o.http.allowed(o.listen),
+		Health: m.health})
+	m.srv = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: o.http.readTimeout,
 		WriteTimeout: o.http.writeTimeout, IdleTimeout: o.http.idleTimeout, MaxHeaderBytes: 64 << 10}
+	return nil
+}
+
+// Run serves HTTP on the listener until ctx ends (then it shuts the server
+// down within shutdownGrace) or the server fails.
+func (m *serveMain) Run(ctx context.Context) error {
+	o := m.opts
 	errc := make(chan error, 1)
+	wc, srv, ln := m.wc, m.srv, m.ln // Close may clear the fields while the server still returns
 	go func() { errc <- wc.serve(srv, ln) }()
-	slog.Info("serving", "db", o.db, "url", wc.scheme()+"://"+o.listen)
-	if wc.basicAuth {
+	slog.Info("serving", "db", o.db, "url", m.wc.scheme()+"://"+o.listen)
+	if m.wc.basicAuth {
 		slog.Info("every route needs basic auth", "web.config.file", o.webConfig)
 	}
-	notifySystemd(ctx, health)
+	notifySystemd(ctx, m.health)
 	select {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
 	}
-	// The unit allows 30 s to stop; requests in flight get most of it.
-	shutdown, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	shutdown, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
-	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	if err := m.srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
+}
+
+// Close stops what Open started, newest first: the follower (its last
+// findings still reach the pusher), the live pipeline and the pusher, the
+// database, the listener. It logs each failure and returns them joined.
+func (m *serveMain) Close() error {
+	var errs []error
+	if m.fol != nil {
+		if err := m.fol.stop(); err != nil {
+			slog.Error("journal follower", "err", err)
+			errs = append(errs, err)
+		}
+		m.fol = nil
+	}
+	if m.lv != nil {
+		if err := m.lv.close(); err != nil {
+			slog.Error("live pipeline", "err", err)
+			errs = append(errs, err)
+		}
+		m.lv = nil
+	}
+	if m.db != nil {
+		errs = append(errs, m.db.Close())
+		m.db = nil
+	}
+	if m.ln != nil {
+		if err := m.ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+			errs = append(errs, err)
+		}
+		m.ln = nil
+	}
+	return errors.Join(errs...)
 }
 
 // stoppedWhileStarting is err, or nil when the stop signal that canceled ctx

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/llmfleet/analyzer/rules"
 )
 
 // nightCopies returns n copies of the night fixture as JSON lines, copy k
@@ -101,7 +103,7 @@ func TestReplaySavesAttemptsAsTheyEnd(t *testing.T) {
 		t.Fatalf("replay: %v: %s", err, stderr.String())
 	}
 	t.Logf("%d attempts saved before the input ended", n)
-	set, err := loadRules("")
+	set, err := rules.LoadSource("")
 	if err != nil {
 		t.Fatal(err)
 	}
