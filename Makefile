@@ -31,9 +31,11 @@ demo: build
 explain: build
 	$(BIN) explain $(EXAMPLE)
 
+# -race: the live pipeline, the reloader and the web server share state across
+# goroutines; a data race fails the tests.
 test: test-deps build
 	$(GO) vet ./...
-	$(GO) test -count=1 ./...
+	$(GO) test -race -count=1 ./...
 	$(BIN) rules test
 
 # Every fuzz target for FUZZTIME each (CI runs them for seconds; this, long).

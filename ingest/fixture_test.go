@@ -332,7 +332,7 @@ func TestExportBinaryFieldWithNewlines(t *testing.T) {
 	var b bytes.Buffer
 	b.WriteString("__CURSOR=c1\n__REALTIME_TIMESTAMP=1790916000000000\n_HOSTNAME=h\nMESSAGE\n")
 	msg := []byte("Traceback (most recent call last):\n  File \"x.py\", line 1\n\x1b[31mValueError\x1b[0m: bad\n")
-	binary.Write(&b, binary.LittleEndian, uint64(len(msg)))
+	b.Write(binary.LittleEndian.AppendUint64(nil, uint64(len(msg))))
 	b.Write(msg)
 	b.WriteString("\nFOO=a=b\nFOO=second\n\n")
 	b.WriteString("__CURSOR=c2\nMESSAGE=last record without a trailing empty line")
@@ -526,8 +526,12 @@ func TestMaxLineBytesSplitsLongLines(t *testing.T) {
 func TestGzipAndStopAndCancel(t *testing.T) {
 	var z bytes.Buffer
 	zw := gzip.NewWriter(&z)
-	zw.Write(fixture(t, "dankclaw-day"))
-	zw.Close()
+	if _, err := zw.Write(fixture(t, "dankclaw-day")); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
 	es, st := readAll(t, z.Bytes(), "day.json.gz", Options{})
 	if len(es) != 65 || st.Format != FormatJSON || st.Bytes != int64(z.Len()) {
 		t.Fatalf("gzip: %+v", st)

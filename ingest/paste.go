@@ -275,9 +275,7 @@ func (p *pasteReader) journal(e *domain.Entry, at time.Time, host, ident, pid, m
 // lifecycle turns one of systemd's unit messages into the record PID 1
 // writes; false when msg is none of them.
 func (p *pasteReader) lifecycle(e *domain.Entry, host, msg string) bool {
-	if strings.HasSuffix(msg, ">") {
-		msg = strings.TrimSuffix(msg, ">") // the pager cut the line
-	}
+	msg = strings.TrimSuffix(msg, ">") // the pager cut the line
 	if !strings.HasSuffix(msg, ".") && !strings.HasSuffix(msg, "...") {
 		msg += "." // a cut line lost its final dot
 	}

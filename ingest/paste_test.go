@@ -137,7 +137,9 @@ func TestStalledPipeEndsWithContext(t *testing.T) {
 		_, err := Read(ctx, newCtxReader(ctx, pr), "-", Options{}, func(domain.Entry) error { return nil })
 		done <- err
 	}()
-	pw.Write([]byte("INFO a line\n"))
+	if _, err := pw.Write([]byte("INFO a line\n")); err != nil {
+		t.Fatal(err)
+	}
 	time.Sleep(50 * time.Millisecond)
 	cancel()
 	select {
@@ -185,7 +187,7 @@ func TestExportThroughAPipe(t *testing.T) {
 	go func() {
 		b := whole.Bytes()
 		for i := 0; i < len(b); i += 777 {
-			pw.Write(b[i:min(i+777, len(b))])
+			_, _ = pw.Write(b[i:min(i+777, len(b))]) // read(pr) reports a short stream
 		}
 		pw.Close()
 	}()

@@ -27,7 +27,7 @@ func (r *run) readText() error {
 	)
 	max := r.opt.MaxLineBytes
 	if b, _ := r.br.Peek(len(bom)); bytes.Equal(b, bom) {
-		r.br.Discard(len(bom)) // byte-order mark: not part of the first line
+		_, _ = r.br.Discard(len(bom)) // byte-order mark: not part of the first line
 		off, start = int64(len(bom)), int64(len(bom))
 	}
 	for {

@@ -34,9 +34,11 @@ func TestCleanMessage(t *testing.T) {
 		{"\r", ""},
 	}
 	for _, c := range cases {
-		if got := CleanMessage([]byte(c.in)); got != c.want {
-			t.Errorf("CleanMessage(%q) = %q, want %q", c.in, got, c.want)
-		}
+		t.Run(c.in, func(t *testing.T) {
+			if got := CleanMessage([]byte(c.in)); got != c.want {
+				t.Errorf("CleanMessage(%q) = %q, want %q", c.in, got, c.want)
+			}
+		})
 	}
 }
 
@@ -67,10 +69,12 @@ func TestLineTime(t *testing.T) {
 		{"", time.Time{}},
 	}
 	for _, c := range cases {
-		got, ok := LineTime(c.in)
-		if ok != !c.want.IsZero() || !got.Equal(c.want) {
-			t.Errorf("LineTime(%q) = %v, %v; want %v", c.in, got, ok, c.want)
-		}
+		t.Run(c.in, func(t *testing.T) {
+			got, ok := LineTime(c.in)
+			if ok != !c.want.IsZero() || !got.Equal(c.want) {
+				t.Errorf("LineTime(%q) = %v, %v; want %v", c.in, got, ok, c.want)
+			}
+		})
 	}
 }
 
@@ -214,17 +218,19 @@ func TestDetectFormat(t *testing.T) {
 		{"A", FormatText},
 	}
 	for _, c := range cases {
-		got, err := DetectFormat(bufio.NewReader(strings.NewReader(c.in)))
-		if err != nil || got != c.want {
-			t.Errorf("DetectFormat(%q) = %v, %v; want %v", c.in, got, err, c.want)
-		}
+		t.Run(c.in, func(t *testing.T) {
+			got, err := DetectFormat(bufio.NewReader(strings.NewReader(c.in)))
+			if err != nil || got != c.want {
+				t.Errorf("DetectFormat(%q) = %v, %v; want %v", c.in, got, err, c.want)
+			}
+		})
 	}
 	if _, err := DetectFormat(bufio.NewReader(strings.NewReader("LPKSHHRH\x00\x00\x00"))); !errors.Is(err, ErrBinaryJournal) {
 		t.Errorf("binary journal: %v", err)
 	}
 	// Nothing is consumed.
 	br := bufio.NewReader(strings.NewReader("__CURSOR=a\nMESSAGE=x\n"))
-	DetectFormat(br)
+	_, _ = DetectFormat(br)
 	if rest, _ := io.ReadAll(br); string(rest) != "__CURSOR=a\nMESSAGE=x\n" {
 		t.Errorf("DetectFormat consumed input: %q", rest)
 	}
@@ -234,7 +240,7 @@ func TestDetectFormat(t *testing.T) {
 func TestDetectFormatLivePipe(t *testing.T) {
 	pr, pw := io.Pipe()
 	defer pw.Close()
-	go pw.Write([]byte(`{"MESSAGE":"first record, the writer then blocks`))
+	go func() { _, _ = pw.Write([]byte(`{"MESSAGE":"first record, the writer then blocks`)) }()
 	done := make(chan Format, 1)
 	go func() {
 		f, _ := DetectFormat(bufio.NewReaderSize(pr, 1<<20))

@@ -34,8 +34,10 @@ func TestEngineFlags(t *testing.T) {
 		{"halogen", rung, ""},
 		{"vllm", nil, ""},
 	} {
-		if got := ladder.EngineFlags(tc.engine, tc.shape); got != tc.want {
-			t.Errorf("%s %v:\n got %q\nwant %q", tc.engine, tc.shape, got, tc.want)
-		}
+		t.Run(tc.engine, func(t *testing.T) {
+			if got := ladder.EngineFlags(tc.engine, tc.shape); got != tc.want {
+				t.Errorf("%s %v:\n got %q\nwant %q", tc.engine, tc.shape, got, tc.want)
+			}
+		})
 	}
 }

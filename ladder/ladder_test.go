@@ -161,10 +161,12 @@ func TestNightLadder(t *testing.T) {
 	// Boundaries.
 	auto3 := map[string]string{"max_num_seqs": "3", "kv_cache_dtype": "auto"}
 	for _, kind := range []string{ladder.KindBoot, ladder.KindSurvive} {
-		b := checkBoundary(t, l, "max_model_len", kind, auto3, 241664, 245760, ladder.StatusFound)
-		if b != nil && (b.PassRung != 4 || b.FailRung != 2 || b.FailVerdict != domain.VerdictOOMGraphCapture || b.AtText != "max_num_seqs=3, kv_cache_dtype=auto") {
-			t.Errorf("%s max_model_len: pass rung %d fail rung %d (%s) at %q", kind, b.PassRung, b.FailRung, b.FailVerdict, b.AtText)
-		}
+		t.Run(kind, func(t *testing.T) {
+			b := checkBoundary(t, l, "max_model_len", kind, auto3, 241664, 245760, ladder.StatusFound)
+			if b != nil && (b.PassRung != 4 || b.FailRung != 2 || b.FailVerdict != domain.VerdictOOMGraphCapture || b.AtText != "max_num_seqs=3, kv_cache_dtype=auto") {
+				t.Errorf("%s max_model_len: pass rung %d fail rung %d (%s) at %q", kind, b.PassRung, b.FailRung, b.FailVerdict, b.AtText)
+			}
+		})
 	}
 	fp8 := map[string]string{"kv_cache_dtype": "fp8"}
 	boot := checkBoundary(t, l, ladder.DimContract, ladder.KindBoot, fp8, 1310720, 1449984, ladder.StatusOpen)
@@ -227,12 +229,14 @@ func TestNightLadder(t *testing.T) {
 		11: "rung 11 of ladder frank-primary: same OOM at graph capture as rung 10, with the same shape: a restart, not a new rung (96.00 MiB free, asked for 162.00 MiB).",
 		14: "rung 14 of ladder frank-primary: dynamo_constraint_violation is not a capacity failure",
 	} {
-		if got := l.Rung(n).Note; !strings.HasPrefix(got, want) {
-			t.Errorf("rung %d note\n got %q\nwant %q", n, got, want)
-		}
-		if got := ladder.RungNote(l, n); got != l.Rung(n).Note {
-			t.Errorf("RungNote(%d) = %q, differs from the stored note", n, got)
-		}
+		t.Run(fmt.Sprint("rung ", n), func(t *testing.T) {
+			if got := l.Rung(n).Note; !strings.HasPrefix(got, want) {
+				t.Errorf("rung %d note\n got %q\nwant %q", n, got, want)
+			}
+			if got := ladder.RungNote(l, n); got != l.Rung(n).Note {
+				t.Errorf("RungNote(%d) = %q, differs from the stored note", n, got)
+			}
+		})
 	}
 
 	// JSON: rungs carry their note, times and diff.
@@ -388,9 +392,11 @@ func TestFamilyAndBytes(t *testing.T) {
 		"frank-primary-probe.service": "frank-primary", "frank-primary.service": "frank-primary",
 		"vllm@gpu0.service": "vllm", "qwen-probe-2.service": "qwen", "llama.service": "llama",
 	} {
-		if got := ladder.Family(in); got != want {
-			t.Errorf("Family(%q) = %q, want %q", in, got, want)
-		}
+		t.Run(in, func(t *testing.T) {
+			if got := ladder.Family(in); got != want {
+				t.Errorf("Family(%q) = %q, want %q", in, got, want)
+			}
+		})
 	}
 	if got := ladder.ContainerFamily("frank-primary-probe-2"); got != "frank-primary" {
 		t.Errorf("ContainerFamily = %q", got)
@@ -423,17 +429,19 @@ func TestNextRungOnTheGrid(t *testing.T) {
 		{100, 103, 1, "101", ladder.StatusOpen},                  // granularity 1
 		{262144, 131072, 4096, "nil", ladder.StatusInconsistent}, // fails below a pass
 	} {
-		b := two(c.pass, c.fail, c.g)
-		if b == nil {
-			t.Errorf("%+v: no boundary", c)
-			continue
-		}
-		if i64(b.Next) != c.next || b.Status != c.status {
-			t.Errorf("pass %d fail %d g %d: next %s %s, want %s %s (%s)", c.pass, c.fail, c.g, i64(b.Next), b.Status, c.next, c.status, b.Note)
-		}
-		if b.Status == ladder.StatusFound && !strings.Contains(b.Note, "boundary found (step") {
-			t.Errorf("found note %q", b.Note)
-		}
+		t.Run(fmt.Sprintf("pass=%d,fail=%d,g=%d", c.pass, c.fail, c.g), func(t *testing.T) {
+			b := two(c.pass, c.fail, c.g)
+			if b == nil {
+				t.Errorf("%+v: no boundary", c)
+				return
+			}
+			if i64(b.Next) != c.next || b.Status != c.status {
+				t.Errorf("pass %d fail %d g %d: next %s %s, want %s %s (%s)", c.pass, c.fail, c.g, i64(b.Next), b.Status, c.next, c.status, b.Note)
+			}
+			if b.Status == ladder.StatusFound && !strings.Contains(b.Note, "boundary found (step") {
+				t.Errorf("found note %q", b.Note)
+			}
+		})
 	}
 }
 

@@ -302,9 +302,11 @@ func TestSizingFlags(t *testing.T) {
 		"halogen":  "HALOGEN_KV_SLOTS=4 HALOGEN_CTX=131072 HALOGEN_MAX_TOK=2048",
 		"tgi":      "max_num_seqs=4 max_model_len=131072 kv_cache_dtype=q8_0 max_num_batched_tokens=2048",
 	} {
-		if got := ladder.SizingFlags(engine, s); got != want {
-			t.Errorf("%s: %q, want %q", engine, got, want)
-		}
+		t.Run(engine, func(t *testing.T) {
+			if got := ladder.SizingFlags(engine, s); got != want {
+				t.Errorf("%s: %q, want %q", engine, got, want)
+			}
+		})
 	}
 	s = domain.Shape{"max_num_seqs": int64(2), "max_model_len": int64(8192), "gpu_memory_utilization": 0.9}
 	if got := ladder.SizingFlags("sglang", s); got != "--max-running-requests 2 --context-length 8192 --mem-fraction-static 0.9" {

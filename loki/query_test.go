@@ -72,7 +72,7 @@ func TestQueryRangeSharedTimestamps(t *testing.T) {
 		for _, l := range got {
 			var host string
 			var i int
-			fmt.Sscanf(l, "%s line %d", &host, &i)
+			_, _ = fmt.Sscanf(l, "%s line %d", &host, &i) // a line of another shape: i stays 0, out of order
 			if g := min(i/5, 6); g < prev {
 				t.Errorf("limit %d: %q out of time order", limit, l)
 			} else {

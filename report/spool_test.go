@@ -73,8 +73,10 @@ func TestSummary(t *testing.T) {
 		"5 attempts: 1 ready, 3 failed (2 oom_graph_capture, 1 config_error), 1 running": {
 			domain.VerdictOOMGraphCapture, domain.VerdictReady, domain.VerdictConfigError, domain.VerdictRunning, domain.VerdictOOMGraphCapture},
 	} {
-		if got := report.Summary(vs); got != want {
-			t.Errorf("Summary(%v) = %q, want %q", vs, got, want)
-		}
+		t.Run(want, func(t *testing.T) {
+			if got := report.Summary(vs); got != want {
+				t.Errorf("Summary(%v) = %q, want %q", vs, got, want)
+			}
+		})
 	}
 }

@@ -76,9 +76,11 @@ func TestStyleColor(t *testing.T) {
 		domain.VerdictReady:           "\x1b[32mready\x1b[0m",
 		domain.VerdictRunning:         "\x1b[33mrunning\x1b[0m",
 	} {
-		if got := c.Verdict(v); got != want {
-			t.Errorf("%s: %q, want %q", v, got, want)
-		}
+		t.Run(string(v), func(t *testing.T) {
+			if got := c.Verdict(v); got != want {
+				t.Errorf("%s: %q, want %q", v, got, want)
+			}
+		})
 	}
 	var plain, colored bytes.Buffer
 	_ = Style{}.Text(&plain, styleAttempts())

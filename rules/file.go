@@ -452,7 +452,7 @@ func yamlErrLine(err error) int {
 	}
 	// yaml.TypeError lists "line N: ..." entries.
 	if i := strings.Index(err.Error(), "line "); i >= 0 {
-		fmt.Sscanf(err.Error()[i:], "line %d", &line)
+		_, _ = fmt.Sscanf(err.Error()[i:], "line %d", &line) // no number: line stays 0
 	}
 	return line
 }

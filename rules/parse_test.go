@@ -9,6 +9,8 @@ import (
 	"testing"
 	"testing/fstest"
 	"time"
+
+	"github.com/llmfleet/analyzer/internal/race"
 )
 
 func TestParsePyDictTruncated(t *testing.T) {
@@ -42,7 +44,7 @@ func TestParsePyHostile(t *testing.T) {
 			start := time.Now()
 			parsePyDict(in)
 			parsePyArgs(in)
-			if d := time.Since(start); d > time.Second {
+			if d := time.Since(start); d > race.Budget(time.Second) {
 				t.Fatalf("took %v", d)
 			}
 		})
@@ -144,7 +146,7 @@ func TestHostileRuleFiles(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "site.yaml:2") || !strings.Contains(err.Error(), "more than") {
 		t.Fatalf("err = %v", err)
 	}
-	if d := time.Since(start); d > 2*time.Second {
+	if d := time.Since(start); d > race.Budget(2*time.Second) {
 		t.Errorf("refusing took %v", d)
 	}
 	loud := "rules:\n  - id: site.loud\n    match: 'boom (?P<x>.*)'\n    verdict: config_error\n" +

@@ -189,9 +189,11 @@ func TestAltsAgreeWithRegex(t *testing.T) {
 		`x(?:y|z)`:          {`x(?:y|z)`},
 		`a\\|b`:             {`a\\`, `b`},
 	} {
-		if got := splitTop(src); !reflect.DeepEqual(got, want) {
-			t.Errorf("splitTop(%q) = %q, want %q", src, got, want)
-		}
+		t.Run(src, func(t *testing.T) {
+			if got := splitTop(src); !reflect.DeepEqual(got, want) {
+				t.Errorf("splitTop(%q) = %q, want %q", src, got, want)
+			}
+		})
 	}
 }
 
@@ -244,9 +246,11 @@ func TestStartLiteralsKeepMatches(t *testing.T) {
 		`abc.*?(?P<n>\d+)`:   {"abc"},
 		`(?:CUDA|HIP) error`: {"CUDA", "HIP"},
 	} {
-		if got := startLiterals(src); !reflect.DeepEqual(got, want) {
-			t.Errorf("startLiterals(%q) = %q, want %q", src, got, want)
-		}
+		t.Run(src, func(t *testing.T) {
+			if got := startLiterals(src); !reflect.DeepEqual(got, want) {
+				t.Errorf("startLiterals(%q) = %q, want %q", src, got, want)
+			}
+		})
 	}
 }
 
@@ -261,9 +265,11 @@ func TestAnchoredPrefix(t *testing.T) {
 		`^x*y`:                 "",
 		`^(`:                   "", // does not parse
 	} {
-		if got := anchoredPrefix(src); got != want {
-			t.Errorf("anchoredPrefix(%q) = %q, want %q", src, got, want)
-		}
+		t.Run(src, func(t *testing.T) {
+			if got := anchoredPrefix(src); got != want {
+				t.Errorf("anchoredPrefix(%q) = %q, want %q", src, got, want)
+			}
+		})
 	}
 }
 

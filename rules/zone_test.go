@@ -17,18 +17,22 @@ func TestZoneOf(t *testing.T) {
 		"[2026-10-02 10:10:04 TP0] Load weight begin. avail mem=23.30 GB":                           "+05:30",
 		"[2026-10-02 04:40:03] Init torch distributed begin.":                                       "Z",
 	} {
-		loc, ok := set.ZoneOf(line, at)
-		if !ok {
-			t.Errorf("%q: no zone", line)
-			continue
-		}
-		if got := at.In(loc).Format("Z07:00"); got != want {
-			t.Errorf("%q: offset %s, want %s", line, got, want)
-		}
+		t.Run(line, func(t *testing.T) {
+			loc, ok := set.ZoneOf(line, at)
+			if !ok {
+				t.Errorf("%q: no zone", line)
+				return
+			}
+			if got := at.In(loc).Format("Z07:00"); got != want {
+				t.Errorf("%q: offset %s, want %s", line, got, want)
+			}
+		})
 	}
 	for _, line := range []string{"halogen: config HALOGEN_CTX=262144", "INFO 03-01 21:40:04 [x.py:1] far away"} {
-		if _, ok := set.ZoneOf(line, at); ok {
-			t.Errorf("%q: inferred a zone", line)
-		}
+		t.Run(line, func(t *testing.T) {
+			if _, ok := set.ZoneOf(line, at); ok {
+				t.Errorf("%q: inferred a zone", line)
+			}
+		})
 	}
 }

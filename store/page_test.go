@@ -188,9 +188,11 @@ func TestFilterManyValues(t *testing.T) {
 		{"failed on rackbox", Filter{Failed: true, Host: "rackbox"}, func(i int, a *domain.Attempt) bool { return i%3 == 1 && (i%5 == 1 || i%5 == 2 || i%5 == 4) }},
 	}
 	for _, c := range cases {
-		if got, w := count(c.f), want(c.keep); got != w || w == 0 {
-			t.Errorf("%s: %d attempts, want %d", c.name, got, w)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if got, w := count(c.f), want(c.keep); got != w || w == 0 {
+				t.Errorf("%s: %d attempts, want %d", c.name, got, w)
+			}
+		})
 	}
 }
 

@@ -199,9 +199,11 @@ func TestRoundTrip(t *testing.T) {
 		domain.ShapeMaxModelLen: "int64", domain.ShapeKVCacheMemoryBytes: "int64", domain.ShapeMaxConcurrency: "float64",
 		"swap_space_gib": "float64", domain.ShapeEnforceEager: "bool", domain.ShapeKVCacheDtype: "string",
 	} {
-		if got := reflect.TypeOf(oom.Shape[key]).String(); got != wantType {
-			t.Errorf("shape %s is %s, want %s", key, got, wantType)
-		}
+		t.Run(key, func(t *testing.T) {
+			if got := reflect.TypeOf(oom.Shape[key]).String(); got != wantType {
+				t.Errorf("shape %s is %s, want %s", key, got, wantType)
+			}
+		})
 	}
 	if oom.ExitStatus == nil || *oom.ExitStatus != 0 {
 		t.Errorf("exit_status of %s = %v, want 0 (known success, not unknown)", oom.ID, oom.ExitStatus)
@@ -286,13 +288,15 @@ func TestListAttemptsFilters(t *testing.T) {
 		{"window", Filter{Since: utc(4, 0), Until: utc(5, 30)}, []string{storetest.IDUnknown, storetest.IDOOM}},
 		{"limit", Filter{Limit: 1}, []string{storetest.IDReady}},
 	} {
-		got, err := db.ListAttempts(ctx, tc.f)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		if !reflect.DeepEqual(ids(got), tc.want) {
-			t.Errorf("%s: got %v, want %v", tc.name, ids(got), tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := db.ListAttempts(ctx, tc.f)
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			if !reflect.DeepEqual(ids(got), tc.want) {
+				t.Errorf("%s: got %v, want %v", tc.name, ids(got), tc.want)
+			}
+		})
 	}
 	// Listed attempts carry their findings and evidence too.
 	got, _ := db.ListAttempts(ctx, Filter{Unit: "frank-primary.service"})
@@ -318,9 +322,11 @@ func TestFacets(t *testing.T) {
 		"engines":  {engines, {"llamacpp", "sglang", "vllm"}},
 		"verdicts": {verdicts, {"oom_graph_capture", "ready", "unknown_failure"}},
 	} {
-		if !reflect.DeepEqual(p[0], p[1]) {
-			t.Errorf("%s = %v, want %v", name, p[0], p[1])
-		}
+		t.Run(name, func(t *testing.T) {
+			if !reflect.DeepEqual(p[0], p[1]) {
+				t.Errorf("%s = %v, want %v", name, p[0], p[1])
+			}
+		})
 	}
 }
 

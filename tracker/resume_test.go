@@ -131,21 +131,23 @@ func TestSurvivableWindow(t *testing.T) {
 	set, _ := rules.LoadBuiltin()
 	entries := readEntries(t, filepath.Join(fixtureDir, "dankserver-night-ladder.journal.json"))
 	for window, want := range map[time.Duration]bool{0: true, 10 * time.Minute: true, 5 * time.Minute: false} {
-		tr := tracker.New(set, tracker.Options{SurvivableWindow: window})
-		for _, e := range entries {
-			tr.Add(e)
-		}
-		found := false
-		for _, a := range tr.Attempts() {
-			if a.InvocationID == "70419ea177e8fec375b3be41d62ef430" {
-				found = true
-				if got := a.HasFinding(domain.FindingBootNotSurvivable); got != want {
-					t.Errorf("window %v: boot_not_survivable = %v, want %v", window, got, want)
+		t.Run(window.String(), func(t *testing.T) {
+			tr := tracker.New(set, tracker.Options{SurvivableWindow: window})
+			for _, e := range entries {
+				tr.Add(e)
+			}
+			found := false
+			for _, a := range tr.Attempts() {
+				if a.InvocationID == "70419ea177e8fec375b3be41d62ef430" {
+					found = true
+					if got := a.HasFinding(domain.FindingBootNotSurvivable); got != want {
+						t.Errorf("window %v: boot_not_survivable = %v, want %v", window, got, want)
+					}
 				}
 			}
-		}
-		if !found {
-			t.Fatal("the oom_runtime rung is missing")
-		}
+			if !found {
+				t.Fatal("the oom_runtime rung is missing")
+			}
+		})
 	}
 }

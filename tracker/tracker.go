@@ -38,13 +38,6 @@ const (
 	msgSuppressed      = "a596d6fe7bfa4994828e72309e95d61e"
 )
 
-// MESSAGE_IDs of the findings the tracker raises itself (README, "Stable
-// MESSAGE_IDs").
-const (
-	messageIDUnknownFailure = "c4deb1c694538b4d8d75dce263d1534e"
-	messageIDLogLoss        = "d7bd97a9522bf7b670303457da23dd0c"
-)
-
 // LogLossField marks an entry that ingest could not reassemble; its value
 // says why (ingest.FieldLogLoss; the tracker does not import ingest).
 const LogLossField = "ANALYZER_LOG_LOSS"

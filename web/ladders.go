@@ -212,9 +212,9 @@ func (s *server) allLadders(ctx context.Context) ([]ladder.Ladder, error) {
 		return s.ladders, nil
 	}
 	var count, last int64
-	fmt.Sscanf(version, "%d/%d", &count, &last)
+	_, _ = fmt.Sscanf(version, "%d/%d", &count, &last)
 	prevCount, prevLast := int64(-1), int64(0)
-	fmt.Sscanf(s.laddersVersion, "%d/%d", &prevCount, &prevLast)
+	_, _ = fmt.Sscanf(s.laddersVersion, "%d/%d", &prevCount, &prevLast)
 	var fetch []string // ids to read again; nil: read all
 	if s.laddersSeen != nil && prevLast > 0 {
 		// Saves of another process may carry a slightly older clock: look
@@ -616,10 +616,8 @@ func formatValue(v float64) string {
 	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 
-func buildChart(l *ladder.Ladder, dim string) *chartView { return buildChartWith(l, dim, nil) }
-
-// buildChartWith is buildChart with a predicted shape drawn after the last
-// rung (nil: none).
+// buildChartWith builds the chart of l's rungs along dim, with a predicted
+// shape drawn after the last rung (nil: none).
 func buildChartWith(l *ladder.Ladder, dim string, pred *predictedPoint) *chartView {
 	ch := &chartView{Width: 960, Height: 320, Left: 90, Right: 940, Top: 24, Base: 272, Dim: dim}
 	ch.PlotW, ch.PlotH = ch.Right-ch.Left, ch.Base-ch.Top

@@ -167,18 +167,20 @@ func TestLaddersAPI(t *testing.T) {
 		{"?until=2026-10-01T16:15:00Z", "dankclaw/frank-small:2"},
 		{"?since=2026-10-01T16:00:00%2B00:00&until=2026-10-01T17:00:00Z&host=dankclaw&target=frank-large", "dankclaw/frank-large:2"},
 	} {
-		_, body, _ := get(t, srv, "/api/v1/ladders"+q.query)
-		list.Ladders = nil
-		if err := json.Unmarshal([]byte(body), &list); err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, l := range list.Ladders {
-			got = append(got, fmt.Sprintf("%s/%s:%d", l.Host, l.Target, l.RungCount))
-		}
-		if strings.Join(got, " ") != q.want {
-			t.Errorf("%s: %q, want %q", q.query, strings.Join(got, " "), q.want)
-		}
+		t.Run(q.query, func(t *testing.T) {
+			_, body, _ := get(t, srv, "/api/v1/ladders"+q.query)
+			list.Ladders = nil
+			if err := json.Unmarshal([]byte(body), &list); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, l := range list.Ladders {
+				got = append(got, fmt.Sprintf("%s/%s:%d", l.Host, l.Target, l.RungCount))
+			}
+			if strings.Join(got, " ") != q.want {
+				t.Errorf("%s: %q, want %q", q.query, strings.Join(got, " "), q.want)
+			}
+		})
 	}
 	if code, body, _ := get(t, srv, "/api/v1/ladders?since=tuesday"); code != http.StatusBadRequest || !strings.Contains(body, "RFC 3339") {
 		t.Errorf("bad since: %d %s", code, body)
@@ -261,7 +263,9 @@ func TestLadderPages(t *testing.T) {
 	last := -1.0
 	for i, m := range xs {
 		var x float64
-		fmt.Sscan(m[2], &x)
+		if _, err := fmt.Sscan(m[2], &x); err != nil {
+			t.Fatalf("x of point %d: %v", i+1, err)
+		}
 		if m[1] != fmt.Sprint(i+1) || x <= last {
 			t.Errorf("point %d: %v", i, m)
 		}

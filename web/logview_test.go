@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/internal/race"
 )
 
 func TestFoldRepeats(t *testing.T) {
@@ -54,7 +55,7 @@ func TestFoldRepeatsBudget(t *testing.T) {
 	budget := repeatBudget
 	start := time.Now()
 	got := foldRepeats(in, &budget)
-	if d := time.Since(start); d > 5*time.Second {
+	if d := time.Since(start); d > race.Budget(5*time.Second) {
 		t.Errorf("folding took %v", d)
 	}
 	if unfold(got) != in {

@@ -169,31 +169,35 @@ func TestBadParameters(t *testing.T) {
 		{"verdict=ready&verdict=bogus", "verdict", []string{"oom_graph_capture"}},
 		{"failed=maybe", "failed", []string{"1", "0"}},
 	} {
-		code, body, _ := get(t, srv, "/api/v1/attempts?"+c.query)
-		var e paramError
-		if err := json.Unmarshal([]byte(body), &e); err != nil || code != http.StatusBadRequest {
-			t.Errorf("API ?%s: %d %s", c.query, code, body)
-			continue
-		}
-		if e.Param != c.param {
-			t.Errorf("API ?%s: parameter %q, want %q", c.query, e.Param, c.param)
-		}
-		for _, n := range c.names {
-			if !slices.Contains(e.Allowed, n) || !strings.Contains(e.Msg, n) {
-				t.Errorf("API ?%s: %q not named: %s", c.query, n, body)
+		t.Run(c.query, func(t *testing.T) {
+			code, body, _ := get(t, srv, "/api/v1/attempts?"+c.query)
+			var e paramError
+			if err := json.Unmarshal([]byte(body), &e); err != nil || code != http.StatusBadRequest {
+				t.Errorf("API ?%s: %d %s", c.query, code, body)
+				return
 			}
-		}
-		code, body, _ = get(t, srv, "/?"+c.query)
-		if code != http.StatusBadRequest {
-			t.Errorf("page ?%s: %d, want 400", c.query, code)
-		}
-		mustContain(t, "page ?"+c.query, body, `<p class="error">Invalid filter: `)
-		mustContain(t, "page ?"+c.query, body, c.names...)
+			if e.Param != c.param {
+				t.Errorf("API ?%s: parameter %q, want %q", c.query, e.Param, c.param)
+			}
+			for _, n := range c.names {
+				if !slices.Contains(e.Allowed, n) || !strings.Contains(e.Msg, n) {
+					t.Errorf("API ?%s: %q not named: %s", c.query, n, body)
+				}
+			}
+			code, body, _ = get(t, srv, "/?"+c.query)
+			if code != http.StatusBadRequest {
+				t.Errorf("page ?%s: %d, want 400", c.query, code)
+			}
+			mustContain(t, "page ?"+c.query, body, `<p class="error">Invalid filter: `)
+			mustContain(t, "page ?"+c.query, body, c.names...)
+		})
 	}
 	for _, q := range []string{"cursor=garbage", "limit=1&limit=2", "group=xyz", "since=2026-10-02"} {
-		if code, body, _ := get(t, srv, "/api/v1/attempts?"+q); code != http.StatusBadRequest || !strings.Contains(body, `"parameter"`) {
-			t.Errorf("API ?%s: %d %s", q, code, body)
-		}
+		t.Run(q, func(t *testing.T) {
+			if code, body, _ := get(t, srv, "/api/v1/attempts?"+q); code != http.StatusBadRequest || !strings.Contains(body, `"parameter"`) {
+				t.Errorf("API ?%s: %d %s", q, code, body)
+			}
+		})
 	}
 	// The failures API takes failure verdicts only.
 	code, body, _ := get(t, srv, "/api/v1/failures?verdict=ready")
@@ -235,14 +239,16 @@ func TestAPIFilters(t *testing.T) {
 		{"failed=1", 180}, {"failed=true&host=rackbox", 60}, {"failed=0", 300},
 		{"finding=clean_exit_worker_death", 0},
 	} {
-		code, body, _ := get(t, srv, "/api/v1/attempts?limit=1000&"+c.query)
-		if code != 200 {
-			t.Errorf("?%s: %d %s", c.query, code, body)
-			continue
-		}
-		if n := total(t, body); n != c.n {
-			t.Errorf("?%s: %d attempts, want %d", c.query, n, c.n)
-		}
+		t.Run(c.query, func(t *testing.T) {
+			code, body, _ := get(t, srv, "/api/v1/attempts?limit=1000&"+c.query)
+			if code != 200 {
+				t.Errorf("?%s: %d %s", c.query, code, body)
+				return
+			}
+			if n := total(t, body); n != c.n {
+				t.Errorf("?%s: %d attempts, want %d", c.query, n, c.n)
+			}
+		})
 	}
 	// The fixture-like attempts: the clean-exit worker death is the OOM attempt.
 	srv = newServer(t)
@@ -264,23 +270,27 @@ func TestSearchByID(t *testing.T) {
 	srv := newServer(t)
 	oom := storetest.Attempts()[0]
 	for _, q := range []string{oom.InvocationID, oom.InvocationID[:8], oom.ContainerID, oom.ContainerID[:12], oom.Container} {
-		_, body, _ := get(t, srv, "/api/v1/attempts?q="+url.QueryEscape(q))
-		var p listResponse
-		if err := json.Unmarshal([]byte(body), &p); err != nil || p.Total != 1 || p.Attempts[0].ID != storetest.IDOOM {
-			t.Errorf("q=%s: %s", q, body)
-		}
+		t.Run(q, func(t *testing.T) {
+			_, body, _ := get(t, srv, "/api/v1/attempts?q="+url.QueryEscape(q))
+			var p listResponse
+			if err := json.Unmarshal([]byte(body), &p); err != nil || p.Total != 1 || p.Attempts[0].ID != storetest.IDOOM {
+				t.Errorf("q=%s: %s", q, body)
+			}
+		})
 	}
 	// The page opens the one attempt a search finds.
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	for _, path := range []string{"/?q=" + oom.InvocationID[:8], "/attempts/" + oom.InvocationID, "/attempts/" + oom.ContainerID[:12]} {
-		resp, err := noRedirect.Get(srv.URL + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != attemptURL(storetest.IDOOM) {
-			t.Errorf("%s: %d → %q", path, resp.StatusCode, resp.Header.Get("Location"))
-		}
+		t.Run(path, func(t *testing.T) {
+			resp, err := noRedirect.Get(srv.URL + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != attemptURL(storetest.IDOOM) {
+				t.Errorf("%s: %d → %q", path, resp.StatusCode, resp.Header.Get("Location"))
+			}
+		})
 	}
 	code, body, _ := get(t, srv, "/api/v1/attempts/"+oom.InvocationID)
 	if code != 200 || decode(t, body)["id"] != storetest.IDOOM {

@@ -51,12 +51,14 @@ func TestLadderPredictAPI(t *testing.T) {
 		{"?max_num_seqs=2&max_model_len=8192&gpu_memory_utilization=0.9&kv_cache_memory_bytes=1000", "gpu_memory_utilization", "not both"},
 		{"?max_num_seqs=2&max_num_seqs=3&max_model_len=8192", "max_num_seqs", "once"},
 	} {
-		code, body, _ := get(t, srv, base+c.query)
-		var pe paramError
-		_ = json.Unmarshal([]byte(body), &pe)
-		if code != http.StatusBadRequest || pe.Param != c.param || !strings.Contains(pe.Msg, c.want) {
-			t.Errorf("%s: %d %s, want 400 on %s saying %q", c.query, code, body, c.param, c.want)
-		}
+		t.Run(c.query, func(t *testing.T) {
+			code, body, _ := get(t, srv, base+c.query)
+			var pe paramError
+			_ = json.Unmarshal([]byte(body), &pe)
+			if code != http.StatusBadRequest || pe.Param != c.param || !strings.Contains(pe.Msg, c.want) {
+				t.Errorf("%s: %d %s, want 400 on %s saying %q", c.query, code, body, c.param, c.want)
+			}
+		})
 	}
 	if code, _, _ := get(t, srv, "/api/v1/ladders/nope/predict?max_num_seqs=1&max_model_len=1"); code != http.StatusNotFound {
 		t.Errorf("unknown ladder: %d", code)
@@ -68,13 +70,15 @@ func TestLadderPredictAPI(t *testing.T) {
 		{"frank-small", "?max_num_seqs=3&max_model_len=262144", ladder.OutcomeFails, "--max-running-requests 3 --context-length 262144 --kv-cache-dtype fp8_e4m3"},
 		{"frank-large", "?max_num_seqs=2&max_model_len=200192", ladder.OutcomeBoots, "HALOGEN_KV_SLOTS=2 HALOGEN_CTX=200192"},
 	} {
-		id := ladderID(t, srv, c.target)
-		code, body, _ := get(t, srv, "/api/v1/ladders/"+id+"/predict"+c.query)
-		out = predictJSON{}
-		_ = json.Unmarshal([]byte(body), &out)
-		if code != http.StatusOK || out.Prediction.Boot.Outcome != c.outcome || out.Prediction.Flags != c.flags {
-			t.Errorf("%s%s: %d %+v", c.target, c.query, code, out.Prediction)
-		}
+		t.Run(c.target, func(t *testing.T) {
+			id := ladderID(t, srv, c.target)
+			code, body, _ := get(t, srv, "/api/v1/ladders/"+id+"/predict"+c.query)
+			out = predictJSON{}
+			_ = json.Unmarshal([]byte(body), &out)
+			if code != http.StatusOK || out.Prediction.Boot.Outcome != c.outcome || out.Prediction.Flags != c.flags {
+				t.Errorf("%s%s: %d %+v", c.target, c.query, code, out.Prediction)
+			}
+		})
 	}
 }
 

@@ -62,6 +62,11 @@ type Options struct {
 	// WarmLadders builds the ladders in the background at once instead of
 	// on the first page that needs them (serve sets it).
 	WarmLadders bool
+	// Context bounds that background build: it stops when Context is done
+	// (serve passes its own, so the build ends with it instead of running on
+	// against a closed database and logging that); default
+	// context.Background().
+	Context context.Context
 	// PageLimit caps the rows of the attempts page; default 200.
 	PageLimit int
 	// APILimit is the default `limit` of GET /api/v1/attempts; default 500.
@@ -160,8 +165,12 @@ func New(db AttemptReader, opts Options) *gin.Engine {
 	s := &server{db: db, opts: opts, pages: parsePages()}
 	if _, ok := db.(Versioner); ok && opts.WarmLadders {
 		// The first build reads every attempt; do it before the first page.
+		ctx := opts.Context
+		if ctx == nil {
+			ctx = context.Background()
+		}
 		go func() {
-			if _, err := s.allLadders(context.Background()); err != nil {
+			if _, err := s.allLadders(ctx); err != nil && ctx.Err() == nil {
 				opts.Logger.Error("web: ladders", "err", err)
 			}
 		}()

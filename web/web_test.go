@@ -263,21 +263,25 @@ func TestAPIList(t *testing.T) {
 		{"since=2026-10-01T21:00:00-07:00&until=2026-10-02T07:00:00%2B02:00", 1}, {"limit=2", 2}, {"verdict=timeout", 0},
 		{"until=2026-10-02T07:00:00+02:00", 1}, // unencoded '+' arrives as a space
 	} {
-		code, body, _ := get(t, srv, "/api/v1/attempts?"+tc.query)
-		got, _ := decode(t, body)["attempts"].([]any)
-		if code != 200 || len(got) != tc.n {
-			t.Errorf("?%s: status %d, %d attempts, want %d", tc.query, code, len(got), tc.n)
-		}
+		t.Run(tc.query, func(t *testing.T) {
+			code, body, _ := get(t, srv, "/api/v1/attempts?"+tc.query)
+			got, _ := decode(t, body)["attempts"].([]any)
+			if code != 200 || len(got) != tc.n {
+				t.Errorf("?%s: status %d, %d attempts, want %d", tc.query, code, len(got), tc.n)
+			}
+		})
 	}
 	// An empty result is an empty list, not null.
 	_, body, _ = get(t, srv, "/api/v1/attempts?verdict=timeout")
 	mustContain(t, "empty", body, `{"attempts":[],"total":0}`)
 
 	for _, q := range []string{"since=2026-10-02", "until=yesterday", "limit=0", "limit=x"} {
-		code, body, _ := get(t, srv, "/api/v1/attempts?"+q)
-		if code != http.StatusBadRequest || decode(t, body)["error"] == nil {
-			t.Errorf("?%s: status %d body %s, want 400 with error", q, code, body)
-		}
+		t.Run(q, func(t *testing.T) {
+			code, body, _ := get(t, srv, "/api/v1/attempts?"+q)
+			if code != http.StatusBadRequest || decode(t, body)["error"] == nil {
+				t.Errorf("?%s: status %d body %s, want 400 with error", q, code, body)
+			}
+		})
 	}
 }
 

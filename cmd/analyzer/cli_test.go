@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -34,24 +35,26 @@ func TestCommandHelp(t *testing.T) {
 		"completion": {"--help"},
 		"version":    {"--help"},
 	} {
-		c, _, err := newRootCmd().Find(strings.Fields(cmd))
-		if err != nil {
-			t.Fatal(err)
-		}
-		// Every flag the command has, not only the ones named above.
-		c.InitDefaultHelpFlag()
-		c.Flags().VisitAll(func(f *pflag.Flag) { flags = append(flags, "--"+f.Name) })
-		for _, h := range []string{"-h", "--help"} {
-			out := runCmd(t, append(strings.Fields(cmd), h)...)
-			if !strings.Contains(out, "Usage:\n  analyzer "+cmd) {
-				t.Errorf("%s %s: no usage line:\n%s", cmd, h, out)
+		t.Run(cmd, func(t *testing.T) {
+			c, _, err := newRootCmd().Find(strings.Fields(cmd))
+			if err != nil {
+				t.Fatal(err)
 			}
-			for _, f := range flags {
-				if !strings.Contains(out, " "+f+" ") && !strings.Contains(out, " "+f+"\n") {
-					t.Errorf("%s %s does not list %s", cmd, h, f)
+			// Every flag the command has, not only the ones named above.
+			c.InitDefaultHelpFlag()
+			c.Flags().VisitAll(func(f *pflag.Flag) { flags = append(flags, "--"+f.Name) })
+			for _, h := range []string{"-h", "--help"} {
+				out := runCmd(t, append(strings.Fields(cmd), h)...)
+				if !strings.Contains(out, "Usage:\n  analyzer "+cmd) {
+					t.Errorf("%s %s: no usage line:\n%s", cmd, h, out)
+				}
+				for _, f := range flags {
+					if !strings.Contains(out, " "+f+" ") && !strings.Contains(out, " "+f+"\n") {
+						t.Errorf("%s %s does not list %s", cmd, h, f)
+					}
 				}
 			}
-		}
+		})
 	}
 	root := runCmd(t, "--help")
 	for _, want := range []string{"Exit status:", "0  success", "1  an error, or a failure found", "2  usage error", "explain", "completion"} {
@@ -120,16 +123,18 @@ func TestExitStatus(t *testing.T) {
 		{[]string{"explain", "--exit-status", "--verdict", "ready", day}, 0},
 		{[]string{"explain", day}, 0},
 	} {
-		stdout = io.Discard
-		var msg bytes.Buffer
-		got := exitStatus(run(t.Context(), tc.args), &msg)
-		stdout = old
-		if got != tc.want {
-			t.Errorf("analyzer %v: exit status %d, want %d (%s)", tc.args, got, tc.want, msg.String())
-		}
-		if got == 2 && !strings.Contains(msg.String(), "--help' for usage") {
-			t.Errorf("analyzer %v: usage error without a pointer to the help: %q", tc.args, msg.String())
-		}
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			stdout = io.Discard
+			var msg bytes.Buffer
+			got := exitStatus(run(t.Context(), tc.args), &msg)
+			stdout = old
+			if got != tc.want {
+				t.Errorf("analyzer %v: exit status %d, want %d (%s)", tc.args, got, tc.want, msg.String())
+			}
+			if got == 2 && !strings.Contains(msg.String(), "--help' for usage") {
+				t.Errorf("analyzer %v: usage error without a pointer to the help: %q", tc.args, msg.String())
+			}
+		})
 	}
 	var ff errFailureFound
 	stdout = io.Discard
@@ -159,14 +164,16 @@ func TestSinceForms(t *testing.T) {
 	day := "../../examples/dankclaw-day.journal.json"
 	all := runCmd(t, "explain", day)
 	for _, since := range []string{"yesterday", "-1h", "2026-01-01", "today", "1h30m"} {
-		// The fixture is of 2026-10-01: after 2026-01-01 all, after the others none.
-		out := runCmd(t, "explain", day, "--since", since)
-		if since == "2026-01-01" && out != all {
-			t.Errorf("--since %s dropped attempts", since)
-		}
-		if since != "2026-01-01" && !strings.HasSuffix(out, "\n0 attempts\n") {
-			t.Errorf("--since %s kept attempts of 2026-10-01:\n%s", since, out)
-		}
+		t.Run(since, func(t *testing.T) {
+			// The fixture is of 2026-10-01: after 2026-01-01 all, after the others none.
+			out := runCmd(t, "explain", day, "--since", since)
+			if since == "2026-01-01" && out != all {
+				t.Errorf("--since %s dropped attempts", since)
+			}
+			if since != "2026-01-01" && !strings.HasSuffix(out, "\n0 attempts\n") {
+				t.Errorf("--since %s kept attempts of 2026-10-01:\n%s", since, out)
+			}
+		})
 	}
 	if got := runCmd(t, "explain", day, "--until", "2026-01-01"); !strings.HasSuffix(got, "\n0 attempts\n") {
 		t.Errorf("--until 2026-01-01 kept attempts: %q", got)
@@ -177,10 +184,12 @@ func TestSinceForms(t *testing.T) {
 // completions, which offer its commands and flag values.
 func TestCompletion(t *testing.T) {
 	for _, sh := range []string{"bash", "zsh", "fish"} {
-		out := runCmd(t, "completion", sh)
-		if len(out) < 1000 || !strings.Contains(out, "analyzer") || !strings.Contains(out, "__complete") {
-			t.Errorf("completion %s: %d bytes, not a completion script for analyzer", sh, len(out))
-		}
+		t.Run(sh, func(t *testing.T) {
+			out := runCmd(t, "completion", sh)
+			if len(out) < 1000 || !strings.Contains(out, "analyzer") || !strings.Contains(out, "__complete") {
+				t.Errorf("completion %s: %d bytes, not a completion script for analyzer", sh, len(out))
+			}
+		})
 	}
 	out := runCmd(t, "__complete", "")
 	for _, cmd := range []string{"explain", "replay", "serve", "ladder", "rules", "completion"} {
@@ -237,19 +246,21 @@ func TestNoEffectWarnings(t *testing.T) {
 		{[]string{"explain", day, "-o", "json", "--color", "always"}, []string{"--color"}},
 		{[]string{"explain", day, "--color", "always"}, nil},
 	} {
-		got := warnings(tc.args...)
-		var flags []string
-		for _, l := range strings.Split(got, "\n") {
-			// slog's text: level=WARN msg="--since has no effect" why=...
-			if _, rest, ok := strings.Cut(l, `level=WARN msg="`); ok {
-				if f, _, ok := strings.Cut(rest, " has no effect"); ok {
-					flags = append(flags, f)
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			got := warnings(tc.args...)
+			var flags []string
+			for _, l := range strings.Split(got, "\n") {
+				// slog's text: level=WARN msg="--since has no effect" why=...
+				if _, rest, ok := strings.Cut(l, `level=WARN msg="`); ok {
+					if f, _, ok := strings.Cut(rest, " has no effect"); ok {
+						flags = append(flags, f)
+					}
 				}
 			}
-		}
-		if strings.Join(flags, " ") != strings.Join(tc.want, " ") {
-			t.Errorf("%v: warned about %v, want %v:\n%s", tc.args[1:], flags, tc.want, got)
-		}
+			if strings.Join(flags, " ") != strings.Join(tc.want, " ") {
+				t.Errorf("%v: warned about %v, want %v:\n%s", tc.args[1:], flags, tc.want, got)
+			}
+		})
 	}
 }
 
@@ -269,9 +280,11 @@ func TestExplainFilters(t *testing.T) {
 		"3 attempts: 3 failed (2 oom_kv_alloc, 1 oom_runtime)":                                                                {"--verdict", "oom_kv_alloc,oom_runtime"},
 		"3 attempts: 1 ready, 2 failed (2 dynamo_constraint_violation)":                                                       {"--since", "2026-10-02T07:30:00Z", "--until", "2026-10-02T08:00:00Z"},
 	} {
-		if got := last(runCmd(t, append(append([]string{"explain"}, files...), flags...)...)); got != want {
-			t.Errorf("explain %v: %q, want %q", flags, got, want)
-		}
+		t.Run(strings.Join(flags, " "), func(t *testing.T) {
+			if got := last(runCmd(t, append(append([]string{"explain"}, files...), flags...)...)); got != want {
+				t.Errorf("explain %v: %q, want %q", flags, got, want)
+			}
+		})
 	}
 	err := run(t.Context(), append([]string{"explain", "--verdict", "nonsense"}, files...))
 	var ue usageError
@@ -296,10 +309,12 @@ func TestOutputStyle(t *testing.T) {
 		{"always", true, "", report.Style{Width: 120, Color: true}},
 		{"never", true, "", report.Style{Width: 120}},
 	} {
-		got, err := styleFor(tc.color, tc.tty, 120, tc.noColor)
-		if err != nil || got != tc.want {
-			t.Errorf("--color %s, terminal %v, NO_COLOR=%q: %+v %v, want %+v", tc.color, tc.tty, tc.noColor, got, err, tc.want)
-		}
+		t.Run(fmt.Sprintf("color=%s,tty=%v,NO_COLOR=%s", tc.color, tc.tty, tc.noColor), func(t *testing.T) {
+			got, err := styleFor(tc.color, tc.tty, 120, tc.noColor)
+			if err != nil || got != tc.want {
+				t.Errorf("--color %s, terminal %v, NO_COLOR=%q: %+v %v, want %+v", tc.color, tc.tty, tc.noColor, got, err, tc.want)
+			}
+		})
 	}
 	if _, err := styleFor("yes", true, 80, ""); err == nil {
 		t.Error("--color yes accepted")

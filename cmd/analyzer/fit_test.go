@@ -67,11 +67,13 @@ func TestFit(t *testing.T) {
 		{[]string{"--target", "frank-primary", "--max-num-seqs", "6", "--max-model-len", "8192", "--gpu-memory-utilization", "1.5"}, "(0, 1]"},
 		{[]string{"--target", "frank-primary", "--max-num-seqs", "6", "--max-model-len", "8192", "--kv-cache-dtype", "fp9"}, "not one the ladder ran (auto, fp8)"},
 	} {
-		err := run(t.Context(), append([]string{"fit", "--db", db}, c.args...))
-		var ue usageError
-		if !errors.As(err, &ue) || !strings.Contains(ue.msg, c.want) {
-			t.Errorf("fit %v: %v, want a usage error saying %q", c.args, err, c.want)
-		}
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			err := run(t.Context(), append([]string{"fit", "--db", db}, c.args...))
+			var ue usageError
+			if !errors.As(err, &ue) || !strings.Contains(ue.msg, c.want) {
+				t.Errorf("fit %v: %v, want a usage error saying %q", c.args, err, c.want)
+			}
+		})
 	}
 	if err := run(t.Context(), []string{"fit", "--db", db, "--target", "nope", "--max-num-seqs", "1", "--max-model-len", "1"}); err == nil || !strings.Contains(err.Error(), `no ladder of target "nope"`) {
 		t.Errorf("unknown target: %v", err)

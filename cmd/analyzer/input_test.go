@@ -28,24 +28,26 @@ func TestCompressedExports(t *testing.T) {
 		"zst": func(w io.Writer) (io.WriteCloser, error) { return zstd.NewWriter(w) },
 		"xz":  func(w io.Writer) (io.WriteCloser, error) { return xz.NewWriter(w) },
 	} {
-		var b bytes.Buffer
-		w, err := compress(&b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := w.Write(plain); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(dir, "day.json."+ext)
-		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if got := runCmd(t, "explain", "--format", "json", path); got != want {
-			t.Errorf(".json.%s: the attempts differ from the plain file's", ext)
-		}
+		t.Run(ext, func(t *testing.T) {
+			var b bytes.Buffer
+			w, err := compress(&b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.Write(plain); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, "day.json."+ext)
+			if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if got := runCmd(t, "explain", "--format", "json", path); got != want {
+				t.Errorf(".json.%s: the attempts differ from the plain file's", ext)
+			}
+		})
 	}
 }
 

@@ -147,7 +147,7 @@ func parseGranularity(s string, opt *ladder.Options) error {
 		}
 		n, err := strconv.ParseInt(strings.TrimSpace(num), 10, 64)
 		if err != nil || n <= 0 {
-			return fmt.Errorf("--granularity %q: want a positive number of tokens, or ENGINE=N,...", s)
+			return fmt.Errorf("--granularity %q: want a positive number of tokens, or ENGINE=N,...", s) //nolint:staticcheck // ST1005: "..." is the flag's syntax, not a sentence's end
 		}
 		if engine == "" {
 			opt.DefaultGranularity = n

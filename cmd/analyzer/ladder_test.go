@@ -136,9 +136,11 @@ func TestLadderOptions(t *testing.T) {
 		t.Errorf("--granularity vllm=65536:\n%s", out)
 	}
 	for _, bad := range []string{"x", "vllm=0", "=-1"} {
-		if err := run(context.Background(), []string{"ladder", "--granularity", bad, nightFixture}); err == nil {
-			t.Errorf("--granularity %q accepted", bad)
-		}
+		t.Run(bad, func(t *testing.T) {
+			if err := run(context.Background(), []string{"ladder", "--granularity", bad, nightFixture}); err == nil {
+				t.Errorf("--granularity %q accepted", bad)
+			}
+		})
 	}
 }
 
@@ -165,9 +167,11 @@ func TestLadderFitsTheTerminal(t *testing.T) {
 	}
 	const flags = "  vllm flags: --max-num-seqs 5 --max-model-len 233472 --kv-cache-dtype fp8\n"
 	for name, out := range map[string]string{"unlimited": wide.String(), "100 columns": narrow.String()} {
-		if !strings.Contains(out, flags) {
-			t.Errorf("%s: the next rung is not printed as vLLM flags:\n%s", name, out)
-		}
+		t.Run(name, func(t *testing.T) {
+			if !strings.Contains(out, flags) {
+				t.Errorf("%s: the next rung is not printed as vLLM flags:\n%s", name, out)
+			}
+		})
 	}
 	longest := 0
 	for _, line := range strings.Split(wide.String(), "\n") {

@@ -201,10 +201,9 @@ func (l *live) close() error {
 // findingPush sends the findings of replayed attempts to Loki as they are
 // offered; close waits (up to a minute) until they are delivered or dropped.
 type findingPush struct {
-	p   *loki.Pusher
-	m   *metrics.Metrics
-	n   int
-	url string
+	p *loki.Pusher
+	m *metrics.Metrics
+	n int
 }
 
 // startFindingPush returns nil when no --loki-url is set.

@@ -38,16 +38,18 @@ func TestPushTokenRequiredOffLoopback(t *testing.T) {
 		{[]string{"--push-token", "t"}, "0.0.0.0:8080", false, true},
 		{[]string{"--push-token", "t"}, "127.0.0.1:8080", false, true},
 	} {
-		fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
-		t.Setenv("ANALYZER_PUSH_TOKEN", "")
-		lf := addLiveFlags(fs)
-		if err := fs.Parse(tc.args); err != nil {
-			t.Fatal(err)
-		}
-		err := lf.check(tc.listen, tc.basicAuth)
-		if (err == nil) != tc.ok {
-			t.Errorf("%v --listen %s: err %v, want ok=%v", tc.args, tc.listen, err, tc.ok)
-		}
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+			t.Setenv("ANALYZER_PUSH_TOKEN", "")
+			lf := addLiveFlags(fs)
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			err := lf.check(tc.listen, tc.basicAuth)
+			if (err == nil) != tc.ok {
+				t.Errorf("%v --listen %s: err %v, want ok=%v", tc.args, tc.listen, err, tc.ok)
+			}
+		})
 	}
 	// serve itself refuses to start, before opening anything.
 	err := run(context.Background(), []string{"serve", "--db", filepath.Join(t.TempDir(), "x.db"), "--listen", "0.0.0.0:0"})

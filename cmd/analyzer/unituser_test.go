@@ -124,7 +124,7 @@ func TestFollowerReadsAsUnitUser(t *testing.T) {
 			t.Fatal(err)
 		}
 		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
+		go func() { _ = cmd.Wait(); close(done) }() // a TERM or KILL exit status is expected
 		base = "http://" + addr
 		waitFor(t, "serve as uid "+strconv.Itoa(int(cred.Uid))+" to answer", func() bool {
 			select {
@@ -140,11 +140,11 @@ func TestFollowerReadsAsUnitUser(t *testing.T) {
 			return true
 		})
 		return base, func() string {
-			cmd.Process.Signal(syscall.SIGTERM)
+			_ = cmd.Process.Signal(syscall.SIGTERM) // already gone: done is closed
 			select {
 			case <-done:
 			case <-time.After(15 * time.Second):
-				cmd.Process.Kill()
+				_ = cmd.Process.Kill()
 				<-done
 			}
 			return logs.String()

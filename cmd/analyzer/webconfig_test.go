@@ -113,15 +113,17 @@ func TestServeWebConfigTLSAndBasicAuth(t *testing.T) {
 		t.Errorf("/-/healthy: %d %q", code, body)
 	}
 	for _, path := range []string{"/-/healthy", "/-/ready", "/metrics", "/api/v1/attempts"} {
-		if code, _, h := do("GET", path, "", "", nil); code != 401 || !strings.Contains(h.Get("WWW-Authenticate"), "Basic") {
-			t.Errorf("%s without credentials: %d %v, want 401 asking for Basic", path, code, h)
-		}
-		if code, _, _ := do("GET", path, "alloy", "wrong horse", nil); code != 401 {
-			t.Errorf("%s with a wrong password: %d, want 401", path, code)
-		}
-		if code, _, _ := do("GET", path, "mallory", "right horse", nil); code != 401 {
-			t.Errorf("%s with an unknown user: %d, want 401", path, code)
-		}
+		t.Run(path, func(t *testing.T) {
+			if code, _, h := do("GET", path, "", "", nil); code != 401 || !strings.Contains(h.Get("WWW-Authenticate"), "Basic") {
+				t.Errorf("%s without credentials: %d %v, want 401 asking for Basic", path, code, h)
+			}
+			if code, _, _ := do("GET", path, "alloy", "wrong horse", nil); code != 401 {
+				t.Errorf("%s with a wrong password: %d, want 401", path, code)
+			}
+			if code, _, _ := do("GET", path, "mallory", "right horse", nil); code != 401 {
+				t.Errorf("%s with an unknown user: %d, want 401", path, code)
+			}
+		})
 	}
 	if code, body, _ := do("GET", "/-/ready", "alloy", "right horse", nil); code != 200 || !strings.HasPrefix(body, "ok\n") {
 		t.Errorf("/-/ready: %d %q", code, body)
@@ -161,14 +163,16 @@ func TestServeWebConfigRefused(t *testing.T) {
 		"unknown key":      "tls_server_config:\n  cert_fil: x\n",
 		"not yaml mapping": "- a\n- b\n",
 	} {
-		cfg := filepath.Join(dir, "web.yml")
-		if err := os.WriteFile(cfg, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		err := run(t.Context(), []string{"serve", "--db", filepath.Join(dir, "x.db"), "--no-journal", "--listen", "127.0.0.1:0", "--web.config.file", cfg})
-		if err == nil || !strings.Contains(err.Error(), "--web.config.file") {
-			t.Errorf("%s: %v, want an error naming --web.config.file", name, err)
-		}
+		t.Run(name, func(t *testing.T) {
+			cfg := filepath.Join(dir, "web.yml")
+			if err := os.WriteFile(cfg, []byte(content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			err := run(t.Context(), []string{"serve", "--db", filepath.Join(dir, "x.db"), "--no-journal", "--listen", "127.0.0.1:0", "--web.config.file", cfg})
+			if err == nil || !strings.Contains(err.Error(), "--web.config.file") {
+				t.Errorf("%s: %v, want an error naming --web.config.file", name, err)
+			}
+		})
 	}
 	hash, _ := bcrypt.GenerateFromPassword([]byte("x"), bcrypt.MinCost)
 	cfg := filepath.Join(dir, "auth.yml")

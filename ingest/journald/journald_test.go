@@ -178,7 +178,9 @@ func testFollowResumesExactlyOnce(t *testing.T, inProcess bool) {
 	dir := t.TempDir()
 	appendJournal(t, dir, recs)
 	first := startFollower(set, dir, inProcess, journald.Resume{}, 400)
-	<-first.done
+	if err := <-first.done; err != nil {
+		t.Fatalf("first follower: %v", err)
+	}
 	if first.resume.Cursor == "" || first.resume.ReplayCursor == "" {
 		t.Fatalf("no position saved: %+v", first.resume)
 	}

@@ -479,7 +479,7 @@ type limitedWriter struct {
 func (l *limitedWriter) Write(p []byte) (int, error) {
 	if l.n > 0 {
 		k := min(len(p), l.n)
-		l.w.Write(p[:k])
+		_, _ = l.w.Write(p[:k]) // keeps what fits; a lost stderr byte is no error
 		l.n -= k
 	}
 	return len(p), nil

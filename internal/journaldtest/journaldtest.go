@@ -64,7 +64,7 @@ func Ensure(t testing.TB) {
 			started = err
 			return
 		}
-		defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+		defer func() { _ = syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) }()
 		if alive() { // another test binary started it meanwhile
 			return
 		}
@@ -74,7 +74,7 @@ func Ensure(t testing.TB) {
 			started = err
 			return
 		}
-		go cmd.Wait()
+		go func() { _ = cmd.Wait() }() // reap it when it exits; it outlives the test
 		for i := 0; i < 100; i++ {
 			if alive() {
 				return
