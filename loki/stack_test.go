@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -20,6 +19,7 @@ import (
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/ingest"
 	"github.com/llmfleet/analyzer/internal/fixturetest"
+	"github.com/llmfleet/analyzer/internal/lokitest"
 	"github.com/llmfleet/analyzer/loki"
 	"github.com/llmfleet/analyzer/metrics"
 	"github.com/llmfleet/analyzer/pipeline"
@@ -110,41 +110,10 @@ func (s *stack) flush(t *testing.T) {
 	}
 }
 
-// readRecords reads a journalctl -o json capture as raw records.
-func readRecords(t *testing.T, path string) []ingest.Record {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []ingest.Record
-	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		rec, err := ingest.ParseJSONRecord([]byte(line))
-		if err != nil {
-			t.Fatalf("%s:%d: %v", path, i+1, err)
-		}
-		out = append(out, rec)
-	}
-	return out
-}
+// readRecords and alloy are lokitest's, under the names these tests use.
+func readRecords(t *testing.T, path string) []ingest.Record { return lokitest.JournalRecords(t, path) }
 
-// alloy is the model of deploy/alloy/config.alloy.
-func alloy(t *testing.T) *deploy.AlloyJournal {
-	t.Helper()
-	src, err := deploy.Files.ReadFile("alloy/config.alloy")
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, err := deploy.ParseAlloy(string(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	aj, err := deploy.JournalPipeline(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return aj
-}
+func alloy(t *testing.T) *deploy.AlloyJournal { return lokitest.Alloy(t) }
 
 // alloyBatches turns journal records into push requests the way a host
 // running the shipped Alloy config sends them: each record's fields become

@@ -1,22 +1,18 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/grafana/loki/pkg/push"
-	"github.com/spf13/pflag"
 
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/internal/lokitest"
 	"github.com/llmfleet/analyzer/loki"
 	"github.com/llmfleet/analyzer/store"
-	"github.com/llmfleet/analyzer/web"
 )
 
 // TestEntryPointsAgree: the night ladder read by `explain`, stored by
@@ -70,19 +66,9 @@ func TestEntryPointsAgree(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer db.Close()
-		fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
-		lf := addLiveFlags(fs)
-		if err := fs.Parse([]string{"--push-token", "tok"}); err != nil {
-			t.Fatal(err)
-		}
-		lv, err := startLive(context.Background(), db, lf)
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv := httptest.NewServer(web.New(db, web.Options{Routes: lv.routes}))
-		defer srv.Close()
+		lv, srv := liveServer(t, db, "--push-token", "tok")
 		// In batches of 100 entries per stream, as loki.write sends them.
-		streams := lokitest.AlloyStreams(t, journalRecords(t, nightLadder))
+		streams := lokitest.AlloyStreams(t, lokitest.JournalRecords(t, nightLadder))
 		for more := true; more; {
 			more = false
 			req := &push.PushRequest{}

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -12,29 +11,10 @@ import (
 	"time"
 
 	"github.com/llmfleet/analyzer/domain"
-	"github.com/llmfleet/analyzer/ingest"
 	"github.com/llmfleet/analyzer/internal/lokitest"
 )
 
 const nightLadder = "../../examples/dankserver-night-ladder.journal.json"
-
-// journalRecords reads a journalctl -o json capture as raw records.
-func journalRecords(t *testing.T, path string) []ingest.Record {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []ingest.Record
-	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		rec, err := ingest.ParseJSONRecord([]byte(line))
-		if err != nil {
-			t.Fatalf("%s:%d: %v", path, i+1, err)
-		}
-		out = append(out, rec)
-	}
-	return out
-}
 
 // attemptSummary is what must agree between two replays of the same
 // journal: identity, verdict, phase, shape, timeline, findings, lines.
@@ -83,7 +63,7 @@ func TestReplayFromLokiGivesTheAttemptsOfReplay(t *testing.T) {
 	if len(want) < 10 {
 		t.Fatalf("replay of the file found only %d attempts", len(want))
 	}
-	streams := lokitest.AlloyStreams(t, journalRecords(t, nightLadder))
+	streams := lokitest.AlloyStreams(t, lokitest.JournalRecords(t, nightLadder))
 	var first, last time.Time
 	total := 0 // records served
 	for _, s := range streams {

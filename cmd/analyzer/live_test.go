@@ -66,17 +66,7 @@ func TestServeStackWiring(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
-	lf := addLiveFlags(fs)
-	if err := fs.Parse([]string{"--push-token", "tok"}); err != nil {
-		t.Fatal(err)
-	}
-	lv, err := startLive(context.Background(), db, lf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(web.New(db, web.Options{Routes: lv.routes}))
-	defer srv.Close()
+	lv, srv := liveServer(t, db, "--push-token", "tok")
 
 	body, err := loki.EncodeProtobuf(&push.PushRequest{Streams: []push.Stream{{
 		Labels: `{host="gpu-01", unit="vllm.service"}`,
@@ -148,4 +138,23 @@ func TestReplayPushesFindings(t *testing.T) {
 	if !strings.Contains(out, "pushed") || !strings.Contains(out, "(0 failed)") {
 		t.Errorf("replay output: %s", out)
 	}
+}
+
+// liveServer starts serve's live pipeline over db with serve's flags args
+// and an HTTP server with its routes (the push endpoint), closed when the
+// test ends.
+func liveServer(t *testing.T, db *store.DB, args ...string) (*live, *httptest.Server) {
+	t.Helper()
+	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	lf := addLiveFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	lv, err := startLive(context.Background(), db, lf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(web.New(db, web.Options{Routes: lv.routes}))
+	t.Cleanup(srv.Close)
+	return lv, srv
 }

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -189,18 +190,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // without MESSAGE are skipped as loki.source.journal does.
 func AlloyStreams(t testing.TB, recs []ingest.Record) []Stream {
 	t.Helper()
-	src, err := deploy.Files.ReadFile("alloy/config.alloy")
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, err := deploy.ParseAlloy(string(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	aj, err := deploy.JournalPipeline(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	aj := Alloy(t)
 	var out []Stream
 	idx := map[string]int{}
 	for _, rec := range recs {
@@ -228,6 +218,44 @@ func AlloyStreams(t testing.TB, recs []ingest.Record) []Stream {
 			out = append(out, Stream{Labels: labels})
 		}
 		out[i].Entries = append(out[i].Entries, Entry{Time: time.UnixMicro(us), Line: line, Metadata: meta})
+	}
+	return out
+}
+
+// Alloy is the model of the shipped deploy/alloy/config.alloy's journal
+// pipeline: its relabel rules and structured metadata.
+func Alloy(t testing.TB) *deploy.AlloyJournal {
+	t.Helper()
+	src, err := deploy.Files.ReadFile("alloy/config.alloy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := deploy.ParseAlloy(string(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	aj, err := deploy.JournalPipeline(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return aj
+}
+
+// JournalRecords reads a journalctl -o json capture as raw records, what a
+// journal source hands on before ingest.
+func JournalRecords(t testing.TB, path string) []ingest.Record {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []ingest.Record
+	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		rec, err := ingest.ParseJSONRecord([]byte(line))
+		if err != nil {
+			t.Fatalf("%s:%d: %v", path, i+1, err)
+		}
+		out = append(out, rec)
 	}
 	return out
 }
