@@ -1,8 +1,10 @@
 // Package web serves the analyzer's UI and JSON API over an AttemptReader: an
 // attempts list with filters, one page per attempt, and /api/v1 in the
 // `analyzer explain` JSON contract. Pages are rendered on the server with
-// html/template (all log text escaped); templates and CSS are embedded, and
-// nothing is loaded from outside (no CDN, no JavaScript).
+// html/template (all log text escaped); templates, CSS and one small script
+// (static/page.js: the browser's zone, copy buttons, scrolling the log to the
+// decisive line; every page works without it) are embedded, and nothing is
+// loaded from outside (no CDN; the CSP allows no inline script).
 package web
 
 import (
