@@ -40,9 +40,14 @@ func TestCommandHelp(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// Every flag the command has, not only the ones named above.
+			// Every flag the command has, not only the ones named above
+			// (hidden ones, the profiling flags, excepted).
 			c.InitDefaultHelpFlag()
-			c.Flags().VisitAll(func(f *pflag.Flag) { flags = append(flags, "--"+f.Name) })
+			c.Flags().VisitAll(func(f *pflag.Flag) {
+				if !f.Hidden {
+					flags = append(flags, "--"+f.Name)
+				}
+			})
 			for _, h := range []string{"-h", "--help"} {
 				out := runCmd(t, append(strings.Fields(cmd), h)...)
 				if !strings.Contains(out, "Usage:\n  analyzer "+cmd) {

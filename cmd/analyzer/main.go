@@ -134,14 +134,17 @@ func newRootCmd() *cobra.Command {
 	lf := &logFlags{}
 	root.PersistentFlags().StringVar(&lf.level, "log-level", "info", "least severe log messages shown: debug, info, warn, error")
 	root.PersistentFlags().StringVar(&lf.format, "log-format", "text", "log format on stderr: text (logfmt) or json")
+	pf := &profileFlags{}
+	pf.add(root.PersistentFlags())
 	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
 		l, err := newLogger(stderr, lf.level, lf.format)
 		if err != nil {
 			return usageError{msg: err.Error(), cmd: c.CommandPath()}
 		}
 		slog.SetDefault(l)
-		return nil
+		return pf.start()
 	}
+	root.PersistentPostRunE = func(*cobra.Command, []string) error { return pf.stop() }
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SuggestionsMinimumDistance = 2
