@@ -144,7 +144,7 @@ func (a *Assembler) push(rec *flatRecord, out []domain.Entry) []domain.Entry {
 		}
 	}
 	if len(msg) <= a.max {
-		return append(out, a.texts.normalize(rec, msg, null, a.source, a.keep))
+		return append(out, a.texts.normalize(rec, msg, null, a.source))
 	}
 	// An oversized single record: split it like a long reassembled line.
 	p := &partial{kind: kindNone, first: rec.clone(), seq: a.seq}
@@ -231,7 +231,7 @@ func (a *Assembler) finish(p *partial, reason string, out []domain.Entry) []doma
 		delete(a.pending, p.key)
 	}
 	if p.pieces == 1 && p.kind == kindNone && !p.capped && reason == "" {
-		return append(out, a.texts.normalize(p.first, p.buf, p.truncated, a.source, a.keep))
+		return append(out, a.texts.normalize(p.first, p.buf, p.truncated, a.source))
 	}
 	e := a.entry(p, p.buf, reason)
 	if p.capped {
@@ -242,7 +242,7 @@ func (a *Assembler) finish(p *partial, reason string, out []domain.Entry) []doma
 
 // entry builds the Entry of p with text msg.
 func (a *Assembler) entry(p *partial, msg []byte, reason string) domain.Entry {
-	e := a.texts.normalize(p.first, msg, p.truncated, a.source, a.keep)
+	e := a.texts.normalize(p.first, msg, p.truncated, a.source)
 	// Changed below: a map of its own, not the one entries share.
 	e.Fields = maps.Clone(e.Fields)
 	if e.Fields == nil {

@@ -83,19 +83,21 @@ func isMappedSlot(s int8) bool { return s >= slotMessage && s <= slotIdentifier 
 type flatRecord struct {
 	names []string
 	slots []int8
+	kept  []bool // fieldSet.inFields of each field, decided once per key
 	vals  [][]byte
 	at    [numSlots]int32 // 1 + index of the slot's last occurrence; 0 = absent
 	arena []byte          // decoded values of the last parse
 }
 
 func (r *flatRecord) reset() {
-	r.names, r.slots, r.vals = r.names[:0], r.slots[:0], r.vals[:0]
+	r.names, r.slots, r.kept, r.vals = r.names[:0], r.slots[:0], r.kept[:0], r.vals[:0]
 	r.at = [numSlots]int32{}
 }
 
-func (r *flatRecord) add(name string, slot int8, v []byte) {
+func (r *flatRecord) add(name string, slot int8, kept bool, v []byte) {
 	r.names = append(r.names, name)
 	r.slots = append(r.slots, slot)
+	r.kept = append(r.kept, kept)
 	r.vals = append(r.vals, v)
 	if slot > slotNone {
 		r.at[slot] = int32(len(r.vals))
@@ -123,7 +125,8 @@ func (r *flatRecord) lookup(s int8) ([]byte, bool) {
 func (r *flatRecord) fromMap(rec Record, keep fieldSet) {
 	r.reset()
 	for k, v := range rec {
-		r.add(k, keep.slot(k), v)
+		slot := keep.slot(k)
+		r.add(k, slot, keep.inFields(k, slot), v)
 	}
 }
 
@@ -169,7 +172,7 @@ func (r *flatRecord) clone() *flatRecord {
 		size += len(v)
 	}
 	buf := make([]byte, 0, size)
-	c := &flatRecord{names: append([]string(nil), r.names...), slots: append([]int8(nil), r.slots...),
+	c := &flatRecord{names: append([]string(nil), r.names...), slots: append([]int8(nil), r.slots...), kept: append([]bool(nil), r.kept...),
 		vals: make([][]byte, len(r.vals)), at: r.at}
 	for i, v := range r.vals {
 		if v == nil {
@@ -188,20 +191,25 @@ func (r *flatRecord) clone() *flatRecord {
 type keyCache struct {
 	names []string
 	slots []int8
+	kept  []bool
 	keep  fieldSet
 }
 
-func (c *keyCache) name(i int, key []byte) (string, int8) {
+// name returns the i-th key's name, its slot and whether it goes to
+// Entry.Fields (fieldSet.inFields).
+func (c *keyCache) name(i int, key []byte) (string, int8, bool) {
 	if i < len(c.names) && c.names[i] == string(key) {
-		return c.names[i], c.slots[i]
+		return c.names[i], c.slots[i], c.kept[i]
 	}
 	name := fieldName(key)
 	slot := c.keep.slot(name)
+	kept := c.keep.inFields(name, slot)
 	if i < len(c.names) {
-		c.names[i], c.slots[i] = name, slot
+		c.names[i], c.slots[i], c.kept[i] = name, slot, kept
 	} else if i == len(c.names) {
 		c.names = append(c.names, name)
 		c.slots = append(c.slots, slot)
+		c.kept = append(c.kept, kept)
 	}
-	return name, slot
+	return name, slot, kept
 }

@@ -67,8 +67,8 @@ func (p *jscan) object(r *flatRecord, kc *keyCache) bool {
 		if !ok {
 			return false
 		}
-		name, slot := kc.name(i, key)
-		r.add(name, slot, val)
+		name, slot, kept := kc.name(i, key)
+		r.add(name, slot, kept, val)
 		p.ws()
 		if p.eat(',') {
 			continue

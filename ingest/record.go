@@ -52,7 +52,7 @@ func Normalize(rec Record, source string) domain.Entry {
 	r.fromMap(rec, nil)
 	msg, ok := r.lookup(slotMessage)
 	var c textCache
-	return c.normalize(&r, msg, ok && msg == nil, source, nil)
+	return c.normalize(&r, msg, ok && msg == nil, source)
 }
 
 // textCache keeps the last Host, Unit, InvocationID and Identifier, and
@@ -86,13 +86,13 @@ type fieldsMemo struct {
 }
 
 // same tells whether the kept fields of r are the ones m was built from.
-func (f *fieldsMemo) same(r *flatRecord, keep fieldSet) bool {
+func (f *fieldsMemo) same(r *flatRecord) bool {
 	if f.m == nil {
 		return false
 	}
 	k, start := 0, 0
 	for i, v := range r.vals {
-		if !keep.inFields(r.names[i], r.slots[i]) {
+		if !r.kept[i] {
 			continue
 		}
 		if k == len(f.names) || f.names[k] != r.names[i] || string(f.vals[start:f.ends[k]]) != string(v) {
@@ -105,10 +105,10 @@ func (f *fieldsMemo) same(r *flatRecord, keep fieldSet) bool {
 }
 
 // remember records r's kept fields as the ones m was built from.
-func (f *fieldsMemo) remember(r *flatRecord, keep fieldSet, m map[string]string) {
+func (f *fieldsMemo) remember(r *flatRecord, m map[string]string) {
 	f.names, f.vals, f.ends, f.m = f.names[:0], f.vals[:0], f.ends[:0], m
 	for i, v := range r.vals {
-		if keep.inFields(r.names[i], r.slots[i]) {
+		if r.kept[i] {
 			f.names = append(f.names, r.names[i])
 			f.vals = append(f.vals, v...)
 			f.ends = append(f.ends, len(f.vals))
@@ -117,7 +117,7 @@ func (f *fieldsMemo) remember(r *flatRecord, keep fieldSet, m map[string]string)
 }
 
 // normalize builds the Entry of r with msg as its raw MESSAGE.
-func (c *textCache) normalize(r *flatRecord, msg []byte, truncated bool, source string, keep fieldSet) domain.Entry {
+func (c *textCache) normalize(r *flatRecord, msg []byte, truncated bool, source string) domain.Entry {
 	e := domain.Entry{
 		Cursor:       string(r.get(slotCursor)),
 		Host:         c.text(0, r.get(slotHostname)),
@@ -138,25 +138,25 @@ func (c *textCache) normalize(r *flatRecord, msg []byte, truncated bool, source 
 		}
 	}
 	// Entries share an unchanged Fields map: it is read-only (Entry.Fields).
-	if c.fields.same(r, keep) {
+	if c.fields.same(r) {
 		e.Fields = c.fields.m
 	} else {
-		e.Fields = fields(r, keep)
-		c.fields.remember(r, keep, e.Fields)
+		e.Fields = fields(r)
+		c.fields.remember(r, e.Fields)
 	}
 	return e
 }
 
-// fields converts the unmapped fields of r that keep has to text (nil when
+// fields converts the fields of r kept for Entry.Fields to text (nil when
 // there are none). The values share one string (one allocation instead of one per
 // field); a repeated name keeps its last value.
-func fields(r *flatRecord, keep fieldSet) map[string]string {
+func fields(r *flatRecord) map[string]string {
 	type span struct{ start, end int }
 	var small [48]span
 	spans := small[:0]
 	size, n := 0, 0
 	for i, v := range r.vals {
-		if keep.inFields(r.names[i], r.slots[i]) {
+		if r.kept[i] {
 			size += len(v)
 			n++
 		}
@@ -166,7 +166,7 @@ func fields(r *flatRecord, keep fieldSet) map[string]string {
 	}
 	buf := make([]byte, 0, size)
 	for i, v := range r.vals {
-		if !keep.inFields(r.names[i], r.slots[i]) {
+		if !r.kept[i] {
 			spans = append(spans, span{-1, -1})
 			continue
 		}
