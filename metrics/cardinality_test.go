@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llmfleet/analyzer/deploy"
+	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/metrics"
 )
 
@@ -97,9 +98,9 @@ func referencedMetrics(t *testing.T) []string {
 func TestPerUnitCardinality(t *testing.T) {
 	db, _ := fixtureDB(t)
 	m := metrics.New(metrics.Options{Store: db, Now: func() time.Time { return time.Unix(1790990000, 0) }, NoProcessMetrics: true})
-	m.IngestEntries(metrics.SourcePush, 1)
-	m.IngestError(metrics.SourcePush, metrics.ErrLabels)
-	m.LinesSkipped(metrics.SourcePush, metrics.SkipDuplicate, 1)
+	m.IngestEntries(domain.IngestSourcePush, 1)
+	m.IngestError(domain.IngestSourcePush, domain.IngestErrLabels)
+	m.LinesSkipped(domain.IngestSourcePush, domain.IngestSkipDuplicate, 1)
 	m.JournalEntry("dankserver", time.Unix(1790989990, 0))
 	m.NoteWritten()
 	m.LokiDelivered(1)

@@ -220,14 +220,14 @@ analyzer_unit_restarts_total{host="dankserver",unit="frank-primary.service"} 6
 func TestLiveCounters(t *testing.T) {
 	now := time.Unix(1790990000, 0)
 	m := metrics.New(metrics.Options{Now: func() time.Time { return now }, NoProcessMetrics: true})
-	m.IngestEntries(metrics.SourcePush, 5)
-	m.IngestError(metrics.SourcePush, metrics.ErrSnappy)
-	m.LinesSkipped(metrics.SourcePush, metrics.SkipDuplicate, 3)
+	m.IngestEntries(domain.IngestSourcePush, 5)
+	m.IngestError(domain.IngestSourcePush, domain.IngestErrSnappy)
+	m.LinesSkipped(domain.IngestSourcePush, domain.IngestSkipDuplicate, 3)
 	m.JournalEntry("gpu-01", now.Add(-90*time.Second))
 	m.JournalEntry("gpu-01", now.Add(-120*time.Second)) // older: ignored
 	m.NoteWritten()
 	m.LokiDelivered(2)
-	m.LokiFailed(metrics.PushRejected, 1)
+	m.LokiFailed(domain.LokiPushRejected, 1)
 	m.LokiQueue(7)
 
 	const want = `
@@ -254,18 +254,18 @@ analyzer_loki_push_queue_length 7
 		t.Error(err)
 	}
 	errs := sums(t, m, "analyzer_ingest_errors_total", "reason")
-	if errs[metrics.ErrSnappy] != 1 || errs[metrics.ErrProtobuf] != 0 {
+	if errs[domain.IngestErrSnappy] != 1 || errs[domain.IngestErrProtobuf] != 0 {
 		t.Errorf("ingest errors %v", errs)
 	}
-	if _, ok := errs[metrics.ErrUnauthorized]; !ok {
+	if _, ok := errs[domain.IngestErrUnauthorized]; !ok {
 		t.Error("error reasons are not exported at 0")
 	}
-	if f := sums(t, m, "analyzer_loki_push_failures_total", "reason"); f[metrics.PushRejected] != 1 || len(f) != len(metrics.PushFailureReasons) {
+	if f := sums(t, m, "analyzer_loki_push_failures_total", "reason"); f[domain.LokiPushRejected] != 1 || len(f) != len(domain.LokiPushFailureReasons) {
 		t.Errorf("push failures %v", f)
 	}
 	// A nil *Metrics ignores everything (components run without metrics).
 	var none *metrics.Metrics
-	none.IngestEntries(metrics.SourcePush, 1)
+	none.IngestEntries(domain.IngestSourcePush, 1)
 	none.JournalEntry("h", now)
 }
 
