@@ -16,6 +16,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"gopkg.in/yaml.v3"
 
+	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/internal/fixturetest"
 	"github.com/llmfleet/analyzer/metrics"
 	"github.com/llmfleet/analyzer/store"
@@ -58,9 +59,9 @@ func recordedSeries(t *testing.T, n int) []map[string]string {
 		}
 	}
 	m := metrics.New(metrics.Options{Store: db, NoProcessMetrics: true})
-	m.IngestEntries(metrics.SourcePush, 10)
-	m.IngestError(metrics.SourcePush, metrics.ErrLabels)
-	m.LinesSkipped(metrics.SourcePush, metrics.SkipDuplicate, 1)
+	m.IngestEntries(domain.IngestSourcePush, 10)
+	m.IngestError(domain.IngestSourcePush, domain.IngestErrLabels)
+	m.LinesSkipped(domain.IngestSourcePush, domain.IngestSkipDuplicate, 1)
 	m.JournalEntry("dankserver", time.Now().Add(-5*time.Second))
 	m.NoteWritten()
 	m.LokiDelivered(3)

@@ -20,7 +20,6 @@ import (
 	"github.com/grafana/loki/pkg/push"
 
 	"github.com/llmfleet/analyzer/domain"
-	"github.com/llmfleet/analyzer/metrics"
 )
 
 // PusherConfig configures NewPusher. Only URL is required.
@@ -56,7 +55,9 @@ type PusherConfig struct {
 	// Timeout bounds one request (default 10 s).
 	Timeout time.Duration
 	Client  *http.Client
-	Metrics *metrics.Metrics
+	// Metrics counts deliveries, failures, retries and the queue; nil
+	// counts nothing.
+	Metrics PusherMetrics
 	Logger  *slog.Logger
 }
 
@@ -131,6 +132,9 @@ func NewPusher(cfg PusherConfig) (*Pusher, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = noMetrics{}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Pusher{cfg: cfg, url: u.String(), offered: map[string]bool{}, wake: make(chan struct{}, 1),
 		ctx: ctx, stop: cancel, done: make(chan struct{})}, nil
@@ -162,7 +166,7 @@ func (p *Pusher) Close(ctx context.Context) error {
 	p.mu.Unlock()
 	p.signal()
 	if !started {
-		p.dropAll(metrics.PushShutdown)
+		p.dropAll(domain.LokiPushShutdown)
 		return nil
 	}
 	select {
@@ -193,7 +197,7 @@ func (p *Pusher) Offer(a *domain.Attempt, f domain.Finding) bool {
 	}
 	p.offered[key] = true
 	if len(p.queue) >= p.cfg.QueueSize {
-		p.cfg.Metrics.LokiFailed(metrics.PushQueueFull, 1)
+		p.cfg.Metrics.LokiFailed(domain.LokiPushQueueFull, 1)
 		return false
 	}
 	p.queue = append(p.queue, item{labels: FormatLabels(p.streamLabels(a, f)), entry: p.entry(a, f)})
@@ -285,7 +289,7 @@ func (p *Pusher) run() {
 			p.send(batch)
 		}
 		if last {
-			p.dropAll(metrics.PushShutdown)
+			p.dropAll(domain.LokiPushShutdown)
 			return
 		}
 	}
@@ -390,7 +394,7 @@ func (p *Pusher) send(batch []item) {
 			keep = append(keep, it)
 		}
 		if n := len(batch) - len(keep); n > 0 {
-			m.LokiFailed(metrics.PushTooOld, n)
+			m.LokiFailed(domain.LokiPushTooOld, n)
 			p.cfg.Logger.Warn("loki: findings older than Loki accepts were not sent", "findings", n, "reason", "too_old",
 				"max_age", p.cfg.MaxAge, "oldest_accepted", oldest.UTC().Format(time.RFC3339))
 		}
@@ -400,7 +404,7 @@ func (p *Pusher) send(batch []item) {
 	}
 	body, err := EncodeProtobuf(buildRequest(batch))
 	if err != nil {
-		m.LokiFailed(metrics.PushEncode, len(batch))
+		m.LokiFailed(domain.LokiPushEncode, len(batch))
 		p.cfg.Logger.Error("loki: encoding a push request failed", "err", err)
 		return
 	}
@@ -419,12 +423,12 @@ func (p *Pusher) send(batch []item) {
 				rejected = n
 			}
 			m.LokiDelivered(len(batch) - rejected)
-			m.LokiFailed(metrics.PushRejected, rejected)
+			m.LokiFailed(domain.LokiPushRejected, rejected)
 			p.cfg.Logger.Error("loki: push rejected", "status", status, "findings", len(batch), "rejected", rejected, "loki", answer)
 			return
 		}
 		if try >= p.cfg.MaxRetries {
-			m.LokiFailed(metrics.PushExhausted, len(batch))
+			m.LokiFailed(domain.LokiPushExhausted, len(batch))
 			p.cfg.Logger.Error("loki: push failed after retries, findings dropped", "status", status, "err", err, "findings", len(batch), "loki", answer)
 			return
 		}
@@ -440,7 +444,7 @@ func (p *Pusher) send(batch []item) {
 		select {
 		case <-time.After(wait):
 		case <-p.ctx.Done():
-			m.LokiFailed(metrics.PushShutdown, len(batch))
+			m.LokiFailed(domain.LokiPushShutdown, len(batch))
 			return
 		}
 		backoff = min(2*backoff, p.cfg.MaxBackoff)

@@ -186,12 +186,14 @@ func TestFindingsToLoki(t *testing.T) {
 	if int(delivered) != len(wantFindings) || failed != 0 {
 		t.Errorf("delivered %d failed %d", delivered, failed)
 	}
-	if n := metricValueReg(t, m, "analyzer_loki_push_retries_total"); n != 1 {
-		t.Errorf("retries = %v, want 1", n)
-	}
-	if n := metricValueReg(t, m, "analyzer_loki_push_queue_length"); n != 0 {
-		t.Errorf("queue length = %v after close", n)
-	}
+	// One retry (after the scripted failure), nothing left queued.
+	compareMetrics(t, m, `# HELP analyzer_loki_push_retries_total Push requests to Loki retried after 429, 5xx or a network error.
+# TYPE analyzer_loki_push_retries_total counter
+analyzer_loki_push_retries_total 1
+# HELP analyzer_loki_push_queue_length Findings waiting to be pushed to Loki.
+# TYPE analyzer_loki_push_queue_length gauge
+analyzer_loki_push_queue_length 0
+`+pushFailures(nil), "analyzer_loki_push_retries_total", "analyzer_loki_push_queue_length", "analyzer_loki_push_failures_total")
 }
 
 // TestPushRejectedIsDropped: a 400 is not retried; the findings are
@@ -210,9 +212,7 @@ func TestPushRejectedIsDropped(t *testing.T) {
 	if len(fl.bodies) != 1 {
 		t.Fatalf("%d requests, want 1 (no retry after 400)", len(fl.bodies))
 	}
-	if n := metricValueReg(t, m, "analyzer_loki_push_failures_total", "reason", metrics.PushRejected); n != 1 {
-		t.Errorf("rejected = %v", n)
-	}
+	compareMetrics(t, m, pushFailures(map[string]int{domain.LokiPushRejected: 1}), "analyzer_loki_push_failures_total")
 }
 
 // TestPushRetriesExhausted: 5xx until the retry budget ends drops the
@@ -229,9 +229,7 @@ func TestPushRetriesExhausted(t *testing.T) {
 	if len(fl.bodies) != 4 { // 1 + MaxRetries 3
 		t.Errorf("%d requests, want 4", len(fl.bodies))
 	}
-	if n := metricValueReg(t, m, "analyzer_loki_push_failures_total", "reason", metrics.PushExhausted); n != 1 {
-		t.Errorf("retries_exhausted = %v", n)
-	}
+	compareMetrics(t, m, pushFailures(map[string]int{domain.LokiPushExhausted: 1}), "analyzer_loki_push_failures_total")
 }
 
 // TestStructuredMetadataMode: with structured metadata on, the line is the
@@ -295,11 +293,6 @@ func logfmtField(line, key string) string {
 		v = v[:j]
 	}
 	return v
-}
-
-func metricValueReg(t *testing.T, m *metrics.Metrics, name string, kv ...string) float64 {
-	t.Helper()
-	return metricValue(t, &stack{metrics: m}, name, kv...)
 }
 
 // ageLoki applies Loki's reject_old_samples rule per entry, as its
@@ -372,9 +365,7 @@ func TestPushOfOldFindings(t *testing.T) {
 	if tooOld != 2 || delivered != 2 || failed != 1 || fl.kept != 2 || fl.requests != 1 {
 		t.Errorf("too old %d (want 2), delivered %d (2), rejected %d (1); Loki kept %d in %d requests", tooOld, delivered, failed, fl.kept, fl.requests)
 	}
-	if n := metricValueReg(t, m, "analyzer_loki_push_failures_total", "reason", metrics.PushTooOld); n != 2 {
-		t.Errorf("too_old = %v", n)
-	}
+	compareMetrics(t, m, pushFailures(map[string]int{domain.LokiPushTooOld: 2, domain.LokiPushRejected: 1}), "analyzer_loki_push_failures_total")
 }
 
 // TestRetryAfterAndJitter: a 429 with Retry-After as an HTTP date is

@@ -13,7 +13,6 @@ import (
 
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/ingest"
-	"github.com/llmfleet/analyzer/metrics"
 	"github.com/llmfleet/analyzer/web/httpauth"
 )
 
@@ -49,8 +48,9 @@ type ReceiverOptions struct {
 	// IdleFlush: a host that sent nothing for this long has its unfinished
 	// split lines emitted as log loss by Run (default 2 × OrphanTimeout).
 	IdleFlush time.Duration
-	Metrics   *metrics.Metrics
-	Logger    *slog.Logger
+	// Metrics counts requests, entries and refusals; nil counts nothing.
+	Metrics ReceiverMetrics
+	Logger  *slog.Logger
 	// Now is the wall clock (tests); default time.Now.
 	Now func() time.Time
 	// MaxEntries caps the entries of one push (413 above; default 100000):
@@ -95,6 +95,9 @@ func NewReceiver(opts ReceiverOptions) *Receiver {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.Metrics == nil {
+		opts.Metrics = noMetrics{}
+	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -119,7 +122,7 @@ func NewReceiver(opts ReceiverOptions) *Receiver {
 func (rv *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	m := rv.opts.Metrics
 	fail := func(status int, reason, msg string) {
-		m.IngestError(metrics.SourcePush, reason)
+		m.IngestError(domain.IngestSourcePush, reason)
 		m.PushRequest(status)
 		if status == http.StatusUnauthorized {
 			httpauth.Unauthorized(w)
@@ -132,26 +135,26 @@ func (rv *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		fail(http.StatusMethodNotAllowed, metrics.ErrMethod, "use POST")
+		fail(http.StatusMethodNotAllowed, domain.IngestErrMethod, "use POST")
 		return
 	}
 	if rv.opts.Token != "" && !httpauth.BearerOK(r, rv.opts.Token) {
-		fail(http.StatusUnauthorized, metrics.ErrUnauthorized, httpauth.UnauthorizedBody)
+		fail(http.StatusUnauthorized, domain.IngestErrUnauthorized, httpauth.UnauthorizedBody)
 		return
 	}
 	if rv.opts.Sink.Saturated() {
-		fail(http.StatusTooManyRequests, metrics.ErrSaturated, "the analyzer's pipeline is saturated, retry later")
+		fail(http.StatusTooManyRequests, domain.IngestErrSaturated, "the analyzer's pipeline is saturated, retry later")
 		return
 	}
 	select {
 	case rv.slots <- struct{}{}:
 		defer func() { <-rv.slots }()
 	default:
-		fail(http.StatusTooManyRequests, metrics.ErrSaturated, "other pushes are being decoded, retry later")
+		fail(http.StatusTooManyRequests, domain.IngestErrSaturated, "other pushes are being decoded, retry later")
 		return
 	}
 	req, n, rerr := DecodeRequest(r, rv.opts.MaxBytes)
-	m.IngestBytes(metrics.SourcePush, n)
+	m.IngestBytes(domain.IngestSourcePush, n)
 	if rerr != nil {
 		rv.opts.Logger.Debug("loki push refused", "remote", r.RemoteAddr, "status", rerr.Status, "err", rerr.Err)
 		fail(rerr.Status, rerr.Reason, rerr.Error())
@@ -162,7 +165,7 @@ func (rv *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		total += len(req.Streams[si].Entries)
 	}
 	if total > rv.opts.MaxEntries {
-		fail(http.StatusRequestEntityTooLarge, metrics.ErrTooLarge,
+		fail(http.StatusRequestEntityTooLarge, domain.IngestErrTooLarge,
 			fmt.Sprintf("%d entries in one push, more than %d: send smaller batches", total, rv.opts.MaxEntries))
 		return
 	}
@@ -171,7 +174,7 @@ func (rv *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s := &req.Streams[si]
 		labels, err := ParseLabels(s.Labels)
 		if err != nil {
-			fail(http.StatusBadRequest, metrics.ErrLabels, err.Error())
+			fail(http.StatusBadRequest, domain.IngestErrLabels, err.Error())
 			return
 		}
 		fields := StreamFields(labels)
@@ -201,8 +204,8 @@ func (rv *Receiver) feed(recs []ingest.Record) (int, string, error) {
 	// Check again under the lock: another request may have filled the
 	// queue, and the assemblers must not take records that are refused.
 	if rv.opts.Sink.Saturated() {
-		m.LinesSkipped(metrics.SourcePush, metrics.SkipSaturated, len(recs))
-		return http.StatusTooManyRequests, metrics.ErrSaturated, errSaturated
+		m.LinesSkipped(domain.IngestSourcePush, domain.IngestSkipSaturated, len(recs))
+		return http.StatusTooManyRequests, domain.IngestErrSaturated, errSaturated
 	}
 	now := rv.opts.Now()
 	var entries []domain.Entry
@@ -232,16 +235,16 @@ func (rv *Receiver) feed(recs []ingest.Record) (int, string, error) {
 		hs.last = now
 		entries = append(entries, hs.asm.Push(rec)...)
 	}
-	m.LinesSkipped(metrics.SourcePush, metrics.SkipDuplicate, dups)
-	m.LinesSkipped(metrics.SourcePush, metrics.SkipEmpty, empty)
+	m.LinesSkipped(domain.IngestSourcePush, domain.IngestSkipDuplicate, dups)
+	m.LinesSkipped(domain.IngestSourcePush, domain.IngestSkipEmpty, empty)
 	if len(entries) > 0 {
 		if err := rv.opts.Sink.Add(entries); err != nil {
 			// The records went into the assemblers already; forget them so
 			// that the client's retry is taken again.
-			m.LinesSkipped(metrics.SourcePush, metrics.SkipSaturated, len(entries))
-			return http.StatusTooManyRequests, metrics.ErrPipeline, err
+			m.LinesSkipped(domain.IngestSourcePush, domain.IngestSkipSaturated, len(entries))
+			return http.StatusTooManyRequests, domain.IngestErrPipeline, err
 		}
-		m.IngestEntries(metrics.SourcePush, len(entries))
+		m.IngestEntries(domain.IngestSourcePush, len(entries))
 	}
 	for _, k := range keys {
 		rv.seen.add(k)
@@ -266,10 +269,10 @@ func (rv *Receiver) FlushIdle(idle time.Duration) {
 		return
 	}
 	if err := rv.opts.Sink.Add(entries); err != nil {
-		rv.opts.Metrics.LinesSkipped(metrics.SourcePush, metrics.SkipSaturated, len(entries))
+		rv.opts.Metrics.LinesSkipped(domain.IngestSourcePush, domain.IngestSkipSaturated, len(entries))
 		return
 	}
-	rv.opts.Metrics.IngestEntries(metrics.SourcePush, len(entries))
+	rv.opts.Metrics.IngestEntries(domain.IngestSourcePush, len(entries))
 	rv.opts.Sink.RequestFlush()
 }
 

@@ -17,7 +17,7 @@ import (
 	"github.com/golang/snappy"
 	"github.com/grafana/loki/pkg/push"
 
-	"github.com/llmfleet/analyzer/metrics"
+	"github.com/llmfleet/analyzer/domain"
 )
 
 // DefaultMaxBytes is the default limit of a push body, both as received and
@@ -52,12 +52,12 @@ const (
 // origin can send a body without one, which must not count as a push.
 func BodyFormat(contentType string) (string, *RequestError) {
 	if strings.TrimSpace(contentType) == "" {
-		return "", reqErr(http.StatusUnsupportedMediaType, metrics.ErrContentType,
+		return "", reqErr(http.StatusUnsupportedMediaType, domain.IngestErrContentType,
 			"Content-Type missing: send application/x-protobuf (snappy) or application/json")
 	}
 	mt, _, err := mime.ParseMediaType(contentType)
 	if err != nil {
-		return "", reqErr(http.StatusUnsupportedMediaType, metrics.ErrContentType, "Content-Type %q: %v", contentType, err)
+		return "", reqErr(http.StatusUnsupportedMediaType, domain.IngestErrContentType, "Content-Type %q: %v", contentType, err)
 	}
 	switch mt {
 	case "application/json":
@@ -66,7 +66,7 @@ func BodyFormat(contentType string) (string, *RequestError) {
 		"application/octet-stream":
 		return FormatProtobuf, nil
 	}
-	return "", reqErr(http.StatusUnsupportedMediaType, metrics.ErrContentType,
+	return "", reqErr(http.StatusUnsupportedMediaType, domain.IngestErrContentType,
 		"Content-Type %q not supported: send application/x-protobuf (snappy) or application/json", contentType)
 }
 
@@ -80,33 +80,33 @@ func ReadBody(r *http.Request, max int64) ([]byte, int64, *RequestError) {
 		max = DefaultMaxBytes
 	}
 	if r.ContentLength > max {
-		return nil, 0, reqErr(http.StatusRequestEntityTooLarge, metrics.ErrTooLarge,
+		return nil, 0, reqErr(http.StatusRequestEntityTooLarge, domain.IngestErrTooLarge,
 			"body of %d bytes is over the limit of %d", r.ContentLength, max)
 	}
 	enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding")))
 	switch enc {
 	case "", "identity", "snappy", "gzip", "x-gzip", "deflate":
 	default:
-		return nil, 0, reqErr(http.StatusBadRequest, metrics.ErrEncoding, "Content-Encoding %q not supported", enc)
+		return nil, 0, reqErr(http.StatusBadRequest, domain.IngestErrEncoding, "Content-Encoding %q not supported", enc)
 	}
 	raw, err := io.ReadAll(io.LimitReader(r.Body, max+1))
 	if err != nil {
 		var mbe *http.MaxBytesError // a server that wrapped the body itself
 		if errors.As(err, &mbe) {
-			return nil, int64(len(raw)), reqErr(http.StatusRequestEntityTooLarge, metrics.ErrTooLarge, "body over the limit: %v", err)
+			return nil, int64(len(raw)), reqErr(http.StatusRequestEntityTooLarge, domain.IngestErrTooLarge, "body over the limit: %v", err)
 		}
-		return nil, int64(len(raw)), reqErr(http.StatusBadRequest, metrics.ErrReadBody, "reading the body: %v", err)
+		return nil, int64(len(raw)), reqErr(http.StatusBadRequest, domain.IngestErrReadBody, "reading the body: %v", err)
 	}
 	n := int64(len(raw))
 	if n > max {
-		return nil, n, reqErr(http.StatusRequestEntityTooLarge, metrics.ErrTooLarge, "body is over the limit of %d bytes", max)
+		return nil, n, reqErr(http.StatusRequestEntityTooLarge, domain.IngestErrTooLarge, "body is over the limit of %d bytes", max)
 	}
 	var zr io.ReadCloser
 	switch enc {
 	case "gzip", "x-gzip":
 		g, err := gzip.NewReader(bytes.NewReader(raw))
 		if err != nil {
-			return nil, n, reqErr(http.StatusBadRequest, metrics.ErrDecompress, "gzip: %v", err)
+			return nil, n, reqErr(http.StatusBadRequest, domain.IngestErrDecompress, "gzip: %v", err)
 		}
 		zr = g
 	case "deflate":
@@ -117,10 +117,10 @@ func ReadBody(r *http.Request, max int64) ([]byte, int64, *RequestError) {
 	defer zr.Close()
 	body, err := io.ReadAll(io.LimitReader(zr, max+1))
 	if err != nil {
-		return nil, n, reqErr(http.StatusBadRequest, metrics.ErrDecompress, "%s: %v", enc, err)
+		return nil, n, reqErr(http.StatusBadRequest, domain.IngestErrDecompress, "%s: %v", enc, err)
 	}
 	if int64(len(body)) > max {
-		return nil, n, reqErr(http.StatusRequestEntityTooLarge, metrics.ErrTooLarge,
+		return nil, n, reqErr(http.StatusRequestEntityTooLarge, domain.IngestErrTooLarge,
 			"body is over the limit of %d bytes after %s decompression", max, enc)
 	}
 	return body, n, nil
@@ -131,19 +131,19 @@ func ReadBody(r *http.Request, max int64) ([]byte, int64, *RequestError) {
 func DecodeProtobuf(body []byte, max int64) (*push.PushRequest, *RequestError) {
 	n, err := snappy.DecodedLen(body)
 	if err != nil {
-		return nil, reqErr(http.StatusBadRequest, metrics.ErrSnappy, "snappy: %v (the protobuf body must be snappy block format)", err)
+		return nil, reqErr(http.StatusBadRequest, domain.IngestErrSnappy, "snappy: %v (the protobuf body must be snappy block format)", err)
 	}
 	if max > 0 && int64(n) > max {
-		return nil, reqErr(http.StatusRequestEntityTooLarge, metrics.ErrTooLarge,
+		return nil, reqErr(http.StatusRequestEntityTooLarge, domain.IngestErrTooLarge,
 			"decoded body of %d bytes is over the limit of %d", n, max)
 	}
 	buf, err := snappy.Decode(nil, body)
 	if err != nil {
-		return nil, reqErr(http.StatusBadRequest, metrics.ErrSnappy, "snappy: %v (the protobuf body must be snappy block format)", err)
+		return nil, reqErr(http.StatusBadRequest, domain.IngestErrSnappy, "snappy: %v (the protobuf body must be snappy block format)", err)
 	}
 	var req push.PushRequest
 	if err := req.Unmarshal(buf); err != nil {
-		return nil, reqErr(http.StatusBadRequest, metrics.ErrProtobuf, "protobuf: %v", err)
+		return nil, reqErr(http.StatusBadRequest, domain.IngestErrProtobuf, "protobuf: %v", err)
 	}
 	return &req, nil
 }
@@ -180,41 +180,41 @@ func DecodeJSON(body []byte) (*push.PushRequest, *RequestError) {
 	var in jsonPush
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(&in); err != nil {
-		return nil, reqErr(http.StatusBadRequest, metrics.ErrJSON, "json: %v", err)
+		return nil, reqErr(http.StatusBadRequest, domain.IngestErrJSON, "json: %v", err)
 	}
 	out := &push.PushRequest{Streams: make([]push.Stream, 0, len(in.Streams))}
 	for si, s := range in.Streams {
 		var st push.Stream
 		if s.Labels != nil {
 			if _, err := ParseLabels(*s.Labels); err != nil {
-				return nil, reqErr(http.StatusBadRequest, metrics.ErrLabels, "stream %d: %v", si, err)
+				return nil, reqErr(http.StatusBadRequest, domain.IngestErrLabels, "stream %d: %v", si, err)
 			}
 			st.Labels = *s.Labels
 		} else {
 			for k := range s.Stream {
 				if !ValidLabelName(k) {
-					return nil, reqErr(http.StatusBadRequest, metrics.ErrLabels, "stream %d: invalid label name %q", si, k)
+					return nil, reqErr(http.StatusBadRequest, domain.IngestErrLabels, "stream %d: invalid label name %q", si, k)
 				}
 			}
 			st.Labels = FormatLabels(s.Stream)
 		}
 		for vi, v := range s.Values {
 			if len(v) < 2 || len(v) > 3 {
-				return nil, reqErr(http.StatusBadRequest, metrics.ErrJSON, "stream %d value %d: want [ts, line] or [ts, line, {metadata}]", si, vi)
+				return nil, reqErr(http.StatusBadRequest, domain.IngestErrJSON, "stream %d value %d: want [ts, line] or [ts, line, {metadata}]", si, vi)
 			}
 			ts, err := nanos(v[0])
 			if err != nil {
-				return nil, reqErr(http.StatusBadRequest, metrics.ErrTimestamp, "stream %d value %d: %v", si, vi, err)
+				return nil, reqErr(http.StatusBadRequest, domain.IngestErrTimestamp, "stream %d value %d: %v", si, vi, err)
 			}
 			var e push.Entry
 			e.Timestamp = ts
 			if err := json.Unmarshal(v[1], &e.Line); err != nil {
-				return nil, reqErr(http.StatusBadRequest, metrics.ErrJSON, "stream %d value %d: line: %v", si, vi, err)
+				return nil, reqErr(http.StatusBadRequest, domain.IngestErrJSON, "stream %d value %d: line: %v", si, vi, err)
 			}
 			if len(v) == 3 {
 				var meta map[string]string
 				if err := json.Unmarshal(v[2], &meta); err != nil {
-					return nil, reqErr(http.StatusBadRequest, metrics.ErrJSON, "stream %d value %d: structured metadata: %v", si, vi, err)
+					return nil, reqErr(http.StatusBadRequest, domain.IngestErrJSON, "stream %d value %d: structured metadata: %v", si, vi, err)
 				}
 				for k, mv := range meta {
 					e.StructuredMetadata = append(e.StructuredMetadata, push.LabelAdapter{Name: k, Value: mv})
@@ -226,11 +226,11 @@ func DecodeJSON(body []byte) (*push.PushRequest, *RequestError) {
 		for ei, le := range s.Entries {
 			var str string
 			if err := json.Unmarshal(le.TS, &str); err != nil {
-				return nil, reqErr(http.StatusBadRequest, metrics.ErrTimestamp, "stream %d entry %d: ts: %v", si, ei, err)
+				return nil, reqErr(http.StatusBadRequest, domain.IngestErrTimestamp, "stream %d entry %d: ts: %v", si, ei, err)
 			}
 			ts, err := time.Parse(time.RFC3339Nano, str)
 			if err != nil {
-				return nil, reqErr(http.StatusBadRequest, metrics.ErrTimestamp, "stream %d entry %d: ts: %v", si, ei, err)
+				return nil, reqErr(http.StatusBadRequest, domain.IngestErrTimestamp, "stream %d entry %d: ts: %v", si, ei, err)
 			}
 			st.Entries = append(st.Entries, push.Entry{Timestamp: ts, Line: le.Line})
 		}

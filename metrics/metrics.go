@@ -31,61 +31,10 @@ import (
 // Namespace prefixes every metric name.
 const Namespace = "analyzer"
 
-// Sources of ingested entries (label "source").
-const (
-	SourcePush    = "loki_push" // POST /loki/api/v1/push
-	SourceJournal = "journal"   // the local journal (live following)
-)
-
-// Reasons of analyzer_ingest_errors_total (a request or record refused).
-const (
-	ErrUnauthorized  = "unauthorized"      // missing or wrong bearer token
-	ErrTooLarge      = "too_large"         // body above the size limit
-	ErrContentType   = "content_type"      // neither JSON nor protobuf
-	ErrEncoding      = "content_encoding"  // unsupported Content-Encoding
-	ErrDecompress    = "decompress"        // bad gzip / deflate stream
-	ErrSnappy        = "snappy"            // protobuf body not snappy block data
-	ErrProtobuf      = "protobuf"          // snappy ok, protobuf invalid
-	ErrJSON          = "json"              // JSON body invalid
-	ErrLabels        = "labels"            // stream labels do not parse
-	ErrTimestamp     = "timestamp"         // an entry's timestamp is invalid
-	ErrSaturated     = "saturated"         // the pipeline queue is full (429)
-	ErrMethod        = "method"            // not a POST
-	ErrReadBody      = "read_body"         // the client went away mid-body
-	ErrMalformedLine = "malformed_record"  // a journal record that does not parse
-	ErrPipeline      = "pipeline_rejected" // the pipeline refused decoded entries
-)
-
-// IngestErrorReasons lists the reasons of the push endpoint exported at 0
-// (the journal source exports ErrMalformedLine).
-var IngestErrorReasons = []string{
-	ErrUnauthorized, ErrTooLarge, ErrContentType, ErrEncoding, ErrDecompress, ErrSnappy,
-	ErrProtobuf, ErrJSON, ErrLabels, ErrTimestamp, ErrSaturated, ErrMethod, ErrReadBody,
-	ErrPipeline,
-}
-
-// Reasons of analyzer_ingest_lines_skipped_total (lines not fed to the tracker).
-const (
-	SkipDuplicate = "duplicate" // the same record was pushed again (client retry)
-	SkipEmpty     = "empty"     // no message and no field to go by
-	SkipSaturated = "saturated" // dropped with a request refused for backpressure
-)
-
-// SkipReasons lists the skip reasons exported at 0.
-var SkipReasons = []string{SkipDuplicate, SkipEmpty, SkipSaturated}
-
-// Reasons of analyzer_loki_push_failures_total (findings not delivered).
-const (
-	PushRejected  = "rejected"          // Loki answered 4xx other than 429: not retried
-	PushTooOld    = "too_old"           // older than Loki accepts (reject_old_samples_max_age): not sent
-	PushExhausted = "retries_exhausted" // 429/5xx/network errors until the retry budget ran out
-	PushQueueFull = "queue_full"        // the push queue was full
-	PushShutdown  = "shutdown"          // still queued when the process stopped
-	PushEncode    = "encode"            // the request could not be built
-)
-
-// PushFailureReasons lists the push failure reasons exported at 0.
-var PushFailureReasons = []string{PushRejected, PushTooOld, PushExhausted, PushQueueFull, PushShutdown, PushEncode}
+// The label values of the live counters (sources, ingest error, skip and
+// Loki push failure reasons) are domain's (domain.IngestSourcePush,
+// domain.IngestErrorReasons, ...): the components that count use them
+// without importing this package.
 
 // Unit states of analyzer_unit_state.
 const (
@@ -257,21 +206,21 @@ func New(opts Options) *Metrics {
 	m.reg.MustRegister(buildInfoGauge)
 	buildInfoGauge.WithLabelValues(version, revision, goVersion).Set(1)
 
-	for _, src := range []string{SourcePush, SourceJournal} {
+	for _, src := range []string{domain.IngestSourcePush, domain.IngestSourceJournal} {
 		m.ingestEntries.WithLabelValues(src)
 		m.ingestBytes.WithLabelValues(src)
-		for _, r := range SkipReasons {
+		for _, r := range domain.IngestSkipReasons {
 			m.linesSkipped.WithLabelValues(src, r)
 		}
 	}
-	for _, r := range IngestErrorReasons {
-		m.ingestErrors.WithLabelValues(SourcePush, r)
+	for _, r := range domain.IngestErrorReasons {
+		m.ingestErrors.WithLabelValues(domain.IngestSourcePush, r)
 	}
-	m.ingestErrors.WithLabelValues(SourceJournal, ErrMalformedLine)
+	m.ingestErrors.WithLabelValues(domain.IngestSourceJournal, domain.IngestErrMalformedRecord)
 	for _, code := range []string{"204", "400", "401", "405", "413", "415", "429"} {
 		m.pushRequests.WithLabelValues(code)
 	}
-	for _, r := range PushFailureReasons {
+	for _, r := range domain.LokiPushFailureReasons {
 		m.lokiFailures.WithLabelValues(r)
 	}
 	m.reg.MustRegister(&journalCollector{m: m})
@@ -363,7 +312,7 @@ func (m *Metrics) LokiDelivered(n int) {
 func (m *Metrics) LokiFailed(reason string, n int) {
 	if m != nil && n > 0 {
 		m.lokiFailures.WithLabelValues(reason).Add(float64(n))
-		if reason == PushTooOld {
+		if reason == domain.LokiPushTooOld {
 			m.lokiTooOld.Add(int64(n))
 		} else {
 			m.lokiFailed.Add(int64(n))

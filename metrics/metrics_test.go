@@ -3,6 +3,7 @@ package metrics_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -38,6 +39,7 @@ func replay(t *testing.T, db *store.DB, path string) {
 type expected struct {
 	Attempts []struct {
 		Unit     string   `json:"unit"`
+		Engine   string   `json:"engine"`
 		Verdict  string   `json:"verdict"`
 		EndedBy  *string  `json:"ended_by"`
 		Findings []string `json:"findings"`
@@ -69,32 +71,49 @@ func fixtureDB(t *testing.T) (*store.DB, map[string]expected) {
 	return db, exp
 }
 
-// sums adds the values of a metric family's series by the given label.
-func sums(t *testing.T, m *metrics.Metrics, name string, by ...string) map[string]float64 {
-	t.Helper()
-	mfs, err := m.Registry().Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]float64{}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, s := range mf.GetMetric() {
-			lab := map[string]string{}
-			for _, lp := range s.GetLabel() {
-				lab[lp.GetName()] = lp.GetValue()
+// expectedCounts renders, in the text format, what /metrics must export
+// from the database after the fixtures, computed from the expected files:
+// analyzer_attempts (every verdict, at 0 too), analyzer_attempts_ended_total
+// (per unit and engine, the final verdicts it had) and analyzer_findings
+// (per unit, clean_exit_worker_death at 0 or more, which an alert reads
+// with delta(), and the other findings from their first attempt).
+func expectedCounts(exp map[string]expected) string {
+	type key struct{ host, unit, engine, label string }
+	attempts := map[string]int{}
+	ended := map[key]int{}
+	findings := map[key]int{}
+	for host, e := range exp {
+		for _, a := range e.Attempts {
+			attempts[a.Verdict]++
+			if a.EndedBy != nil && *a.EndedBy != "" {
+				ended[key{host, a.Unit, a.Engine, a.Verdict}]++
 			}
-			var key []string
-			for _, b := range by {
-				key = append(key, lab[b])
+			findings[key{host: host, unit: a.Unit, label: domain.FindingCleanExitWorkerDeath}] += 0
+			for _, f := range a.Findings {
+				findings[key{host: host, unit: a.Unit, label: f}]++
 			}
-			v := s.GetCounter().GetValue() + s.GetGauge().GetValue()
-			out[strings.Join(key, "|")] += v
 		}
 	}
-	return out
+	var b strings.Builder
+	b.WriteString(`# HELP analyzer_attempts Boot attempts recorded on all units, by the verdict they have now. A gauge: an attempt counts under running until its verdict is known, and a provisional verdict (a stall) is withdrawn when the boot moves on. Per unit, use analyzer_attempts_ended_total.
+# TYPE analyzer_attempts gauge
+`)
+	for _, v := range domain.Verdicts {
+		fmt.Fprintf(&b, "analyzer_attempts{verdict=%q} %d\n", v, attempts[string(v)])
+	}
+	b.WriteString(`# HELP analyzer_attempts_ended_total Boot attempts that ended (exit, stop or replaced), by their final verdict; a series appears with the unit's first attempt of that verdict (alerts catch that first one with unless … offset).
+# TYPE analyzer_attempts_ended_total counter
+`)
+	for k, n := range ended {
+		fmt.Fprintf(&b, "analyzer_attempts_ended_total{engine=%q,host=%q,unit=%q,verdict=%q} %d\n", k.engine, k.host, k.unit, k.label, n)
+	}
+	b.WriteString(`# HELP analyzer_findings Boot attempts of the unit that have the finding (a verdict or a non-root finding) now; a gauge. Findings alerts use are exported at 0 for every unit, others from their first attempt.
+# TYPE analyzer_findings gauge
+`)
+	for k, n := range findings {
+		fmt.Fprintf(&b, "analyzer_findings{finding=%q,host=%q,unit=%q} %d\n", k.label, k.host, k.unit, n)
+	}
+	return b.String()
 }
 
 // TestMetricsAfterReplayMatchExpected replays both fixture hosts and checks
@@ -107,45 +126,20 @@ func TestMetricsAfterReplayMatchExpected(t *testing.T) {
 	now := time.Unix(1790990000, 0)
 	m := metrics.New(metrics.Options{Store: db, Now: func() time.Time { return now }, NoProcessMetrics: true})
 
-	attempts := sums(t, m, "analyzer_attempts", "verdict")
-	wantAll := map[string]float64{}
-	endedAttempts := sums(t, m, "analyzer_attempts_ended_total", "host", "verdict")
-	findings := sums(t, m, "analyzer_findings", "host", "finding")
-	for host, e := range exp {
-		wantV := map[string]float64{}
-		wantEnded := map[string]float64{}
-		wantF := map[string]float64{}
-		for _, a := range e.Attempts {
-			wantV[a.Verdict]++
-			wantAll[a.Verdict]++
-			if a.EndedBy != nil && *a.EndedBy != "" {
-				wantEnded[a.Verdict]++
-			}
-			for _, f := range a.Findings {
-				wantF[f]++
-			}
-		}
-		for _, v := range domain.Verdicts {
-			if got := endedAttempts[host+"|"+string(v)]; got != wantEnded[string(v)] {
-				t.Errorf("%s: analyzer_attempts_ended_total{verdict=%q} = %v, want %v", host, v, got, wantEnded[string(v)])
-			}
-		}
-		for f, n := range wantF {
-			if got := findings[host+"|"+f]; got != n {
-				t.Errorf("%s: analyzer_findings{finding=%q} = %v, want %v", host, f, got, n)
-			}
-		}
-	}
-
-	for _, v := range domain.Verdicts {
-		if got := attempts[string(v)]; got != wantAll[string(v)] {
-			t.Errorf("analyzer_attempts{verdict=%q} = %v, want %v", v, got, wantAll[string(v)])
-		}
+	// Attempts by verdict, ended attempts and findings per unit, equal to
+	// the expected files; a unit that never had a clean-exit worker death
+	// (the finding an alert reads with delta()) exports it at 0, so that
+	// delta() sees its first; findings no alert reads have no zero series.
+	if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(expectedCounts(exp)),
+		"analyzer_attempts", "analyzer_attempts_ended_total", "analyzer_findings"); err != nil {
+		t.Error(err)
 	}
 
 	// Served over real HTTP and compared with the text format: dankclaw's
 	// two units are both ready (their latest attempts never ended), the
-	// night's stopped; only the current state has a series.
+	// night's stopped; only the current state and the last verdict (ready
+	// everywhere) have a series; the seconds since ready are counted from
+	// Options.Now.
 	srv := httptest.NewServer(m.Handler())
 	defer srv.Close()
 	const want = `
@@ -161,48 +155,22 @@ analyzer_unit_restarts_total{host="dankclaw",unit="frank-large.service"} 0
 analyzer_unit_restarts_total{host="dankclaw",unit="frank-small.service"} 0
 analyzer_unit_restarts_total{host="dankserver",unit="frank-primary-probe.service"} 0
 analyzer_unit_restarts_total{host="dankserver",unit="frank-primary.service"} 6
+# HELP analyzer_unit_last_verdict 1, labelled with the verdict of the unit's latest attempt.
+# TYPE analyzer_unit_last_verdict gauge
+analyzer_unit_last_verdict{host="dankclaw",unit="frank-large.service",verdict="ready"} 1
+analyzer_unit_last_verdict{host="dankclaw",unit="frank-small.service",verdict="ready"} 1
+analyzer_unit_last_verdict{host="dankserver",unit="frank-primary-probe.service",verdict="ready"} 1
+analyzer_unit_last_verdict{host="dankserver",unit="frank-primary.service",verdict="ready"} 1
+# HELP analyzer_unit_seconds_since_last_ready Seconds since an attempt of the unit last reached ready; absent if never.
+# TYPE analyzer_unit_seconds_since_last_ready gauge
+analyzer_unit_seconds_since_last_ready{host="dankclaw",unit="frank-large.service"} 116977
+analyzer_unit_seconds_since_last_ready{host="dankclaw",unit="frank-small.service"} 118680.4
+analyzer_unit_seconds_since_last_ready{host="dankserver",unit="frank-primary-probe.service"} 70682.999988
+analyzer_unit_seconds_since_last_ready{host="dankserver",unit="frank-primary.service"} 62303.496968
 `
-	if err := testutil.ScrapeAndCompare(srv.URL, strings.NewReader(want), "analyzer_unit_state", "analyzer_unit_restarts_total"); err != nil {
+	if err := testutil.ScrapeAndCompare(srv.URL, strings.NewReader(want), "analyzer_unit_state", "analyzer_unit_restarts_total",
+		"analyzer_unit_last_verdict", "analyzer_unit_seconds_since_last_ready"); err != nil {
 		t.Error(err)
-	}
-
-	// Zero series: a unit that never had a clean-exit worker death (the
-	// finding an alert reads with delta()) still exports it at 0, so that
-	// delta() sees its first; findings no alert reads have no zero series.
-	zero := 0
-	mfs, err := m.Registry().Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != "analyzer_findings" {
-			continue
-		}
-		for _, s := range mf.GetMetric() {
-			if s.GetGauge().GetValue() != 0 {
-				continue
-			}
-			zero++
-			for _, lp := range s.GetLabel() {
-				if lp.GetName() == "finding" && lp.GetValue() != domain.FindingCleanExitWorkerDeath {
-					t.Errorf("analyzer_findings at 0 for %s, which no alert reads", lp.GetValue())
-				}
-			}
-		}
-	}
-	if cew := sums(t, m, "analyzer_findings", "unit", "finding"); zero < 3 || cew["frank-small.service|clean_exit_worker_death"] != 0 {
-		t.Errorf("%d zero series of analyzer_findings; want clean_exit_worker_death at 0 for the units without one", zero)
-	}
-	if _, ok := sums(t, m, "analyzer_findings", "unit", "finding")["frank-small.service|crash_loop"]; ok {
-		t.Error("frank-small exports crash_loop though it never had one")
-	}
-	lastVerdict := sums(t, m, "analyzer_unit_last_verdict", "unit", "verdict")
-	if lastVerdict["frank-small.service|ready"] != 1 || len(lastVerdict) != 4 {
-		t.Errorf("last verdict series: %v, want one per unit", lastVerdict)
-	}
-	since := sums(t, m, "analyzer_unit_seconds_since_last_ready", "unit")
-	if since["frank-primary.service"] <= 0 {
-		t.Errorf("seconds since last ready of frank-primary = %v", since["frank-primary.service"])
 	}
 
 	// The metric names pass Prometheus' own lint.
@@ -220,14 +188,14 @@ analyzer_unit_restarts_total{host="dankserver",unit="frank-primary.service"} 6
 func TestLiveCounters(t *testing.T) {
 	now := time.Unix(1790990000, 0)
 	m := metrics.New(metrics.Options{Now: func() time.Time { return now }, NoProcessMetrics: true})
-	m.IngestEntries(metrics.SourcePush, 5)
-	m.IngestError(metrics.SourcePush, metrics.ErrSnappy)
-	m.LinesSkipped(metrics.SourcePush, metrics.SkipDuplicate, 3)
+	m.IngestEntries(domain.IngestSourcePush, 5)
+	m.IngestError(domain.IngestSourcePush, domain.IngestErrSnappy)
+	m.LinesSkipped(domain.IngestSourcePush, domain.IngestSkipDuplicate, 3)
 	m.JournalEntry("gpu-01", now.Add(-90*time.Second))
 	m.JournalEntry("gpu-01", now.Add(-120*time.Second)) // older: ignored
 	m.NoteWritten()
 	m.LokiDelivered(2)
-	m.LokiFailed(metrics.PushRejected, 1)
+	m.LokiFailed(domain.LokiPushRejected, 1)
 	m.LokiQueue(7)
 
 	const want = `
@@ -247,26 +215,73 @@ analyzer_loki_push_success_total 2
 # HELP analyzer_loki_push_queue_length Findings waiting to be pushed to Loki.
 # TYPE analyzer_loki_push_queue_length gauge
 analyzer_loki_push_queue_length 7
+# HELP analyzer_ingest_errors_total Ingest requests or records refused, by reason.
+# TYPE analyzer_ingest_errors_total counter
+analyzer_ingest_errors_total{reason="content_encoding",source="loki_push"} 0
+analyzer_ingest_errors_total{reason="content_type",source="loki_push"} 0
+analyzer_ingest_errors_total{reason="decompress",source="loki_push"} 0
+analyzer_ingest_errors_total{reason="json",source="loki_push"} 0
+analyzer_ingest_errors_total{reason="labels",source="loki_push"} 0
+analyzer_ingest_errors_total{reason="malformed_record",source="journal"} 0
+analyzer_ingest_errors_total{reason="method",source="loki_push"} 0
+analyzer_ingest_errors_total{reason="pipeline_rejected",source="loki_push"} 0
+analyzer_ingest_errors_total{reason="protobuf",source="loki_push"} 0
+analyzer_ingest_errors_total{reason="read_body",source="loki_push"} 0
+analyzer_ingest_errors_total{reason="saturated",source="loki_push"} 0
+analyzer_ingest_errors_total{reason="snappy",source="loki_push"} 1
+analyzer_ingest_errors_total{reason="timestamp",source="loki_push"} 0
+analyzer_ingest_errors_total{reason="too_large",source="loki_push"} 0
+analyzer_ingest_errors_total{reason="unauthorized",source="loki_push"} 0
+# HELP analyzer_ingest_lines_skipped_total Log lines received but not fed to the tracker, by reason.
+# TYPE analyzer_ingest_lines_skipped_total counter
+analyzer_ingest_lines_skipped_total{reason="duplicate",source="journal"} 0
+analyzer_ingest_lines_skipped_total{reason="duplicate",source="loki_push"} 3
+analyzer_ingest_lines_skipped_total{reason="empty",source="journal"} 0
+analyzer_ingest_lines_skipped_total{reason="empty",source="loki_push"} 0
+analyzer_ingest_lines_skipped_total{reason="saturated",source="journal"} 0
+analyzer_ingest_lines_skipped_total{reason="saturated",source="loki_push"} 0
+# HELP analyzer_loki_push_failures_total Findings not delivered to Loki, by reason.
+# TYPE analyzer_loki_push_failures_total counter
+analyzer_loki_push_failures_total{reason="encode"} 0
+analyzer_loki_push_failures_total{reason="queue_full"} 0
+analyzer_loki_push_failures_total{reason="rejected"} 1
+analyzer_loki_push_failures_total{reason="retries_exhausted"} 0
+analyzer_loki_push_failures_total{reason="shutdown"} 0
+analyzer_loki_push_failures_total{reason="too_old"} 0
 `
+	// Every reason is exported, at 0 until it happens.
 	if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want), "analyzer_ingest_entries_total",
 		"analyzer_journal_lag_seconds", "analyzer_notes_written_total", "analyzer_loki_push_success_total",
-		"analyzer_loki_push_queue_length"); err != nil {
+		"analyzer_loki_push_queue_length", "analyzer_ingest_errors_total", "analyzer_ingest_lines_skipped_total",
+		"analyzer_loki_push_failures_total"); err != nil {
 		t.Error(err)
 	}
-	errs := sums(t, m, "analyzer_ingest_errors_total", "reason")
-	if errs[metrics.ErrSnappy] != 1 || errs[metrics.ErrProtobuf] != 0 {
-		t.Errorf("ingest errors %v", errs)
-	}
-	if _, ok := errs[metrics.ErrUnauthorized]; !ok {
-		t.Error("error reasons are not exported at 0")
-	}
-	if f := sums(t, m, "analyzer_loki_push_failures_total", "reason"); f[metrics.PushRejected] != 1 || len(f) != len(metrics.PushFailureReasons) {
-		t.Errorf("push failures %v", f)
-	}
-	// A nil *Metrics ignores everything (components run without metrics).
+}
+
+// TestNilMetricsIgnoresCalls: a nil *Metrics ignores every call, so that
+// components run without metrics, also when it is held by one of their
+// metrics interfaces (a non-nil interface holding a nil pointer).
+func TestNilMetricsIgnoresCalls(t *testing.T) {
 	var none *metrics.Metrics
-	none.IngestEntries(metrics.SourcePush, 1)
-	none.JournalEntry("h", now)
+	none.IngestEntries(domain.IngestSourcePush, 1)
+	none.IngestBytes(domain.IngestSourcePush, 1)
+	none.IngestError(domain.IngestSourcePush, domain.IngestErrJSON)
+	none.LinesSkipped(domain.IngestSourcePush, domain.IngestSkipEmpty, 1)
+	none.PushRequest(204)
+	none.JournalEntry("h", time.Now())
+	none.NoteWritten()
+	none.LokiDelivered(1)
+	none.LokiFailed(domain.LokiPushRejected, 1)
+	none.LokiRetry()
+	none.LokiRequest("204")
+	none.LokiQueue(1)
+	none.PipelineQueue(1)
+	none.PipelineFlush(1, nil)
+	none.SetFindings([]string{"x"})
+	none.RulesReloaded(true, time.Now(), 1)
+	if d, f, o := none.LokiTotals(); d != 0 || f != 0 || o != 0 {
+		t.Errorf("LokiTotals of nil = %d, %d, %d", d, f, o)
+	}
 }
 
 func TestUnitState(t *testing.T) {
@@ -291,39 +306,38 @@ func TestUnitState(t *testing.T) {
 // TestSetFindingsExportsNewFindingAtZero: a finding id added by a rule
 // reload shows at 0 for every unit from the next scrape on, before it fires.
 func TestSetFindingsExportsNewFindingAtZero(t *testing.T) {
-	db, _ := fixtureDB(t)
+	db, exp := fixtureDB(t)
 	m := metrics.New(metrics.Options{Store: db, NoProcessMetrics: true})
 	const id = "site_frobnicator_exploded"
-	if got := sums(t, m, "analyzer_findings", "finding"); got[id] != 0 || len(got) == 0 {
-		t.Fatalf("before: %v", got)
-	}
-	series := func() int {
-		n := 0
-		mfs, err := m.Registry().Gather()
+	count := func(name string) int {
+		t.Helper()
+		n, err := testutil.GatherAndCount(m.Registry(), name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, mf := range mfs {
-			if mf.GetName() != "analyzer_findings" {
-				continue
-			}
-			for _, s := range mf.GetMetric() {
-				for _, lp := range s.GetLabel() {
-					if lp.GetName() == "finding" && lp.GetValue() == id {
-						n++
-					}
-				}
-			}
-		}
 		return n
 	}
-	if n := series(); n != 0 {
-		t.Fatalf("%d series of %s before the reload", n, id)
+	findings, units := count("analyzer_findings"), count("analyzer_unit_n_restarts")
+	if findings == 0 || units != 4 {
+		t.Fatalf("before: %d series of analyzer_findings, %d units", findings, units)
 	}
 	m.SetFindings([]string{id})
-	units := len(sums(t, m, "analyzer_unit_n_restarts", "host", "unit"))
-	if n := series(); n != units || units == 0 {
-		t.Fatalf("%d series of %s after SetFindings, want one per unit (%d)", n, id, units)
+	// One more series a unit, the new id's at 0 (the others are unchanged).
+	if n := count("analyzer_findings"); n != findings+units {
+		t.Fatalf("%d series of analyzer_findings after SetFindings, want %d + one per unit (%d)", n, findings, units)
+	}
+	want := expectedCounts(exp)
+	seen := map[string]bool{}
+	for host, e := range exp {
+		for _, a := range e.Attempts {
+			if !seen[host+"/"+a.Unit] {
+				seen[host+"/"+a.Unit] = true
+				want += fmt.Sprintf("analyzer_findings{finding=%q,host=%q,unit=%q} 0\n", id, host, a.Unit)
+			}
+		}
+	}
+	if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want), "analyzer_findings"); err != nil {
+		t.Error(err)
 	}
 }
 

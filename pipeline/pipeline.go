@@ -24,7 +24,6 @@ import (
 	"time"
 
 	"github.com/llmfleet/analyzer/domain"
-	"github.com/llmfleet/analyzer/metrics"
 	"github.com/llmfleet/analyzer/rules"
 	"github.com/llmfleet/analyzer/tracker"
 )
@@ -48,6 +47,25 @@ type FindingSink interface {
 	Offer(a *domain.Attempt, f domain.Finding) bool
 }
 
+// Metrics counts what the pipeline does (*metrics.Metrics has it). Its
+// methods are called from the worker goroutine and from Add's callers.
+type Metrics interface {
+	// PipelineQueue sets the number of entries waiting for the worker.
+	PipelineQueue(n int)
+	// JournalEntry records the time of an entry of host (the newest wins).
+	JournalEntry(host string, t time.Time)
+	// PipelineFlush counts one flush that saved n attempts, or failed.
+	PipelineFlush(saved int, err error)
+}
+
+// noMetrics counts nothing: it stands for Options.Metrics left nil, so
+// that the pipeline never calls a method of a nil interface.
+type noMetrics struct{}
+
+func (noMetrics) PipelineQueue(int)              {}
+func (noMetrics) JournalEntry(string, time.Time) {}
+func (noMetrics) PipelineFlush(int, error)       {}
+
 // Options configures New. Zero values take the defaults.
 type Options struct {
 	// QueueEntries bounds the entries waiting for the worker (default
@@ -70,9 +88,11 @@ type Options struct {
 	// the newest entry are dropped from the tracker once saved, to bound
 	// its memory (default 6 h; negative keeps everything).
 	PruneAfter time.Duration
-	Metrics    *metrics.Metrics
-	Tracker    tracker.Options
-	Logger     *slog.Logger
+	// Metrics counts the queue, the entries' times and the flushes; nil
+	// counts nothing.
+	Metrics Metrics
+	Tracker tracker.Options
+	Logger  *slog.Logger
 	// Now is the wall clock (tests); default time.Now.
 	Now func() time.Time
 }
@@ -143,6 +163,9 @@ func New(db Store, set *rules.Set, opts Options) *Live {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = noMetrics{}
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now

@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/ingest"
@@ -139,7 +142,7 @@ func TestLiveMatchesReplay(t *testing.T) {
 
 func liveMatchesReplay(t *testing.T, es []domain.Entry, want []*domain.Attempt, prune time.Duration) {
 	db := openDB(t)
-	m := metrics.New(metrics.Options{NoProcessMetrics: true})
+	m := &flushLog{Metrics: metrics.New(metrics.Options{NoProcessMetrics: true})}
 	fs := &sink{}
 	l := pipeline.New(db, ruleSet(t), pipeline.Options{Metrics: m, Findings: fs, FlushInterval: time.Hour, PruneAfter: prune})
 	l.Start()
@@ -157,11 +160,19 @@ func liveMatchesReplay(t *testing.T, es []domain.Entry, want []*domain.Attempt, 
 	if render(got) != render(want) {
 		t.Errorf("live pipeline and replay disagree:\nlive %d attempts, replay %d", len(got), len(want))
 	}
-	saved := savedCount(t, m)
-	flush(t, l)
-	if again := savedCount(t, m); again != saved {
-		t.Errorf("a flush without new entries saved %v attempts", again-saved)
+	// Every stored attempt was saved at least once, and /metrics says
+	// what the pipeline reported.
+	saved, flushes := m.totals()
+	if saved < len(got) {
+		t.Errorf("the flushes saved %d attempt versions, fewer than the %d attempts stored", saved, len(got))
 	}
+	compareFlushMetrics(t, m, saved, flushes)
+	flush(t, l)
+	if again, _ := m.totals(); again != saved {
+		t.Errorf("a flush without new entries saved %d attempts", again-saved)
+	}
+	_, flushes = m.totals()
+	compareFlushMetrics(t, m, saved, flushes)
 	// Every finding of an ended attempt is offered once.
 	n := 0
 	for _, a := range got {
@@ -174,19 +185,49 @@ func liveMatchesReplay(t *testing.T, es []domain.Entry, want []*domain.Attempt, 
 	}
 }
 
-func savedCount(t *testing.T, m *metrics.Metrics) float64 {
+// flushLog is a pipeline.Metrics that records the flushes the pipeline
+// reports and passes every call on to the real metrics.
+type flushLog struct {
+	*metrics.Metrics
+	mu      sync.Mutex
+	saved   int // attempt versions the flushes saved
+	flushes int
+}
+
+func (f *flushLog) PipelineFlush(saved int, err error) {
+	f.Metrics.PipelineFlush(saved, err)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.flushes++
+	if err == nil {
+		f.saved += saved
+	}
+}
+
+func (f *flushLog) totals() (saved, flushes int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.saved, f.flushes
+}
+
+// compareFlushMetrics checks the pipeline's flush counters on /metrics
+// (testutil.GatherAndCompare): saved attempt versions, flushes, no error.
+func compareFlushMetrics(t *testing.T, m *flushLog, saved, flushes int) {
 	t.Helper()
-	mfs, err := m.Registry().Gather()
-	if err != nil {
-		t.Fatal(err)
+	want := fmt.Sprintf(`# HELP analyzer_pipeline_attempts_saved_total Attempt versions saved by the live pipeline (an attempt counts again when it changes).
+# TYPE analyzer_pipeline_attempts_saved_total counter
+analyzer_pipeline_attempts_saved_total %d
+# HELP analyzer_pipeline_flushes_total Flushes of the live pipeline (tracker state saved to the database).
+# TYPE analyzer_pipeline_flushes_total counter
+analyzer_pipeline_flushes_total %d
+# HELP analyzer_pipeline_flush_errors_total Flushes of the live pipeline that failed to save.
+# TYPE analyzer_pipeline_flush_errors_total counter
+analyzer_pipeline_flush_errors_total 0
+`, saved, flushes)
+	if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want), "analyzer_pipeline_attempts_saved_total",
+		"analyzer_pipeline_flushes_total", "analyzer_pipeline_flush_errors_total"); err != nil {
+		t.Error(err)
 	}
-	for _, mf := range mfs {
-		if mf.GetName() == "analyzer_pipeline_attempts_saved_total" {
-			return mf.GetMetric()[0].GetCounter().GetValue()
-		}
-	}
-	t.Fatal("analyzer_pipeline_attempts_saved_total missing")
-	return 0
 }
 
 // TestFindingsOfRunningAttemptWaitGrace: a root cause seen while the unit
@@ -328,5 +369,35 @@ func TestRestartDoesNotOverwriteStoredAttempt(t *testing.T) {
 	}
 	if after := render(list(t, db)); after != before {
 		t.Errorf("the second process overwrote attempts it only saw the end of")
+	}
+}
+
+// TestWithoutMetrics: the pipeline runs with Metrics left nil and with a
+// nil *metrics.Metrics in it (an interface holding a nil pointer is not
+// nil; the pointer's methods ignore a nil receiver), and stores what replay
+// stores.
+func TestWithoutMetrics(t *testing.T) {
+	es := entries(t, fixtures[1])
+	want := replayed(t, es)
+	for _, tc := range []struct {
+		name string
+		m    pipeline.Metrics
+	}{
+		{name: "unset"},
+		{name: "nil *metrics.Metrics", m: (*metrics.Metrics)(nil)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := openDB(t)
+			l := pipeline.New(db, ruleSet(t), pipeline.Options{Metrics: tc.m, FlushInterval: time.Hour})
+			l.Start()
+			defer l.Close()
+			if err := l.Add(es); err != nil {
+				t.Fatal(err)
+			}
+			flush(t, l)
+			if got := list(t, db); render(got) != render(want) {
+				t.Errorf("stored %d attempts, replay %d, or they differ", len(got), len(want))
+			}
+		})
 	}
 }

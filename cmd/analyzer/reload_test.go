@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/grafana/loki/pkg/push"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/llmfleet/analyzer/internal/fixturetest"
 	"github.com/llmfleet/analyzer/loki"
@@ -162,16 +163,22 @@ func verdictOf(t *testing.T, base, inv string) string {
 	return v
 }
 
-func metricValue(t *testing.T, base, name string) string {
+// compareRulesMetrics scrapes serve's /metrics and checks whether the last
+// load of the rule files succeeded (1 or 0) and the rules in use
+// (testutil.ScrapeAndCompare).
+func compareRulesMetrics(t *testing.T, base string, success, loaded int) {
 	t.Helper()
-	_, body := httpDo(t, http.MethodGet, base+"/metrics")
-	for _, l := range strings.Split(body, "\n") {
-		if f := strings.Fields(l); len(f) == 2 && f[0] == name {
-			return f[1]
-		}
+	want := fmt.Sprintf(`# HELP analyzer_rules_last_reload_success 1 if the last load of the rule files succeeded, 0 if it failed (the previous rules stay in use).
+# TYPE analyzer_rules_last_reload_success gauge
+analyzer_rules_last_reload_success %d
+# HELP analyzer_rules_loaded Rules in the rule set in use.
+# TYPE analyzer_rules_loaded gauge
+analyzer_rules_loaded %d
+`, success, loaded)
+	if err := testutil.ScrapeAndCompare(base+"/metrics", strings.NewReader(want),
+		"analyzer_rules_last_reload_success", "analyzer_rules_loaded"); err != nil {
+		t.Error(err)
 	}
-	t.Fatalf("/metrics lacks %s", name)
-	return ""
 }
 
 // TestServeReloadsRules runs serve on a copy of the built-in rules, breaks
@@ -194,9 +201,7 @@ func TestServeReloadsRules(t *testing.T) {
 		t.Fatalf("initial status: %+v", st)
 	}
 	builtinRules := st.Rules
-	if got := metricValue(t, base, "analyzer_rules_last_reload_success"); got != "1" {
-		t.Errorf("analyzer_rules_last_reload_success = %s at start, want 1", got)
-	}
+	compareRulesMetrics(t, base, 1, builtinRules)
 
 	// A new site file plus a broken built-in file: nothing of the new set is used.
 	if err := os.WriteFile(filepath.Join(dir, "site.yaml"), []byte(siteRule), 0o644); err != nil {
@@ -212,12 +217,7 @@ func TestServeReloadsRules(t *testing.T) {
 	if st.LastReload.OK || st.Rules != builtinRules || !strings.Contains(st.LastReload.Error, fmt.Sprintf("vllm.yaml:%d:", badLine)) {
 		t.Errorf("status after a failed reload: %+v", st)
 	}
-	if got := metricValue(t, base, "analyzer_rules_last_reload_success"); got != "0" {
-		t.Errorf("analyzer_rules_last_reload_success = %s after a failed reload, want 0", got)
-	}
-	if got := metricValue(t, base, "analyzer_rules_loaded"); got != fmt.Sprint(builtinRules) {
-		t.Errorf("analyzer_rules_loaded = %s after a failed reload, want %d", got, builtinRules)
-	}
+	compareRulesMetrics(t, base, 0, builtinRules) // the old set stays in use
 	t0 := time.Date(2026, 10, 1, 21, 40, 0, 0, time.UTC)
 	pushAttempt(t, base, "0123456789abcdef0123456789abcd01", t0, noMemLine)
 	pushAttempt(t, base, "0123456789abcdef0123456789abcd02", t0.Add(time.Minute), frobLine)
@@ -238,9 +238,7 @@ func TestServeReloadsRules(t *testing.T) {
 	if !st.LastReload.OK || st.LastReload.Error != "" || st.Rules != builtinRules+1 || !strings.Contains(strings.Join(st.Files, " "), "site.yaml") {
 		t.Errorf("status after a good reload: %+v", st)
 	}
-	if got := metricValue(t, base, "analyzer_rules_last_reload_success"); got != "1" {
-		t.Errorf("analyzer_rules_last_reload_success = %s after a good reload, want 1", got)
-	}
+	compareRulesMetrics(t, base, 1, builtinRules+1)
 	pushAttempt(t, base, "0123456789abcdef0123456789abcd03", t0.Add(2*time.Minute), frobLine)
 	pushAttempt(t, base, "0123456789abcdef0123456789abcd04", t0.Add(3*time.Minute), noMemLine)
 	if v := verdictOf(t, base, "0123456789abcdef0123456789abcd03"); v != "config_error" {

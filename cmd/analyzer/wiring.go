@@ -21,4 +21,10 @@ var (
 	_ loki.Sink            = (*pipeline.Live)(nil)
 	_ pipeline.FindingSink = (*loki.Pusher)(nil)
 	_ pipeline.FindingSink = (*notes.Writer)(nil)
+	// The counting components declare the metrics they need; a nil
+	// *metrics.Metrics in them counts nothing (its methods take a nil
+	// receiver).
+	_ pipeline.Metrics     = (*metrics.Metrics)(nil)
+	_ loki.ReceiverMetrics = (*metrics.Metrics)(nil)
+	_ loki.PusherMetrics   = (*metrics.Metrics)(nil)
 )
