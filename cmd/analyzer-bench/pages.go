@@ -15,7 +15,8 @@ import (
 
 // pages times the web pages of `analyzer serve` on db (which should hold
 // many attempts) while `analyzer replay` of writerInput writes to the same
-// database: the attempts list, an attempt, the ladders and a ladder page,
+// database: the attempts list, an attempt, the ladders, a ladder page and
+// the failure groups,
 // each requested in turn until the replay ends (at least rounds times).
 // It prints p50/p99/max per page.
 func pages(bin, db, writerInput string, rounds int) error {
@@ -67,6 +68,7 @@ func pages(bin, db, writerInput string, rounds int) error {
 		"attempt":  "/attempts/" + list.Attempts[len(list.Attempts)/2].ID,
 		"ladders":  "/ladders",
 		"ladder":   "/ladders/" + ladders[len(ladders)/2].ID,
+		"failures": "/failures",
 	}
 	writer := exec.Command(bin, "replay", "--db", db, writerInput)
 	if err := writer.Start(); err != nil {
