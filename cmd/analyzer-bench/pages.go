@@ -16,8 +16,8 @@ import (
 // pages times the web pages of `analyzer serve` on db (which should hold
 // many attempts) while `analyzer replay` of writerInput writes to the same
 // database: the attempts list, an attempt, the ladders, a ladder page and
-// the failure groups,
-// each requested in turn until the replay ends (at least rounds times).
+// the failure groups, each requested in turn until the replay ends (at
+// least rounds times).
 // It prints p50/p99/max per page.
 func pages(bin, db, writerInput string, rounds int) error {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
