@@ -48,6 +48,7 @@ type Set struct {
 // fatalLine is one compiled death line.
 type fatalLine struct {
 	re   *regexp.Regexp
+	alts []alt // re's alternatives when it captures nothing (see alt); nil: run re
 	lits []string
 	id   int // prefilter matcher id
 	exit int // index of the exit_status capture, -1: none
@@ -216,7 +217,11 @@ func Load(fsys fs.FS) (*Set, error) {
 				errs = append(errs, *err)
 				continue
 			}
-			s.fatal = append(s.fatal, fatalLine{re: re, lits: requiredLiterals(fs.Match), exit: re.SubexpIndex("exit_status")})
+			fl := fatalLine{re: re, lits: requiredLiterals(fs.Match), exit: re.SubexpIndex("exit_status")}
+			if re.NumSubexp() == 0 {
+				fl.alts = compileAlts(fs.Match)
+			}
+			s.fatal = append(s.fatal, fl)
 		}
 	}
 	for _, e := range s.engines {
@@ -325,6 +330,7 @@ func (s *Set) register() {
 	}
 	for i := range s.fatal {
 		s.fatal[i].id = p.add(s.fatal[i].lits)
+		p.addAlts(s.fatal[i].alts)
 	}
 	for _, e := range s.engines {
 		e.pre = p

@@ -657,6 +657,12 @@ func (s *Set) fatalLine(l *Line) (exit int, ok bool) {
 		if !l.may(f.id) {
 			continue
 		}
+		if f.alts != nil {
+			if matchAlts(l, f.alts) {
+				return -1, true
+			}
+			continue
+		}
 		m := f.re.FindStringSubmatch(l.Text)
 		if m == nil {
 			continue
