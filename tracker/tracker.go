@@ -123,6 +123,10 @@ type state struct {
 	version uint64
 	judgeV  uint64
 	zone    *time.Location
+	// judgedAt is the attempt as judged at version judgedV: judging
+	// again before the version moves would give the same.
+	judgedAt *domain.Attempt
+	judgedV  uint64
 }
 
 // changed gives st a new version: something of its attempt the judge does
@@ -604,7 +608,9 @@ func (t *Tracker) end(st *state, at time.Time, by string) {
 // Attempts returns every attempt seen so far, judged as of now, in start
 // order. Attempts that are still running are judged as running (their
 // verdict may change with more input). Units never seen running an engine
-// are left out.
+// are left out. An attempt whose Version did not move since an earlier
+// call is not judged again: the call returns the same *domain.Attempt,
+// which callers therefore must not modify.
 func (t *Tracker) Attempts() []*domain.Attempt {
 	out := make([]*domain.Attempt, 0, len(t.attempts))
 	t.Each(func(a *domain.Attempt, _ int) { out = append(out, a) })
@@ -642,7 +648,8 @@ func (t *Tracker) shown(st *state) bool {
 }
 
 // judged is the attempt judged, its times in its host's zone, with its
-// change version.
+// change version. An attempt whose version has not moved since it was
+// last judged is not judged again: that attempt is returned.
 func (t *Tracker) judged(st *state) *domain.Attempt {
 	loc := t.zones[st.a.Host]
 	if loc == nil {
@@ -655,11 +662,15 @@ func (t *Tracker) judged(st *state) *domain.Attempt {
 		st.judgeV, st.zone = v, loc
 		t.changed(st)
 	}
+	if st.judgedAt != nil && st.judgedV == st.version {
+		return st.judgedAt
+	}
 	a := t.judge(st).In(loc)
 	if t.opt.KeepLog {
 		a.Log = st.log.snapshot(st.ended)
 	}
 	a.Version = st.version
+	st.judgedAt, st.judgedV = a, st.version
 	return a
 }
 

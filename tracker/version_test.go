@@ -46,6 +46,10 @@ func TestAttemptVersion(t *testing.T) {
 	if v := versions(); v["a.service"] != v0["a.service"] || v["b.service"] != v0["b.service"] {
 		t.Fatalf("judging again without input moved the versions: %v, then %v", v0, v)
 	}
+	// Nor is an unchanged attempt judged again: the same one comes back.
+	if x, y := tr.Attempts(), tr.Attempts(); x[0] != y[0] || x[1] != y[1] {
+		t.Fatal("an attempt without a new version was judged again")
+	}
 
 	// A line of b stating its local time two hours ahead of UTC: b moves,
 	// and a too, since its times are now shown in that zone.
@@ -58,11 +62,17 @@ func TestAttemptVersion(t *testing.T) {
 		t.Fatalf("a is not shown in the learned zone: %s %s", a.Unit, a.StartedAt)
 	}
 
-	// A line of a moves a alone.
+	// A line of a moves a alone; b is not judged again.
+	before := tr.Attempts()
 	line("a.service", "INFO 12-01 12:00:04 [core.py:60] Initializing a V1 LLM engine (v0.9.1)")
+	after := tr.Attempts()
 	v2 := versions()
 	if v2["a.service"] <= v1["a.service"] || v2["b.service"] != v1["b.service"] {
 		t.Fatalf("after a line of a: %v, before %v", v2, v1)
+	}
+	if after[0] == before[0] || after[1] != before[1] || after[0].Lines != before[0].Lines+1 || after[0].EngineVersion != "0.9.1" {
+		t.Fatalf("after a line of a: a judged again %v (lines %d, then %d; engine version %q), b kept %v",
+			after[0] != before[0], before[0].Lines, after[0].Lines, after[0].EngineVersion, after[1] == before[1])
 	}
 
 	// systemd stopping b moves b alone.
