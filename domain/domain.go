@@ -262,6 +262,17 @@ type Attempt struct {
 	// Log is the attempt's own log as kept for the viewer; nil when the
 	// tracker keeps none (explain) or the attempt was loaded without it.
 	Log *AttemptLog
+	// Version is the attempt's change version in the tracker that judged
+	// it: it increases whenever anything SaveAttempts stores of the
+	// attempt may have changed (a line judged, a finding, the lifecycle,
+	// container, restart counters, the zone its times are shown in, the
+	// rule set), so two judgements of one attempt with the same Version
+	// are equal and the live pipeline saves an attempt only when its
+	// Version moved. Versions come from one counter per tracker and never
+	// repeat in it, even for an attempt forgotten and started again. It is
+	// not stored (0 when loaded from the database): it only orders the
+	// judgements one process made.
+	Version uint64
 }
 
 // LogHead and LogTail are how many of an attempt's lines are kept: its

@@ -15,9 +15,7 @@ package pipeline
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"hash/fnv"
 	"log/slog"
 	"reflect"
 	"sync"
@@ -117,7 +115,7 @@ type Live struct {
 	// Owned by the worker goroutine.
 	tr        *tracker.Tracker
 	dirty     bool
-	saved     map[string]uint64    // attempt id → hash of the version saved
+	saved     map[string]uint64    // attempt id → its Version when saved
 	foreign   map[string]bool      // attempts the database had before this process saw their start
 	firstSeen map[string]time.Time // finding key → when it was first seen on a running attempt
 	attempts  []*domain.Attempt    // the last judged attempts
@@ -436,13 +434,13 @@ func (l *Live) flush(ctx context.Context, force bool) error {
 		l.attempts = l.tr.Attempts()
 	}
 	var changed []*domain.Attempt
-	var hashes []uint64
 	for _, a := range l.attempts {
 		if l.foreign[a.ID] {
 			continue
 		}
-		h := hashAttempt(a)
-		if old, ok := l.saved[a.ID]; ok && old == h {
+		// The tracker's change version says whether anything stored of
+		// the attempt changed since it was saved.
+		if old, ok := l.saved[a.ID]; ok && old == a.Version {
 			continue
 		}
 		if _, ok := l.saved[a.ID]; !ok && l.olderInStore(ctx, a) {
@@ -452,7 +450,6 @@ func (l *Live) flush(ctx context.Context, force bool) error {
 			continue
 		}
 		changed = append(changed, a)
-		hashes = append(hashes, h)
 	}
 	// Findings go out before the position that passes them is saved: a
 	// crash in between re-reads the attempt and offers them again (sinks
@@ -472,8 +469,8 @@ func (l *Live) flush(ctx context.Context, force bool) error {
 		if err != nil {
 			return err
 		}
-		for i, a := range changed {
-			l.saved[a.ID] = hashes[i]
+		for _, a := range changed {
+			l.saved[a.ID] = a.Version
 		}
 		l.posDirty = false
 	} else if l.dirty {
@@ -590,21 +587,4 @@ func (l *Live) offerFindings() {
 			delete(l.firstSeen, k) // superseded, or the attempt ended
 		}
 	}
-}
-
-// hashAttempt fingerprints everything SaveAttempts stores of an attempt.
-func hashAttempt(a *domain.Attempt) uint64 {
-	h := fnv.New64a()
-	enc := json.NewEncoder(h)
-	_ = enc.Encode(a.JSON())
-	_ = enc.Encode(struct {
-		Findings    []domain.Finding
-		Timeline    []domain.PhaseMark
-		Context     []domain.Evidence
-		Lines       int
-		ExitCode    string
-		ContainerID string
-		Restart     *int
-	}{a.Findings, a.Timeline, a.Context, a.Lines, a.ExitCode, a.ContainerID, a.RestartCounter})
-	return h.Sum64()
 }

@@ -121,8 +121,10 @@ func (s *Set) NewJudge(engine string, opt JudgeOptions) *Judge {
 	return j
 }
 
-// SetRules swaps the rule set; findings so far stay.
+// SetRules swaps the rule set; findings so far stay. It counts as a change
+// (Version): notes, end rules and shape defaults come from the set.
 func (j *Judge) SetRules(s *Set) {
+	j.version++
 	j.set = s
 	j.eng = s.fallback
 	if j.a.Engine != "" {
@@ -130,8 +132,10 @@ func (j *Judge) SetRules(s *Set) {
 	}
 }
 
-// Version changes whenever the judge's state does (a line was judged or a
-// fact given), so a caller can skip re-judging an attempt that did not.
+// Version changes whenever the judge's state does (a line was judged, a
+// fact or finding given, the rule set swapped), so a caller can skip
+// re-judging or re-saving an attempt that did not: Judge with the same end
+// gives the same attempt while Version stands. It only increases.
 func (j *Judge) Version() uint64 { return j.version }
 
 // Engine is the engine detected so far ("" when none).
@@ -156,6 +160,7 @@ func (j *Judge) ReachedReady() bool { return !j.a.ReadyAt.IsZero() }
 
 // Start records the attempt's start time (its first phase mark).
 func (j *Judge) Start(at time.Time) {
+	j.version++
 	j.a.StartedAt = at
 	j.a.Timeline = []domain.PhaseMark{{Phase: domain.PhaseStart, Time: at}}
 }
@@ -703,28 +708,34 @@ func (j *Judge) addReadyEvidence(ev domain.Evidence) {
 	}
 }
 
-func (j *Judge) addSide(r *Rule, phase domain.Phase, caps map[string]string, match string, ev domain.Evidence) {
+// addSide records a side finding's line; it reports whether the finding
+// changed (false: it has its maximum of evidence lines already).
+func (j *Judge) addSide(r *Rule, phase domain.Phase, caps map[string]string, match string, ev domain.Evidence) bool {
 	id := r.FindingID()
 	if p, ok := j.side[id]; ok {
 		if len(p.evidence) < maxEvidencePerFinding {
 			p.evidence = append(p.evidence, ev)
+			return true
 		}
-		return
+		return false
 	}
 	j.side[id] = &pending{rule: r, phase: phase, time: ev.Time, captures: caps, line: ev.Message,
 		match: match, evidence: []domain.Evidence{ev}}
 	j.sideOrder = append(j.sideOrder, id)
+	return true
 }
 
 // Finding records a finding raised outside the rules (log loss noticed by
 // ingest or the journal follower), with the set's rule of that id when it
-// has one.
+// has one. Version moves only when the finding changed (a repeat past its
+// maximum of evidence lines changes nothing the attempt shows).
 func (j *Judge) Finding(id string, ev domain.Evidence) {
-	j.version++
 	if len(j.external) < maxRoots {
 		j.external, j.externalID = append(j.external, ev), append(j.externalID, id)
 	}
-	j.addSide(j.set.findingRule(id), j.a.Phase, nil, "", ev)
+	if j.addSide(j.set.findingRule(id), j.a.Phase, nil, "", ev) {
+		j.version++
+	}
 }
 
 // findingRule returns the first rule that sets finding id, or a bare rule.

@@ -92,6 +92,7 @@ func (t *Tracker) resumeState(a *domain.Attempt) *state {
 	st.log.total, st.log.headFull = a.Lines, a.Lines >= domain.LogHead
 	t.created++
 	st.j.Restore(a)
+	t.changed(st)
 	t.attempts = append(t.attempts, st)
 	t.byKey[a.Host+"|"+a.Unit+"|"+a.InvocationID] = st
 	uk := a.Host + "|" + a.Unit

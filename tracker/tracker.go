@@ -85,6 +85,10 @@ type Tracker struct {
 	// created counts the attempts ever made: their start-order tiebreak,
 	// which must not repeat after Prune or Drain forgot some.
 	created int
+	// clock is the last change version given to an attempt
+	// (domain.Attempt.Version): one counter for all, so a version never
+	// repeats, even for an attempt forgotten and made again.
+	clock uint64
 }
 
 // restart is a "Scheduled restart job" record: its N_RESTARTS and cursor.
@@ -111,6 +115,38 @@ type state struct {
 	seq0      int              // creation order
 	skipUntil time.Time        // resumed: entries up to this time were read before
 	log       logBuf           // the attempt's own lines (Options.KeepLog)
+
+	// version is the attempt's change version (domain.Attempt.Version):
+	// the tracker's clock at its latest change. judgeV and zone are the
+	// judge's Version and the zone its times were shown in when version
+	// last took them into account.
+	version uint64
+	judgeV  uint64
+	zone    *time.Location
+	// judgedAt is the attempt as judged at version judgedV: judging
+	// again before the version moves would give the same.
+	judgedAt *domain.Attempt
+	judgedV  uint64
+}
+
+// changed gives st a new version: something of its attempt the judge does
+// not hold (identity, container, lifecycle, exit, restart counters) changed.
+func (t *Tracker) changed(st *state) {
+	t.clock++
+	st.version = t.clock
+}
+
+// setContainer sets the attempt's container name and id where given and
+// not known yet.
+func (t *Tracker) setContainer(st *state, name, id string) {
+	if name != "" && st.a.Container == "" {
+		st.a.Container = name
+		t.changed(st)
+	}
+	if id != "" && st.a.ContainerID == "" {
+		st.a.ContainerID = id
+		t.changed(st)
+	}
 }
 
 // New returns a tracker that judges attempts with set.
@@ -142,6 +178,7 @@ func (t *Tracker) newState(host, unit, inv string, at time.Time) *state {
 	st := &state{a: a, j: t.rules.NewJudge("", t.opt), seq0: t.created}
 	t.created++
 	st.j.Start(at)
+	t.changed(st)
 	t.attempts = append(t.attempts, st)
 	return st
 }
@@ -221,8 +258,8 @@ func (t *Tracker) Add(e domain.Entry) {
 	if st == nil && e.Field("CONTAINER_NAME") != "" {
 		st = t.containerOwner(host, e.Field("CONTAINER_NAME"), e.Field("CONTAINER_ID_FULL"))
 	}
-	if st != nil && st.a.Container == "" {
-		st.a.Container = e.Field("CONTAINER_NAME")
+	if st != nil {
+		t.setContainer(st, e.Field("CONTAINER_NAME"), "")
 	}
 	if st == nil && (e.Field("CONTAINER_ID_FULL") != "" || e.Field("CONTAINER_NAME") != "") {
 		// A container no unit claimed (docker run, podman without events):
@@ -258,9 +295,7 @@ func (t *Tracker) Add(e domain.Entry) {
 	if id := strings.TrimSpace(e.Message); len(id) == 64 && isHex(id) && e.Field("CONTAINER_ID_FULL") == "" {
 		// `docker run -d` printed the id of the container it started for
 		// this unit: its journald log driver records are this attempt's.
-		if st.a.ContainerID == "" {
-			st.a.ContainerID = id
-		}
+		t.setContainer(st, "", id)
 		t.byContainer[id] = st
 	}
 	st.touch(e)
@@ -286,11 +321,10 @@ func (t *Tracker) containerOwner(host, name, cid string) *state {
 		}
 	}
 	if st != nil && cid != "" && st.a.ContainerID == "" {
-		st.a.ContainerID = cid
 		t.byContainer[cid] = st
 	}
-	if st != nil && st.a.Container == "" {
-		st.a.Container = name
+	if st != nil {
+		t.setContainer(st, name, cid)
 	}
 	return st
 }
@@ -408,6 +442,7 @@ func (t *Tracker) lifecycle(e domain.Entry, host, unit string) {
 			t.nextRestarts[uk] = restart{n, e.Cursor}
 			if st != nil {
 				st.a.RestartCounterAfter = intp(n)
+				t.changed(st)
 			}
 		}
 		return
@@ -416,6 +451,10 @@ func (t *Tracker) lifecycle(e domain.Entry, host, unit string) {
 		return
 	}
 	ev := domain.Evidence{Time: e.Time, Cursor: e.Cursor, Message: firstLine(e.Message)}
+	switch msgID {
+	case msgUnitStopping, msgUnitExited, msgUnitFailed, msgUnitFailedStart, msgUnitSuccess:
+		t.changed(st)
+	}
 	switch msgID {
 	case msgUnitStopping:
 		st.stopReq = true
@@ -450,6 +489,7 @@ func (t *Tracker) lifecycle(e domain.Entry, host, unit string) {
 		t.end(st, e.Time, t.endedBy(st))
 	case msgUnitStopped:
 		if e.Field("JOB_TYPE") == "stop" || st.stopReq {
+			t.changed(st)
 			st.endLine = &ev
 			t.end(st, e.Time, domain.EndedByStop)
 		}
@@ -481,11 +521,17 @@ func (t *Tracker) podmanEvent(e domain.Entry, host, ev string) {
 	switch ev {
 	case "create", "init", "start":
 		if name != "" {
-			st.a.Container = name
+			if st.a.Container != name {
+				st.a.Container = name
+				t.changed(st)
+			}
 			t.byName[host+"|"+name] = st
 		}
 		if id := e.Field("PODMAN_ID"); id != "" {
-			st.a.ContainerID = id
+			if st.a.ContainerID != id {
+				st.a.ContainerID = id
+				t.changed(st)
+			}
 			t.byContainer[id] = st
 		}
 	}
@@ -550,6 +596,7 @@ func (t *Tracker) end(st *state, at time.Time, by string) {
 	if st.ended {
 		return
 	}
+	t.changed(st)
 	st.ended = true
 	st.a.EndedAt = at
 	st.a.EndedBy = by
@@ -561,7 +608,9 @@ func (t *Tracker) end(st *state, at time.Time, by string) {
 // Attempts returns every attempt seen so far, judged as of now, in start
 // order. Attempts that are still running are judged as running (their
 // verdict may change with more input). Units never seen running an engine
-// are left out.
+// are left out. An attempt whose Version did not move since an earlier
+// call is not judged again: the call returns the same *domain.Attempt,
+// which callers therefore must not modify.
 func (t *Tracker) Attempts() []*domain.Attempt {
 	out := make([]*domain.Attempt, 0, len(t.attempts))
 	t.Each(func(a *domain.Attempt, _ int) { out = append(out, a) })
@@ -598,16 +647,30 @@ func (t *Tracker) shown(st *state) bool {
 	return st.text || st.j.Engine() != "" || t.engineUnits[uk] || (t.pastedUnits[uk] && len(t.engineUnits) == 0)
 }
 
-// judged is the attempt judged, its times in its host's zone.
+// judged is the attempt judged, its times in its host's zone, with its
+// change version. An attempt whose version has not moved since it was
+// last judged is not judged again: that attempt is returned.
 func (t *Tracker) judged(st *state) *domain.Attempt {
 	loc := t.zones[st.a.Host]
 	if loc == nil {
 		loc = t.knownZones[st.a.Host]
 	}
+	// What the judge holds and the zone change the attempt too: the
+	// version takes them in here, where they are read (a zone learned from
+	// one attempt's line shows every attempt of the host in it).
+	if v := st.j.Version(); v != st.judgeV || loc != st.zone {
+		st.judgeV, st.zone = v, loc
+		t.changed(st)
+	}
+	if st.judgedAt != nil && st.judgedV == st.version {
+		return st.judgedAt
+	}
 	a := t.judge(st).In(loc)
 	if t.opt.KeepLog {
 		a.Log = st.log.snapshot(st.ended)
 	}
+	a.Version = st.version
+	st.judgedAt, st.judgedV = a, st.version
 	return a
 }
 
@@ -713,6 +776,7 @@ func (t *Tracker) Finish() {
 	for _, st := range t.attempts {
 		if st.text && !st.ended {
 			st.ended = true
+			t.changed(st)
 		}
 	}
 }
