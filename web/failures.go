@@ -1,10 +1,12 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -158,7 +160,7 @@ func (s *server) failureGroups(c *gin.Context, unknown, api bool) ([]domain.Fail
 		}
 		return nil, f, false
 	}
-	gs, err := s.db.FailureGroups(ctx, f)
+	gs, err := s.groupsOf(ctx, f)
 	if err != nil {
 		s.serverError(c, err, api)
 		return nil, f, false
@@ -237,4 +239,67 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// groupsOf returns the failure groups f selects. When f narrows only by
+// exact values (verdict, host, unit, engine, group) they are counted from
+// the brief attempts the server holds for the ladders, which allLadders
+// keeps current from the attempts whose updated_at moved: no request
+// reads every failed attempt of the database while a journal flows.
+// Other filters (times, search, findings, ids) ask the store.
+func (s *server) groupsOf(ctx context.Context, f domain.AttemptFilter) ([]domain.FailureGroup, error) {
+	match, ok := exactMatch(f)
+	if !ok {
+		return s.db.FailureGroups(ctx, f)
+	}
+	all, ok, err := s.heldAttempts(ctx)
+	if err != nil || !ok {
+		if err != nil {
+			s.opts.Logger.Error("web: ladders", "err", err)
+		}
+		return s.db.FailureGroups(ctx, f)
+	}
+	rows := make([]domain.FailureRow, 0, len(all))
+	for _, a := range all {
+		if a.Verdict.IsFailure() && match(a) {
+			rows = append(rows, domain.FailureRowOf(a))
+		}
+	}
+	domain.SortFailureRows(rows)
+	gs := domain.GroupFailures(rows)
+	if f.Limit > 0 && len(gs) > f.Limit {
+		gs = gs[:f.Limit]
+	}
+	return gs, nil
+}
+
+// heldAttempts brings the ladders' attempts up to date and returns them
+// (brief, read-only); ok is false without a Versioner store.
+func (s *server) heldAttempts(ctx context.Context) ([]*domain.Attempt, bool, error) {
+	if _, ok := s.db.(Versioner); !ok {
+		return nil, false, nil
+	}
+	if _, err := s.allLadders(ctx); err != nil {
+		return nil, false, err
+	}
+	s.laddersMu.Lock()
+	defer s.laddersMu.Unlock()
+	return s.laddersAll, true, nil
+}
+
+// exactMatch returns f as a predicate when f narrows by exact values only
+// (the store's filterWhere, for those fields); ok is false otherwise.
+func exactMatch(f domain.AttemptFilter) (func(*domain.Attempt) bool, bool) {
+	if len(f.Findings) > 0 || f.Search != "" || !f.Since.IsZero() || !f.Until.IsZero() || len(f.IDs) > 0 {
+		return nil, false
+	}
+	is := func(v, one string, any []string) bool {
+		return (one == "" || v == one) && (len(any) == 0 || slices.Contains(any, v))
+	}
+	return func(a *domain.Attempt) bool {
+		return is(a.Host, f.Host, f.Hosts) && is(a.Unit, f.Unit, f.Units) && is(a.Engine, f.Engine, f.Engines) &&
+			is(string(a.Verdict), f.Verdict, f.Verdicts) &&
+			(f.Group == "" || domain.GroupID(a.Verdict, a.Rule, a.Fingerprint) == f.Group) &&
+			(!f.Failed || a.Verdict.IsFailure())
+	}, true
 }

@@ -270,6 +270,7 @@ func (s *server) allLadders(ctx context.Context) ([]ladder.Ladder, error) {
 		}
 		return a.ID > b.ID
 	})
+	s.laddersAll = all
 	s.ladders = ladder.BuildMemo(all, s.opts.Ladder, &s.laddersMemo)
 	s.laddersVersion = version
 	return s.ladders, nil

@@ -109,6 +109,7 @@ type server struct {
 	laddersVersion string
 	ladders        []ladder.Ladder
 	laddersSeen    map[string]*domain.Attempt // brief attempts by ID, as of laddersVersion
+	laddersAll     []*domain.Attempt          // the same in ListAttempts' order; read-only once built
 	laddersStamp   map[string]int64           // their updated_at
 	laddersMemo    ladder.Memo
 }
@@ -518,7 +519,7 @@ func (s *server) groupOf(ctx context.Context, a *domain.Attempt) (*domain.Failur
 	if !a.Verdict.IsFailure() {
 		return nil, nil
 	}
-	gs, err := s.db.FailureGroups(ctx, domain.AttemptFilter{Group: domain.GroupID(a.Verdict, a.Rule, a.Fingerprint)})
+	gs, err := s.groupsOf(ctx, domain.AttemptFilter{Group: domain.GroupID(a.Verdict, a.Rule, a.Fingerprint)})
 	if err != nil || len(gs) == 0 {
 		return nil, err
 	}
