@@ -298,9 +298,7 @@ func Load(fsys fs.FS) (*Set, error) {
 			e.stripPre = append(e.stripPre, anchoredPrefix(re.String()))
 		}
 	}
-	if err := s.pre.build(); err != nil {
-		errs = append(errs, LoadError{File: "rules", Msg: fmt.Sprintf("literal prefilter: %v", err)})
-	}
+	s.pre.build()
 	if len(errs) > 0 {
 		return nil, errs
 	}

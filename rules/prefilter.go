@@ -2,9 +2,6 @@ package rules
 
 import (
 	"regexp"
-	"unsafe"
-
-	"github.com/coregx/ahocorasick"
 )
 
 // prefilter finds in one Aho-Corasick pass which of the set's literals
@@ -13,14 +10,14 @@ import (
 // run their regex. A matcher needs one of its literals (case-sensitive);
 // one without literals runs on every line.
 type prefilter struct {
-	ac     *ahocorasick.Automaton // nil when the set has no literals
-	users  [][]int32              // literal id → matchers that need it
-	always []uint64               // bitset of the matchers without literals
-	litID  map[string]int32       // built at Load, then unused
-	n      int                    // matchers
-	starts [][]int32              // literal id → start sets holding it
-	nstart int                    // start sets
-	kind   []uint8                // literal id → wordError | wordMatters
+	ac     *acAutomaton     // nil when the set has no literals
+	users  [][]int32        // literal id → matchers that need it
+	always []uint64         // bitset of the matchers without literals
+	litID  map[string]int32 // built at Load, then unused
+	n      int              // matchers
+	starts [][]int32        // literal id → start sets holding it
+	nstart int              // start sets
+	kind   []uint8          // literal id → wordError | wordMatters
 }
 
 // Kinds of literal the prefilter finds besides the matchers': words of
@@ -99,7 +96,7 @@ func (p *prefilter) addAlts(alts []alt) {
 // errorWords and the mayMatterWords, so the same pass also tells whether a
 // line looks like an error (Line.LooksLikeError) and whether the exception
 // reader needs it (Line.MayMatter).
-func (p *prefilter) build() error {
+func (p *prefilter) build() {
 	for _, k := range []struct {
 		words []string
 		kind  uint8
@@ -120,15 +117,9 @@ func (p *prefilter) build() error {
 		pats[i] = l
 	}
 	p.litID = nil
-	if len(pats) == 0 {
-		return nil
+	if len(pats) > 0 {
+		p.ac = newAC(pats)
 	}
-	ac, err := ahocorasick.NewBuilder().AddStrings(pats).Build()
-	if err != nil {
-		return err
-	}
-	p.ac = ac
-	return nil
 }
 
 // Line is one line prepared for the matchers: the set's literals that occur
@@ -140,7 +131,7 @@ type Line struct {
 	Text string
 	pre  *prefilter
 	off  int // Text is the scanned line from byte off on
-	hits []ahocorasick.Match
+	hits []acMatch
 	cand []uint64 // matchers that may match Text
 }
 
@@ -157,10 +148,9 @@ func (p *prefilter) newLine(text string) *Line {
 func (s *Set) Prepare(l *Line, text string) { s.pre.scan(l, text) }
 
 func (p *prefilter) scan(l *Line, text string) {
-	l.Text, l.pre, l.off, l.hits = text, p, 0, nil
-	if p.ac != nil && len(text) > 0 {
-		// The automaton only reads the bytes: no copy of the string.
-		l.hits = p.ac.FindAllOverlapping(unsafe.Slice(unsafe.StringData(text), len(text)))
+	l.Text, l.pre, l.off, l.hits = text, p, 0, l.hits[:0]
+	if p.ac != nil {
+		l.hits = p.ac.findAll(l.hits, text)
 	}
 	l.cand = append(l.cand[:0], p.always...)
 	p.mark(l)
@@ -172,7 +162,7 @@ func (p *prefilter) mark(l *Line) {
 		if h.Start < l.off {
 			continue
 		}
-		for _, m := range p.users[h.PatternID] {
+		for _, m := range p.users[h.Lit] {
 			l.cand[m/64] |= 1 << (m % 64)
 		}
 	}
@@ -229,7 +219,7 @@ func (l *Line) MayMatter() bool {
 // has tells whether a literal of kind k occurs in l.Text.
 func (l *Line) has(k uint8) bool {
 	for _, h := range l.hits {
-		if h.Start >= l.off && l.pre.kind[h.PatternID]&k != 0 {
+		if h.Start >= l.off && l.pre.kind[h.Lit]&k != 0 {
 			return true
 		}
 	}
@@ -244,7 +234,7 @@ func (l *Line) first(k int) int {
 		if h.Start < l.off || (best >= 0 && h.Start >= best) {
 			continue
 		}
-		for _, s := range l.pre.starts[h.PatternID] {
+		for _, s := range l.pre.starts[h.Lit] {
 			if int(s) == k {
 				best = h.Start
 				break

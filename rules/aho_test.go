@@ -1,0 +1,181 @@
+package rules
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/coregx/ahocorasick"
+)
+
+// naiveFind is every occurrence of every literal, by brute force: what
+// acAutomaton.findAll must return (in any order).
+func naiveFind(lits []string, text string) []acMatch {
+	var out []acMatch
+	for id, l := range lits {
+		if l == "" {
+			continue
+		}
+		for i := 0; i+len(l) <= len(text); i++ {
+			if text[i:i+len(l)] == l {
+				out = append(out, acMatch{Lit: id, Start: i, End: i + len(l)})
+			}
+		}
+	}
+	return out
+}
+
+func sortMatches(ms []acMatch) []acMatch {
+	slices.SortFunc(ms, func(a, b acMatch) int {
+		if a.Start != b.Start {
+			return a.Start - b.Start
+		}
+		if a.End != b.End {
+			return a.End - b.End
+		}
+		return a.Lit - b.Lit
+	})
+	return ms
+}
+
+func checkAC(t *testing.T, lits []string, text string) {
+	t.Helper()
+	got := sortMatches(newAC(lits).findAll(nil, text))
+	want := sortMatches(naiveFind(lits, text))
+	if !slices.Equal(got, want) {
+		t.Fatalf("lits %q text %q:\n got  %v\n want %v", lits, text, got, want)
+	}
+}
+
+// TestACFindsExactlyTheCaseSensitiveOccurrences: the folded automaton
+// reports exactly the case-sensitive, overlapping occurrences, for
+// literals that fold together, nest, repeat and hold non-ASCII bytes.
+func TestACFindsExactlyTheCaseSensitiveOccurrences(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		lits []string
+		text string
+	}{
+		{"case spellings", []string{"Error", "error", "ERROR", "rror"}, "an Error, an error, an ERROR, an eRRor"},
+		{"nested and overlapping", []string{"he", "she", "his", "hers", "s"}, "ushers and shishers"},
+		{"repeats", []string{"aa", "aaa", "a"}, "aaaaa"},
+		{"non-ASCII", []string{"é", "Café", "CAFÉ"}, "café Café CAFÉ"},
+		{"empty literal and text", []string{"", "x"}, ""},
+		{"no literal occurs", []string{"CUDA out of memory"}, "all fine here"},
+		{"the serving line", []string{"APIServer", "INFO", ` HTTP/1.1" 200`, "POST /v1/"},
+			`(APIServer pid=1) INFO:     10.0.0.1:5000 - "POST /v1/chat/completions HTTP/1.1" 200 OK`},
+	} {
+		t.Run(c.name, func(t *testing.T) { checkAC(t, c.lits, c.text) })
+	}
+}
+
+// TestACRandom compares with brute force on random literals and texts over
+// a small alphabet (so occurrences overlap often) with both cases.
+func TestACRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	alpha := "abAB.\xc3\xa9"
+	word := func(n int) string {
+		var b strings.Builder
+		for range n {
+			b.WriteByte(alpha[r.IntN(len(alpha))])
+		}
+		return b.String()
+	}
+	for range 2000 {
+		lits := make([]string, 1+r.IntN(8))
+		for i := range lits {
+			lits[i] = word(r.IntN(5))
+		}
+		checkAC(t, lits, word(r.IntN(40)))
+	}
+}
+
+// TestBuiltinLiteralsFound: over the built-in rules' literals, each line
+// of the example journals gets the same hits from the automaton as from
+// brute force.
+func TestBuiltinLiteralsFound(t *testing.T) {
+	s, err := LoadBuiltin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := []string{
+		"(EngineCore_DP0 pid=215) ERROR 10-01 21:41:07 [core.py:708] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+		"Traceback (most recent call last):",
+		`INFO:     127.0.0.1:40000 - "GET /health HTTP/1.1" 200 OK`,
+		"frank-primary.service: Main process exited, code=exited, status=1/FAILURE",
+		"RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}",
+	}
+	for _, l := range lines {
+		checkAC(t, s.pre.ac.lits, l)
+	}
+	if n := len(s.pre.ac.trans) >> s.pre.ac.shift; n < 1000 || 1<<s.pre.ac.shift > 64 {
+		t.Errorf("built-in automaton: %d states, stride %d; want a folded alphabet within 64", n, 1<<s.pre.ac.shift)
+	}
+}
+
+// FuzzAC: the automaton and brute force agree on any literals and text.
+func FuzzAC(f *testing.F) {
+	f.Add("Error\x00error\x00rror", "an Error, an error")
+	f.Add("he\x00she\x00hers", "ushers")
+	f.Fuzz(func(t *testing.T, lits, text string) {
+		if len(lits) > 256 || len(text) > 4096 {
+			return
+		}
+		checkAC(t, strings.Split(lits, "\x00"), text)
+	})
+}
+
+// exampleMessages are the string MESSAGEs of the bundled example journal.
+func exampleMessages(b *testing.B) []string {
+	data, err := os.ReadFile("../examples/dankserver-night-ladder.journal.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var out []string
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		var rec struct{ MESSAGE any }
+		if json.Unmarshal(line, &rec) == nil {
+			if s, ok := rec.MESSAGE.(string); ok {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// BenchmarkPrefilterAutomaton is why the prefilter has its own automaton:
+// the same literals and lines through acAutomaton and through
+// github.com/coregx/ahocorasick's FindAllOverlapping (which returns a new
+// slice per line).
+func BenchmarkPrefilterAutomaton(b *testing.B) {
+	s, err := LoadBuiltin()
+	if err != nil {
+		b.Fatal(err)
+	}
+	msgs := exampleMessages(b)
+	b.Run("own", func(b *testing.B) {
+		var dst []acMatch
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, m := range msgs {
+				dst = s.pre.ac.findAll(dst[:0], m)
+			}
+		}
+	})
+	b.Run("coregx", func(b *testing.B) {
+		ac, err := ahocorasick.NewBuilder().AddStrings(s.pre.ac.lits).Build()
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, m := range msgs {
+				ac.FindAllOverlapping([]byte(m))
+			}
+		}
+	})
+}
