@@ -16,10 +16,10 @@ package rules
 type acAutomaton struct {
 	trans  []uint32 // state*stride + class → next state (premultiplied), acOut set when it has output
 	class  [256]byte
-	shift  uint        // log2(stride)
-	out    [][]int32   // state → folded patterns ending there, its own and those of its suffix states
-	folded []acFolded  // folded pattern id → the literals it stands for
-	lits   []string    // literal id → its exact bytes
+	shift  uint       // log2(stride)
+	out    [][]int32  // state → folded patterns ending there, its own and those of its suffix states
+	folded []acFolded // folded pattern id → the literals it stands for
+	lits   []string   // literal id → its exact bytes
 }
 
 // acFolded is one lower-cased literal: its length and the literals
