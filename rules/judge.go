@@ -25,6 +25,22 @@ type JudgeOptions struct {
 	// domain.LogHead and last domain.LogTail) in Attempt.Log for the
 	// store; explain, which stores nothing, leaves it off.
 	KeepLog bool
+	// Preset, when set, is the state every new attempt starts in (rule
+	// tests: the test's engine, phase and shape), as if its lines had
+	// said so.
+	Preset *Preset
+}
+
+// Preset is the state a judge starts in before the attempt's first line
+// (JudgeOptions.Preset): a rule test's engine, phase and shape.
+type Preset struct {
+	// Engine, when set, is the engine (given, not detected; the lines
+	// cannot change it but to a wrapper of it).
+	Engine string
+	// Phase, when set, is the phase (SetPhase).
+	Phase domain.Phase
+	// Shape keys are set as if a line had reported them (SetShape).
+	Shape map[string]any
 }
 
 func (o JudgeOptions) withDefaults() JudgeOptions {
@@ -113,10 +129,22 @@ func (s *Set) NewJudge(engine string, opt JudgeOptions) *Judge {
 		eng: s.fallback, votes: map[string]vote{}}
 	j.a.Phase = domain.PhaseStart
 	j.a.Shape = domain.Shape{}
+	p := j.opt.Preset
+	if engine == "" && p != nil {
+		engine = p.Engine
+	}
 	if engine != "" {
 		j.setEngine(engine, "")
 		j.votes[engine] = vote{max: 1 << 20} // given, not detected
 		j.locked = true
+	}
+	if p != nil {
+		if p.Phase != "" {
+			j.SetPhase(p.Phase)
+		}
+		for k, v := range p.Shape {
+			j.SetShape(k, v)
+		}
 	}
 	return j
 }
