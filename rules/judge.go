@@ -91,8 +91,6 @@ type Judge struct {
 
 	scan Line    // the line being judged (reused)
 	env  LineEnv // its rule environment (reused)
-	// OnHit, when set, sees every rule hit with the phase it fired in.
-	OnHit func(h Hit, phase domain.Phase)
 }
 
 // pending is a finding before the attempt ends (its note is rendered at
@@ -583,9 +581,6 @@ func (j *Judge) hit(h Hit, ev domain.Evidence, text string, info lineInfo) {
 	event := info.event
 	r := h.Rule
 	phase := phaseFor(r, j.a.Phase)
-	if j.OnHit != nil {
-		j.OnHit(h, phase)
-	}
 	if !r.IsRootCause() {
 		j.addSide(r, phase, h.Captures, matchText(text, h.At, h.End), ev)
 		return
