@@ -55,6 +55,10 @@ type BatchOptions struct {
 	// KeepLog keeps each attempt's own lines (tracker.Options.KeepLog):
 	// set when the attempts are stored.
 	KeepLog bool
+	// Tracker tunes the tracker's judges (KeepLog above is added to it):
+	// rule tests judge with only the rule under test (Only) from the
+	// test's engine, phase and shape (Preset).
+	Tracker tracker.Options
 	// Prior, when set, continues earlier runs.
 	Prior *Prior
 	// Progress, when set, is called per input with a size (NoProgress
@@ -87,7 +91,9 @@ const (
 // error of emit or of an input stops the run and is returned.
 func Analyze(ctx context.Context, set *rules.Set, inputs []Input, opt BatchOptions,
 	emit func(a *domain.Attempt, seq int) error) ([]*domain.Attempt, []InputResult, error) {
-	tr := tracker.New(set, tracker.Options{KeepLog: opt.KeepLog})
+	topt := opt.Tracker
+	topt.KeepLog = topt.KeepLog || opt.KeepLog
+	tr := tracker.New(set, topt)
 	if p := opt.Prior; p != nil {
 		for host, loc := range p.Zones {
 			tr.KnowZone(host, loc)

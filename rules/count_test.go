@@ -1,6 +1,7 @@
 package rules_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/rules"
+	"github.com/llmfleet/analyzer/rules/ruletest"
 	"github.com/llmfleet/analyzer/tracker"
 )
 
@@ -327,7 +329,7 @@ func TestRuleTestLineTimes(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", tc.name, err)
 			}
-			res := set.RunTests()
+			res := ruletest.Run(context.Background(), set)
 			if len(res) != 1 || res[0].Passed != tc.pass {
 				t.Errorf("%s: results %+v, want passed=%v", tc.name, res, tc.pass)
 			}
@@ -356,7 +358,7 @@ func TestShippedCountRule(t *testing.T) {
 		t.Fatal(err)
 	}
 	var names []string
-	for _, r := range set.RunTests() {
+	for _, r := range ruletest.Run(context.Background(), set) {
 		if r.Rule == "tgi.shard_not_ready" {
 			if !r.Passed {
 				t.Errorf("%s: %v", r.Test, r.Problems)

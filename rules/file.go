@@ -243,6 +243,9 @@ type TestSpec struct {
 	line int
 }
 
+// FileLine is the line of the test in its rule file.
+func (t TestSpec) FileLine() int { return t.line }
+
 // TestLine is one line of a rule test. In YAML it is either a plain string
 // (the line, at the previous line's time) or a mapping
 //

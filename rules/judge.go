@@ -25,6 +25,22 @@ type JudgeOptions struct {
 	// domain.LogHead and last domain.LogTail) in Attempt.Log for the
 	// store; explain, which stores nothing, leaves it off.
 	KeepLog bool
+	// Preset, when set, is the state every new attempt starts in (rule
+	// tests: the test's engine, phase and shape), as if its lines had
+	// said so.
+	Preset *Preset
+}
+
+// Preset is the state a judge starts in before the attempt's first line
+// (JudgeOptions.Preset): a rule test's engine, phase and shape.
+type Preset struct {
+	// Engine, when set, is the engine (given, not detected; the lines
+	// cannot change it but to a wrapper of it).
+	Engine string
+	// Phase, when set, is the phase (SetPhase).
+	Phase domain.Phase
+	// Shape keys are set as if a line had reported them (SetShape).
+	Shape map[string]any
 }
 
 func (o JudgeOptions) withDefaults() JudgeOptions {
@@ -75,8 +91,6 @@ type Judge struct {
 
 	scan Line    // the line being judged (reused)
 	env  LineEnv // its rule environment (reused)
-	// OnHit, when set, sees every rule hit with the phase it fired in.
-	OnHit func(h Hit, phase domain.Phase)
 }
 
 // pending is a finding before the attempt ends (its note is rendered at
@@ -113,10 +127,22 @@ func (s *Set) NewJudge(engine string, opt JudgeOptions) *Judge {
 		eng: s.fallback, votes: map[string]vote{}}
 	j.a.Phase = domain.PhaseStart
 	j.a.Shape = domain.Shape{}
+	p := j.opt.Preset
+	if engine == "" && p != nil {
+		engine = p.Engine
+	}
 	if engine != "" {
 		j.setEngine(engine, "")
 		j.votes[engine] = vote{max: 1 << 20} // given, not detected
 		j.locked = true
+	}
+	if p != nil {
+		if p.Phase != "" {
+			j.SetPhase(p.Phase)
+		}
+		for k, v := range p.Shape {
+			j.SetShape(k, v)
+		}
 	}
 	return j
 }
@@ -560,9 +586,6 @@ func (j *Judge) hit(h Hit, ev domain.Evidence, text string, info lineInfo) {
 	event := info.event
 	r := h.Rule
 	phase := phaseFor(r, j.a.Phase)
-	if j.OnHit != nil {
-		j.OnHit(h, phase)
-	}
 	if !r.IsRootCause() {
 		j.addSide(r, phase, h.Captures, matchText(text, h.At, h.End), ev)
 		return

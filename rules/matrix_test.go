@@ -1,6 +1,7 @@
 package rules_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sort"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/rules"
+	"github.com/llmfleet/analyzer/rules/ruletest"
 )
 
 // requiredVerdicts is, per engine, every root-cause verdict the engine can
@@ -119,9 +121,9 @@ func TestVerdictEngineMatrix(t *testing.T) {
 	if err != nil {
 		t.Fatalf("builtin rules do not load:\n%v", err)
 	}
-	// RunTests reports each rule's tests in order: zip them by rule.
-	byRule := map[string][]rules.TestResult{}
-	for _, r := range set.RunTests() {
+	// ruletest.Run reports each rule's tests in order: zip them by rule.
+	byRule := map[string][]ruletest.Result{}
+	for _, r := range ruletest.Run(context.Background(), set) {
 		byRule[r.Rule] = append(byRule[r.Rule], r)
 	}
 	covered := map[string]map[domain.Verdict][]string{} // engine → verdict → tests

@@ -49,6 +49,11 @@ func addJournalFlags(fs *pflag.FlagSet) *journalFlags {
 // localJournalDirs are where journald keeps the local journal.
 var localJournalDirs = journald.LocalDirs
 
+// openJournal, when set, opens the journal startJournal follows instead of
+// the reader --journal-reader and --journal-dir choose: tests follow an
+// in-memory journal (journaldfake) through serve's own wiring.
+var openJournal func() (journald.Journal, error)
+
 // wanted reports whether serve should follow a journal: a directory was
 // given, or a local journal is readable.
 func (jf *journalFlags) wanted() bool {
@@ -143,6 +148,7 @@ func startJournal(ctx context.Context, db *store.DB, set *rules.Set, jf *journal
 	p := pipeline.New(db, set, pipeline.Options{Metrics: m, Findings: sink})
 	p.Start()
 	opt.Stats = followMetrics(m, source)
+	opt.Open = openJournal
 	f := &follower{pipeline: p, run: journald.Start(ctx, opt, resume, p)}
 	where := "the local journal"
 	if jf.dir != "" {

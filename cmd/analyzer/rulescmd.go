@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/llmfleet/analyzer/rules"
+	"github.com/llmfleet/analyzer/rules/ruletest"
 )
 
 func newRulesCmd() *cobra.Command {
@@ -39,20 +41,21 @@ func newRulesCmd() *cobra.Command {
 			ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 				return nil, cobra.ShellCompDirectiveFilterDirs
 			},
-			RunE: func(_ *cobra.Command, args []string) error {
+			RunE: func(c *cobra.Command, args []string) error {
 				dir := ""
 				if len(args) == 1 {
 					dir = args[0]
 				}
-				return runRules(sub.name, dir)
+				return runRules(c.Context(), sub.name, dir)
 			},
 		})
 	}
 	return c
 }
 
-// runRules is `analyzer rules test|lint [DIR]`.
-func runRules(what, dir string) error {
+// runRules is `analyzer rules test|lint [DIR]`: the tests run through the
+// pipeline (rules/ruletest).
+func runRules(ctx context.Context, what, dir string) error {
 	set, err := rules.LoadSource(dir)
 	if err != nil {
 		return fmt.Errorf("rules do not load:\n%w", err)
@@ -64,7 +67,7 @@ func runRules(what, dir string) error {
 		fmt.Fprintf(stdout, "%d files, %d engines, %d rules: ok\n", len(set.Files), len(set.Engines()), len(set.Rules()))
 		return nil
 	}
-	results := set.RunTests()
+	results := ruletest.Run(ctx, set)
 	failed := 0
 	for _, r := range results {
 		if !r.Passed {
