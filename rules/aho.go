@@ -88,8 +88,13 @@ func newAC(lits []string) *acAutomaton {
 		a.shift++
 	}
 	// Trie, in the premultiplied table (0: no child yet; state 0 is the root).
-	a.trans = make([]uint32, stride)
-	a.out = [][]int32{nil}
+	// At most one state per byte of the folded literals, and the root.
+	size := 1
+	for _, f := range folded {
+		size += len(f)
+	}
+	a.trans = make([]uint32, stride, size*stride)
+	a.out = make([][]int32, 1, size)
 	for id, f := range folded {
 		s := 0
 		for i := 0; i < len(f); i++ {
@@ -98,7 +103,7 @@ func newAC(lits []string) *acAutomaton {
 			if next == 0 {
 				next = len(a.trans)
 				a.trans[s+c] = uint32(next)
-				a.trans = append(a.trans, make([]uint32, stride)...)
+				a.trans = a.trans[:next+stride] // zeroed by make
 				a.out = append(a.out, nil)
 			}
 			s = next
@@ -115,9 +120,8 @@ func newAC(lits []string) *acAutomaton {
 			queue = append(queue, next)
 		}
 	}
-	for len(queue) > 0 {
-		s := queue[0]
-		queue = queue[1:]
+	for qi := 0; qi < len(queue); qi++ {
+		s := queue[qi]
 		f := fail[s>>a.shift]
 		a.out[s>>a.shift] = append(a.out[s>>a.shift], a.out[f>>a.shift]...)
 		for c := 1; c < stride; c++ {
