@@ -167,6 +167,12 @@ type Evidence struct {
 	Time    time.Time `json:"time"`
 	Cursor  string    `json:"cursor,omitempty"`
 	Message string    `json:"message"`
+	// Role is what the line stands for in the judge's state, set on the
+	// lines of Attempt.Evidence only (not on a finding's or the context's):
+	// it lets a later run that continues the attempt put each line back
+	// where it was (rules.Judge.Restore). Zero when not known (lines stored
+	// before roles were). It is not part of the explain contract.
+	Role EvidenceRole `json:"-"`
 }
 
 // Finding is one rule that fired on an attempt.

@@ -62,19 +62,7 @@ func TestApplyOnSQLite(t *testing.T) {
 		}
 	}
 	// The columns the store writes must exist with these names.
-	cols := map[string]bool{}
-	rows, err := db.Query(`SELECT name FROM pragma_table_info('attempts')`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var c string
-		if err := rows.Scan(&c); err != nil {
-			t.Fatal(err)
-		}
-		cols[c] = true
-	}
-	rows.Close()
+	cols := columns(t, db, "attempts")
 	for _, c := range []string{"started_at", "started_at_text", "exit_status", "max_model_len", "max_num_seqs",
 		"kv_cache_dtype", "kv_cache_memory_bytes", "kv_cache_tokens", "max_concurrency",
 		"tensor_parallel_size", "served_model_name", "shape_json", "timeline_json"} {
@@ -82,4 +70,32 @@ func TestApplyOnSQLite(t *testing.T) {
 			t.Errorf("attempts.%s missing", c)
 		}
 	}
+	cols = columns(t, db, "evidence")
+	for _, c := range []string{"attempt_id", "seq", "kind", "finding_id", "time", "time_us", "cursor", "message", "role"} {
+		if !cols[c] {
+			t.Errorf("evidence.%s missing", c)
+		}
+	}
+}
+
+// columns returns the names of table's columns.
+func columns(t *testing.T, db *sql.DB, table string) map[string]bool {
+	t.Helper()
+	cols := map[string]bool{}
+	rows, err := db.Query(`SELECT name FROM pragma_table_info(?)`, table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			t.Fatal(err)
+		}
+		cols[c] = true
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return cols
 }

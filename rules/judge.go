@@ -771,6 +771,14 @@ func (s *Set) findingRule(id string) *Rule {
 	return &Rule{ID: "analyzer." + id, Finding: id, Severity: domain.SeverityWarning, MessageID: MessageIDLogLoss}
 }
 
+// The rules of the verdicts the judge names itself, without a rule of the
+// set: a failure no rule explains, and a main process killed by a signal
+// with no line saying why.
+const (
+	ruleUnknownFailure = "analyzer.unknown_failure"
+	ruleKilledBySignal = "analyzer.killed_by_signal"
+)
+
 // MESSAGE_IDs of the findings the judge raises itself (README, "Stable
 // MESSAGE_IDs").
 const (
@@ -854,6 +862,25 @@ func (j *Judge) Judge(base *domain.Attempt, end End) *domain.Attempt {
 	a.Findings = nil
 	a.Evidence = nil
 	a.Note, a.Rule, a.Fingerprint = "", "", ""
+	// roles[i] is what a.Evidence[i] stands for in the judge's state
+	// (domain.Evidence.Role), so that Restore can put it back there.
+	var roles []domain.EvidenceRole
+	add := func(r domain.EvidenceRole, evs ...domain.Evidence) {
+		a.Evidence = append(a.Evidence, evs...)
+		for range evs {
+			roles = append(roles, r)
+		}
+	}
+	// lifecycle adds the tracker's exit record and the record that ended
+	// the attempt.
+	lifecycle := func() {
+		if end.Exit != nil {
+			add(domain.RoleExit, *end.Exit)
+		}
+		if end.Line != nil {
+			add(domain.RoleEnd, *end.Line)
+		}
+	}
 	reached := !a.ReadyAt.IsZero()
 	if a.ExitStatus == nil && j.exit >= 0 {
 		a.ExitStatus = intp(j.exit) // the text states it ("exited with code 1")
@@ -877,7 +904,7 @@ func (j *Judge) Judge(base *domain.Attempt, end End) *domain.Attempt {
 	case end.Failed && (a.ExitCode == "killed" || a.ExitCode == "dumped") && end.fatal == nil && !a.StopRequested:
 		// The main process died by a signal and no line says why.
 		a.Verdict = domain.VerdictEngineDied
-		a.Rule = "analyzer.killed_by_signal"
+		a.Rule = ruleKilledBySignal
 		if end.Exit != nil {
 			failedAt = end.Exit.Time
 		}
@@ -895,8 +922,8 @@ func (j *Judge) Judge(base *domain.Attempt, end End) *domain.Attempt {
 		// (warmup) with no failure booted; its readiness line is often cut.
 		a.Verdict = domain.VerdictReady
 		a.Phase = domain.PhaseReady
-		a.Evidence = append(a.Evidence, milestones(j.a.Timeline, domain.PhaseWarmup, domain.PhaseReady)...)
-		a.Evidence = append(a.Evidence, j.readyEv...)
+		add(domain.RoleMilestone, milestones(j.a.Timeline, domain.PhaseWarmup, domain.PhaseReady)...)
+		add(domain.RoleReady, j.readyEv...)
 	case end.Ended && a.EndedBy == domain.EndedByStop:
 		a.Verdict = domain.VerdictStopped
 	default:
@@ -904,20 +931,16 @@ func (j *Judge) Judge(base *domain.Attempt, end End) *domain.Attempt {
 		// Where the boot has got to: its boot-shape lines so far (KV cache
 		// size, concurrency). Stored, they also let a later replay that
 		// continues the attempt quote them once it is ready.
-		a.Evidence = append(a.Evidence, j.readyEv...)
+		add(domain.RoleReady, j.readyEv...)
 	}
-	if a.Rule == "analyzer.killed_by_signal" {
+	if a.Rule == ruleKilledBySignal {
 		status := "?"
 		if a.ExitStatus != nil {
 			status = strconv.Itoa(*a.ExitStatus)
 		}
 		a.Note = "The engine's main process was killed by signal " + status + " (" + a.ExitCode + ") in phase " + string(a.Phase) +
 			" and no line names a cause: 11 (SEGV) and 6 (ABRT) are crashes in native code, 9 (KILL) usually the OOM killer, 4 (ILL) a build for other CPU instructions."
-		for _, l := range []*domain.Evidence{end.Exit, end.Line} {
-			if l != nil {
-				a.Evidence = append(a.Evidence, *l)
-			}
-		}
+		lifecycle()
 		a.Findings = append(a.Findings, domain.Finding{ID: string(domain.VerdictEngineDied), Rule: a.Rule,
 			Severity: domain.SeverityError, MessageID: MessageIDEngineDied, Phase: a.Phase, Time: failedAt,
 			Note: a.Note, Evidence: a.Evidence})
@@ -927,19 +950,15 @@ func (j *Judge) Judge(base *domain.Attempt, end End) *domain.Attempt {
 		for _, f := range []*Fatal{unknown, end.fatal} {
 			if f != nil {
 				decisive = append(decisive, f.Evidence)
+				add(fatalRole(f.Kind), f.Evidence)
 				break
 			}
 		}
-		a.Evidence = append(a.Evidence, decisive...)
-		a.Evidence = append(a.Evidence, j.lastErrors...)
-		for _, l := range []*domain.Evidence{end.Exit, end.Line} {
-			if l != nil {
-				a.Evidence = append(a.Evidence, *l)
-			}
-		}
+		add(domain.RoleLastError, j.lastErrors...)
+		lifecycle()
 		a.Fingerprint = fingerprint(append(append([]domain.Evidence(nil), j.lastErrors...), decisive...))
 		a.Note = unknownNote(&a, end.Result, append(append([]domain.Evidence(nil), j.lastErrors...), decisive...))
-		a.Rule = "analyzer.unknown_failure"
+		a.Rule = ruleUnknownFailure
 		a.Findings = append(a.Findings, domain.Finding{ID: string(domain.VerdictUnknownFailure), Rule: a.Rule,
 			Severity: domain.SeverityError, MessageID: MessageIDUnknownFailure, Phase: a.Phase, Time: failedAt,
 			Note: a.Note, Evidence: a.Evidence})
@@ -957,15 +976,15 @@ func (j *Judge) Judge(base *domain.Attempt, end End) *domain.Attempt {
 		f := finding(b, note)
 		f.Phase = a.Phase
 		a.Findings = append(a.Findings, f)
-		a.Evidence = append(a.Evidence, b.evidence...)
+		add(domain.RoleFinding, b.evidence...)
 		// Root causes that lost support the verdict (llama.cpp prints its
 		// allocation error, then "error loading model").
-		a.Evidence = append(a.Evidence, j.also...)
+		add(domain.RoleCandidate, j.also...)
 		n := 0
 		for _, o := range others {
 			for _, ev := range o.evidence {
 				if n < 2*maxEvidencePerFinding {
-					a.Evidence = append(a.Evidence, ev)
+					add(domain.RoleCandidate, ev)
 					n++
 				}
 			}
@@ -975,7 +994,7 @@ func (j *Judge) Judge(base *domain.Attempt, end End) *domain.Attempt {
 		p := j.side[id]
 		f := finding(p, p.rule.RenderNote(data(p)))
 		a.Findings = append(a.Findings, f)
-		a.Evidence = append(a.Evidence, p.evidence...)
+		add(domain.RoleFinding, p.evidence...)
 	}
 	// End rules see the attempt as it ended (or stands, while running).
 	env := &EndEnv{Verdict: string(a.Verdict), Phase: string(a.Phase), Failed: a.Verdict.IsFailure(),
@@ -1001,14 +1020,26 @@ func (j *Judge) Judge(base *domain.Attempt, end End) *domain.Attempt {
 			p.time = end.Line.Time
 		}
 		a.Findings = append(a.Findings, finding(p, r.RenderNote(data(p))))
-		a.Evidence = append(a.Evidence, p.evidence...)
+		add(domain.RoleFinding|domain.RoleEnd, p.evidence...)
 		env.Findings = append(env.Findings, r.FindingID())
 	}
-	a.Evidence = dedupeEvidence(a.Evidence)
+	a.Evidence = dedupeEvidence(a.Evidence, roles)
 	if !a.ReadyAt.IsZero() && a.ReadyAt.Equal(time.Unix(0, 1)) {
 		a.ReadyAt = time.Time{}
 	}
 	return &a
+}
+
+// fatalRole is the evidence role of the decisive line of an unknown
+// failure that stands on a fatal event of kind k.
+func fatalRole(k FatalKind) domain.EvidenceRole {
+	switch k {
+	case FatalException:
+		return domain.RoleException
+	case FatalDeath:
+		return domain.RoleDeath
+	}
+	return domain.RoleLastError // an error line that ends pasted text
 }
 
 // milestones returns the lines that moved the attempt into the given phases.
@@ -1048,15 +1079,21 @@ func matchText(line string, at, end int) string {
 	return line[at:end]
 }
 
-func dedupeEvidence(in []domain.Evidence) []domain.Evidence {
-	seen := map[string]bool{}
+// dedupeEvidence returns the lines of in once each (by cursor and
+// message), in time order, each with the union of the roles its
+// occurrences have (roles[i] is in[i]'s). The result is a new slice: the
+// findings' evidence, which may share in's, gets no role.
+func dedupeEvidence(in []domain.Evidence, roles []domain.EvidenceRole) []domain.Evidence {
+	at := map[string]int{}
 	out := in[:0:0]
-	for _, e := range in {
+	for i, e := range in {
 		k := e.Cursor + "\x00" + e.Message
-		if seen[k] {
+		if n, ok := at[k]; ok {
+			out[n].Role |= roles[i]
 			continue
 		}
-		seen[k] = true
+		at[k] = len(out)
+		e.Role = roles[i]
 		out = append(out, e)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
@@ -1095,9 +1132,17 @@ func snippet(line string, at int) string {
 
 // Restore takes up stored attempt a, which an earlier run left open: its
 // engine, phase (the one it last entered), timeline, readiness, shape,
-// context, findings and evidence. What that run held only in memory starts
-// empty: sequence and count progress, the context ring, lines before the
-// engine was known. End rules' findings are judged again at the end.
+// context, findings and evidence. Each evidence line goes back where its
+// role (domain.Evidence.Role) says it was: readiness and boot-shape lines,
+// last error lines, the fatal event an unknown failure stands on, lines of
+// root causes that lost to the verdict; lines stored without a role
+// (by an earlier version) are placed by the stored verdict. The findings
+// the judge makes itself are restored too: those raised outside the rules
+// (log loss) as they were, the unknown failure and the death by a signal
+// from their lines, to be named again. What that run held only in memory
+// starts empty: sequence and count progress, the context ring, lines
+// before the engine was known, error lines it did not show. End rules'
+// findings are judged again at the end.
 func (j *Judge) Restore(a *domain.Attempt) {
 	j.version++
 	j.setEngine(a.Engine, a.EngineVersion)
@@ -1117,15 +1162,41 @@ func (j *Judge) Restore(a *domain.Attempt) {
 	}
 	cited := map[string]bool{}
 	for _, f := range a.Findings {
+		if f.Rule == ruleUnknownFailure || f.Rule == ruleKilledBySignal {
+			continue // named again at the end from the restored lines
+		}
 		r := j.set.ruleByID(f.Rule)
+		external := false
+		if r == nil {
+			// A finding raised outside the rules (Finding) has the bare
+			// rule of its id when the set has none.
+			if b := j.set.findingRule(f.ID); b.ID == f.Rule {
+				r, external = b, true
+			}
+		}
 		if r == nil || r.End {
 			continue // unknown now, or an end rule: judged again at the end
 		}
 		p := &pending{rule: r, phase: f.Phase, time: f.Time, captures: f.Captures,
-			evidence: append([]domain.Evidence(nil), f.Evidence...), lineNo: -reconsiderWindow - 1}
-		if len(f.Evidence) > 0 {
-			// The decisive line as the rules saw it, cut around the match.
-			p.text = j.eng.Strip(f.Evidence[0].Message)
+			evidence: withoutRoles(f.Evidence), lineNo: -reconsiderWindow - 1}
+		switch {
+		case external && len(f.Evidence) > 0:
+			p.line = f.Evidence[0].Message // as Finding gives it
+			if len(j.external) < maxRoots {
+				j.external, j.externalID = append(j.external, p.evidence[0]), append(j.externalID, f.ID)
+			}
+		case len(f.Evidence) > 0:
+			// The decisive line as the rules saw it, cut around the match:
+			// the line holding the match (a traceback's announcing line
+			// comes before it), else the first.
+			decisive := f.Evidence[0].Message
+			for _, e := range f.Evidence {
+				if f.Match != "" && strings.Contains(e.Message, f.Match) {
+					decisive = e.Message
+					break
+				}
+			}
+			p.text = j.eng.Strip(decisive)
 			p.line = snippet(p.text, max(r.MatchAt(p.text), 0))
 			p.match = f.Match
 		}
@@ -1145,7 +1216,13 @@ func (j *Judge) Restore(a *domain.Attempt) {
 			j.sideOrder = append(j.sideOrder, r.FindingID())
 		}
 	}
-	// The other evidence lines: the readiness and boot-shape lines of a
+	for _, e := range a.Evidence {
+		if e.Role != 0 {
+			j.restoreByRole(a)
+			return
+		}
+	}
+	// Lines stored without roles: the readiness and boot-shape lines of a
 	// ready or running attempt, the error-looking lines of an unexplained
 	// one, or lines of root causes that lost to the verdict.
 	for _, e := range a.Evidence {
@@ -1159,6 +1236,67 @@ func (j *Judge) Restore(a *domain.Attempt) {
 			j.also = append(j.also, e)
 		}
 	}
+}
+
+// restoreByRole puts each evidence line of stored attempt a back where its
+// role says it was. Lines of rule findings came back with their findings,
+// milestones come back from the timeline, and the lifecycle records are
+// the tracker's.
+func (j *Judge) restoreByRole(a *domain.Attempt) {
+	// The attempt's lines are in time order, a line with two roles where
+	// it first came; the unknown failure's own finding lists its lines in
+	// the judge's order (the decisive line, the last errors, the
+	// lifecycle), which the last errors keep.
+	role := make(map[string]domain.EvidenceRole, len(a.Evidence))
+	for _, e := range a.Evidence {
+		role[e.Cursor+"\x00"+e.Message] |= e.Role
+	}
+	errs := a.Evidence
+	for _, f := range a.Findings {
+		if f.Rule == ruleUnknownFailure && len(f.Evidence) > 0 {
+			errs = f.Evidence
+			if r := role[errs[0].Cursor+"\x00"+errs[0].Message]; r.Has(domain.RoleException) || r.Has(domain.RoleDeath) {
+				errs = errs[1:] // the decisive line, which may come again as a last error
+			}
+		}
+	}
+	for _, e := range errs {
+		if role[e.Cursor+"\x00"+e.Message].Has(domain.RoleLastError) {
+			e.Role = 0
+			j.lastErrors = append(j.lastErrors, e)
+		}
+	}
+	for _, e := range a.Evidence {
+		r := e.Role
+		e.Role = 0
+		if r.Has(domain.RoleReady) {
+			j.addReadyEvidence(e)
+		}
+		if r.Has(domain.RoleCandidate) {
+			j.also = append(j.also, e)
+		}
+		if a.Verdict == domain.VerdictUnknownFailure && (r.Has(domain.RoleException) || r.Has(domain.RoleDeath)) {
+			// The fatal event the unknown failure stands on, before every
+			// line still to come (a later step of the boot withdraws it).
+			kind := FatalException
+			if r.Has(domain.RoleDeath) {
+				kind = FatalDeath
+			}
+			if len(j.exc.fatals) < maxFatals {
+				j.exc.fatals = append(j.exc.fatals, Fatal{Kind: kind, Message: e.Message, Start: -1, Line: -1,
+					Evidence: e, Phase: a.Phase, ExitStatus: -1})
+			}
+		}
+	}
+}
+
+// withoutRoles returns a copy of evs with no roles (a finding's lines).
+func withoutRoles(evs []domain.Evidence) []domain.Evidence {
+	out := append([]domain.Evidence(nil), evs...)
+	for i := range out {
+		out[i].Role = 0
+	}
+	return out
 }
 
 // ruleByID returns the rule with that id, or nil.

@@ -303,3 +303,145 @@ func TestFindingEvidenceStoredOnce(t *testing.T) {
 		t.Errorf("old-format evidence: %v", err)
 	}
 }
+
+// TestEvidenceRolesRoundTrip: each evidence line keeps its role through a
+// save and a load (the text form in evidence.role), a line without a role
+// is stored as NULL and comes back without one, context lines and the
+// findings' lines never carry one.
+func TestEvidenceRolesRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t)
+	a := storetest.Attempts()[0]
+	if len(a.Evidence) < 2 || len(a.Findings) == 0 || len(a.Findings[0].Evidence) == 0 {
+		t.Fatalf("sample attempt has %d evidence lines and %d findings, want >= 2 and a finding with lines", len(a.Evidence), len(a.Findings))
+	}
+	want := []domain.EvidenceRole{domain.RoleFinding | domain.RoleCandidate, domain.RoleExit | domain.RoleEnd}
+	for i := range a.Evidence {
+		a.Evidence[i].Role = 0
+		if i < len(want) {
+			a.Evidence[i].Role = want[i]
+		}
+	}
+	if err := db.SaveAttempts(ctx, []*domain.Attempt{a}, nil); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.db.Query(`SELECT seq, role FROM evidence WHERE attempt_id = ? AND kind = 'evidence' ORDER BY seq`, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := map[int]sql.NullString{}
+	for rows.Next() {
+		var seq int
+		var role sql.NullString
+		if err := rows.Scan(&seq, &role); err != nil {
+			t.Fatal(err)
+		}
+		stored[seq] = role
+	}
+	rows.Close()
+	if r := stored[0]; r.String != "finding,candidate" || !r.Valid {
+		t.Errorf("role of line 0 stored as %+v, want finding,candidate", r)
+	}
+	if r := stored[1]; r.String != "exit,end" || !r.Valid {
+		t.Errorf("role of line 1 stored as %+v, want exit,end", r)
+	}
+	for seq := 2; seq < len(a.Evidence); seq++ {
+		if r := stored[seq]; r.Valid {
+			t.Errorf("line %d has no role but is stored with %q, want NULL", seq, r.String)
+		}
+	}
+	if n := count(t, db, `SELECT count(*) FROM evidence WHERE kind = 'context' AND role IS NOT NULL`); n != 0 {
+		t.Errorf("%d context lines stored with a role", n)
+	}
+	got, err := db.GetAttempt(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Evidence) != len(a.Evidence) {
+		t.Fatalf("%d evidence lines loaded, want %d", len(got.Evidence), len(a.Evidence))
+	}
+	for i, e := range got.Evidence {
+		if e.Role != a.Evidence[i].Role || e.Message != a.Evidence[i].Message {
+			t.Errorf("line %d loaded as %q with role %q, want %q with %q", i, e.Message, e.Role, a.Evidence[i].Message, a.Evidence[i].Role)
+		}
+	}
+	for _, f := range got.Findings {
+		for _, e := range f.Evidence {
+			if e.Role != 0 {
+				t.Errorf("finding %s's line %q loaded with role %q, want none", f.ID, e.Message, e.Role)
+			}
+		}
+	}
+	for _, e := range got.Context {
+		if e.Role != 0 {
+			t.Errorf("context line %q loaded with role %q, want none", e.Message, e.Role)
+		}
+	}
+}
+
+// TestEvidenceRoleMigration opens a database at schema version 7, written
+// before lines had roles: 0008 adds the column, its rows load without a
+// role (a resume then places them by the verdict), and rows saved after it
+// get theirs. A role name this version does not know loads as none.
+func TestEvidenceRoleMigration(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v7.db")
+	raw, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := migrations.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) < 8 || ms[7].Name != "0008_evidence_role.sql" {
+		t.Fatalf("migration 8 is not 0008_evidence_role.sql")
+	}
+	if _, err := raw.Exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms[:7] {
+		if _, err := raw.Exec(m.SQL); err != nil {
+			t.Fatalf("%s: %v", m.Name, err)
+		}
+		if _, err := raw.Exec(`INSERT INTO schema_migrations VALUES (?, ?, ?)`, m.Version, m.Name, time.Now().UnixMicro()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, q := range []string{
+		`INSERT INTO attempts (id, host) VALUES ('a1', 'h')`,
+		`INSERT INTO evidence (attempt_id, seq, kind, finding_id, time, time_us, cursor, message)
+			VALUES ('a1', 0, 'evidence', NULL, '2026-10-01T21:40:00-07:00', 1, 's=1', 'KV cache size: 4096 tokens')`,
+	} {
+		if _, err := raw.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	raw.Close()
+
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	a, err := db.GetAttempt(ctx, "a1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Evidence) != 1 || a.Evidence[0].Message != "KV cache size: 4096 tokens" || a.Evidence[0].Role != 0 {
+		t.Fatalf("evidence of a row from before 0008 = %+v, want the line without a role", a.Evidence)
+	}
+	a.Evidence[0].Role = domain.RoleReady
+	if err := db.SaveAttempts(ctx, []*domain.Attempt{a}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if a, err = db.GetAttempt(ctx, "a1"); err != nil || a.Evidence[0].Role != domain.RoleReady {
+		t.Fatalf("after a save: %+v (%v), want the line with role ready", a.Evidence, err)
+	}
+	if _, err := db.db.Exec(`UPDATE evidence SET role = 'ready,from_the_future' WHERE attempt_id = 'a1'`); err != nil {
+		t.Fatal(err)
+	}
+	if a, err = db.GetAttempt(ctx, "a1"); err != nil || a.Evidence[0].Role != 0 {
+		t.Fatalf("with an unknown role name: %+v (%v), want the line without a role", a.Evidence, err)
+	}
+}

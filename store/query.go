@@ -620,10 +620,12 @@ func loadFindings(ctx context.Context, tx *sql.Tx, byID map[string]*domain.Attem
 	return refs, rows.Err()
 }
 
-// loadLines reads the evidence and context lines of the attempts in ids;
-// it returns the evidence rows by attempt and seq, for the findings' refs.
+// loadLines reads the evidence and context lines of the attempts in ids,
+// the evidence lines with their roles (none for rows stored without); it
+// returns the evidence rows by attempt and seq, without roles, for the
+// findings' refs.
 func loadLines(ctx context.Context, tx *sql.Tx, byID map[string]*domain.Attempt, in string, ids []any) (map[evidenceRow]domain.Evidence, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT attempt_id, kind, seq, time, cursor, message FROM evidence
+	rows, err := tx.QueryContext(ctx, `SELECT attempt_id, kind, seq, time, cursor, message, role FROM evidence
 		WHERE attempt_id IN `+in+` ORDER BY attempt_id, kind, seq`, ids...)
 	if err != nil {
 		return nil, err
@@ -635,8 +637,9 @@ func loadLines(ctx context.Context, tx *sql.Tx, byID map[string]*domain.Attempt,
 			attemptID, kind, when string
 			seq                   int
 			e                     domain.Evidence
+			role                  sql.NullString
 		)
-		if err := rows.Scan(&attemptID, &kind, &seq, &when, &e.Cursor, &e.Message); err != nil {
+		if err := rows.Scan(&attemptID, &kind, &seq, &when, &e.Cursor, &e.Message, &role); err != nil {
 			return nil, err
 		}
 		if e.Time, err = parseTimeText(when); err != nil {
@@ -649,8 +652,11 @@ func loadLines(ctx context.Context, tx *sql.Tx, byID map[string]*domain.Attempt,
 		if kind == "context" {
 			a.Context = append(a.Context, e)
 		} else {
-			a.Evidence = append(a.Evidence, e)
 			byRow[evidenceRow{attemptID, seq}] = e
+			if r, err := domain.ParseEvidenceRole(role.String); err == nil {
+				e.Role = r // a name this version does not know: placed as without a role
+			}
+			a.Evidence = append(a.Evidence, e)
 		}
 	}
 	return byRow, rows.Err()

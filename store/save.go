@@ -106,8 +106,8 @@ const (
 			message_id, phase, time, time_us, note, captures_json, evidence_json, matched)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT(attempt_id, finding_id, rule) DO NOTHING`
-	insertLine = `INSERT INTO evidence (attempt_id, seq, kind, finding_id, time, time_us, cursor, message)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+	insertLine = `INSERT INTO evidence (attempt_id, seq, kind, finding_id, time, time_us, cursor, message, role)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	insertLogChunk = `INSERT OR IGNORE INTO attempt_log (attempt_id, first_seq, lines, data) VALUES (?, ?, ?, ?)`
 	updateLogLines = `UPDATE attempts SET log_lines = ?, log_last = ? WHERE id = ?`
 )
@@ -247,7 +247,8 @@ func (s *saver) saveAttempt(ctx context.Context, a *domain.Attempt) error {
 // saveLines writes evidence or context lines, skipping a line that repeats
 // an earlier one (same cursor and message). Evidence lines are linked to
 // the first finding that cites them, so the table can answer "which lines
-// made rule X fire" without decoding JSON.
+// made rule X fire" without decoding JSON, and carry their role (NULL when
+// the line has none: context lines, attempts judged without roles).
 func (s *saver) saveLines(ctx context.Context, a *domain.Attempt, kind string, lines []domain.Evidence) error {
 	type key struct{ cursor, message string }
 	seen := make(map[key]bool, len(lines))
@@ -257,12 +258,15 @@ func (s *saver) saveLines(ctx context.Context, a *domain.Attempt, kind string, l
 		} else {
 			seen[k] = true
 		}
-		var findingID sql.NullString
+		var findingID, role sql.NullString
 		if kind == "evidence" {
 			findingID = citingFinding(a, e)
+			if e.Role != 0 {
+				role = sql.NullString{String: e.Role.String(), Valid: true}
+			}
 		}
 		if _, err := s.line.ExecContext(ctx,
-			a.ID, i, kind, findingID, timeText(e.Time), timeMicros(e.Time), e.Cursor, e.Message); err != nil {
+			a.ID, i, kind, findingID, timeText(e.Time), timeMicros(e.Time), e.Cursor, e.Message, role); err != nil {
 			return fmt.Errorf("%s line %d: %w", kind, i, err)
 		}
 	}

@@ -57,6 +57,24 @@ func (t *Tracker) continueResumed(key string, at time.Time) *state {
 	return st
 }
 
+// takeUpResumed continues the latest stored open attempt of unit uk
+// ("host|unit") for a record at time at about the unit, not of an
+// invocation (journald's suppression notice); nil when there is none or
+// the record re-reads it from its start.
+func (t *Tracker) takeUpResumed(uk string, at time.Time) *state {
+	var key string
+	var latest *domain.Attempt
+	for k, a := range t.resumable {
+		if a.Host+"|"+a.Unit == uk && (latest == nil || a.StartedAt.After(latest.StartedAt)) {
+			key, latest = k, a
+		}
+	}
+	if latest == nil {
+		return nil
+	}
+	return t.continueResumed(key, at)
+}
+
 // replaceResumed ends the unit's stored open attempts that started before
 // at as replaced: a new invocation of the unit is starting.
 func (t *Tracker) replaceResumed(uk string, at time.Time) {
@@ -92,6 +110,20 @@ func (t *Tracker) resumeState(a *domain.Attempt) *state {
 	st.log.total, st.log.headFull = a.Lines, a.Lines >= domain.LogHead
 	t.created++
 	st.j.Restore(a)
+	// The unit's lifecycle so far: its main process's exit record, when
+	// one came before the attempt ended (a death by a signal is judged
+	// from it), and whether that exit was a failure.
+	for _, e := range a.Evidence {
+		ev := e
+		ev.Role = 0
+		if e.Role.Has(domain.RoleExit) {
+			st.exitLine = &ev
+		}
+		if e.Role.Has(domain.RoleEnd) {
+			st.endLine = &ev
+		}
+	}
+	st.failed = a.ExitCode != "" && a.ExitStatus != nil && *a.ExitStatus != 0 && !a.StopRequested
 	t.changed(st)
 	t.attempts = append(t.attempts, st)
 	t.byKey[a.Host+"|"+a.Unit+"|"+a.InvocationID] = st

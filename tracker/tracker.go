@@ -410,7 +410,11 @@ func (t *Tracker) suppressed(e domain.Entry) {
 	if unit == "" && m != nil {
 		unit = m[1]
 	}
-	if st := t.lastByUnit[e.Host+"|"+unit]; st != nil {
+	st := t.lastByUnit[e.Host+"|"+unit]
+	if st == nil {
+		st = t.takeUpResumed(e.Host+"|"+unit, e.Time)
+	}
+	if st != nil && !st.reread(e) {
 		t.sideFinding(st, domain.FindingLogLoss, e, e.Message)
 	}
 }
