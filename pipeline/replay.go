@@ -42,18 +42,22 @@ type ReplayTally struct {
 	Offered []int
 }
 
-// saveBatchSize is how many ended attempts a replay saves per transaction;
-// saveEvery how long ended attempts wait at most (a slow pipe).
+// A replay saves ended attempts in transactions of at most saveBatchSize
+// attempts or saveBatchLines of their lines (what they hold in memory
+// until saved: their kept log, evidence and context), and lets them wait
+// at most saveEvery (a slow pipe).
 const (
-	saveBatchSize = 256
-	saveEvery     = 2 * time.Second
+	saveBatchSize  = 256
+	saveBatchLines = 8192
+	saveEvery      = 2 * time.Second
 )
 
 // Replay analyzes the inputs (Analyze) on top of what db holds from earlier
 // replays (attempts left open, hosts' offsets) and saves the attempts as
-// they end, in transactions of saveBatchSize (on a goroutine of its own), the rest and the position of the
-// last file read in the last one: memory holds the open attempts, not the
-// input's history. A crash in between leaves attempts saved whole; a rerun
+// they end, in bounded transactions (saveBatchSize, saveBatchLines) on a
+// goroutine of its own, the rest and the position of the last file read
+// in the last one: memory holds the open attempts and one batch being
+// filled, one queued and one being saved, not the input's history. A crash in between leaves attempts saved whole; a rerun
 // saves them again unchanged.
 func Replay(ctx context.Context, db ReplayStore, set *rules.Set, inputs []Input, opt ReplayOptions) (ReplayTally, error) {
 	tally := ReplayTally{Offered: make([]int, len(opt.Sinks))}
@@ -71,7 +75,7 @@ func Replay(ctx context.Context, db ReplayStore, set *rules.Set, inputs []Input,
 		batch []*domain.Attempt
 		pos   *domain.Position
 	}
-	jobs := make(chan job, 2)
+	jobs := make(chan job, 1)
 	saverDone := make(chan error, 1)
 	var failed atomic.Bool
 	go func() {
@@ -86,16 +90,19 @@ func Replay(ctx context.Context, db ReplayStore, set *rules.Set, inputs []Input,
 		saverDone <- err
 	}()
 	var batch []*domain.Attempt
+	lines := 0
 	saved := time.Now()
 	bopt := BatchOptions{KeepLog: true, Prior: &prior, Progress: opt.Progress, Warn: opt.Warn}
 	_, results, err := Analyze(ctx, set, inputs, bopt, func(a *domain.Attempt, _ int) error {
 		if failed.Load() {
 			return errSaveFailed
 		}
-		if batch = append(batch, a); len(batch) >= saveBatchSize || time.Since(saved) >= saveEvery {
+		batch = append(batch, a)
+		lines += heldLines(a)
+		if len(batch) >= saveBatchSize || lines >= saveBatchLines || time.Since(saved) >= saveEvery {
 			saved = time.Now()
 			jobs <- job{batch: batch}
-			batch = nil
+			batch, lines = nil, 0
 		}
 		return nil
 	})
@@ -147,4 +154,13 @@ func saveBatch(ctx context.Context, db ReplayStore, batch []*domain.Attempt, pos
 		}
 	}
 	return nil
+}
+
+// heldLines is how many lines an ended attempt holds until it is saved.
+func heldLines(a *domain.Attempt) int {
+	n := len(a.Evidence) + len(a.Context) + len(a.Timeline)
+	if a.Log != nil {
+		n += len(a.Log.Lines)
+	}
+	return n
 }
