@@ -52,25 +52,7 @@ func TestRepeatedLinesStoredOnce(t *testing.T) {
 // holds evidence rows and checks that 0003 carries every row over.
 func TestEvidenceMigrationKeepsRows(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "v2.db")
-	raw, err := sql.Open("sqlite3", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ms, err := migrations.List()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := raw.Exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range ms[:2] {
-		if _, err := raw.Exec(m.SQL); err != nil {
-			t.Fatalf("%s: %v", m.Name, err)
-		}
-		if _, err := raw.Exec(`INSERT INTO schema_migrations VALUES (?, ?, ?)`, m.Version, m.Name, time.Now().UnixMicro()); err != nil {
-			t.Fatal(err)
-		}
-	}
+	raw := openAtVersion(t, path, 2)
 	for _, q := range []string{
 		`INSERT INTO attempts (id, host) VALUES ('a1', 'h')`,
 		`INSERT INTO evidence VALUES ('a1', 0, 'evidence', 'oom_graph_capture', '2026-10-01T21:40:00-07:00', 1, 's=1', 'CUDA out of memory')`,
@@ -385,28 +367,10 @@ func TestEvidenceRolesRoundTrip(t *testing.T) {
 // get theirs. A role name this version does not know loads as none.
 func TestEvidenceRoleMigration(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "v7.db")
-	raw, err := sql.Open("sqlite3", path)
-	if err != nil {
-		t.Fatal(err)
+	if ms, err := migrations.List(); err != nil || len(ms) < 8 || ms[7].Name != "0008_evidence_role.sql" {
+		t.Fatalf("migration 8 is not 0008_evidence_role.sql (%v)", err)
 	}
-	ms, err := migrations.List()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ms) < 8 || ms[7].Name != "0008_evidence_role.sql" {
-		t.Fatalf("migration 8 is not 0008_evidence_role.sql")
-	}
-	if _, err := raw.Exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range ms[:7] {
-		if _, err := raw.Exec(m.SQL); err != nil {
-			t.Fatalf("%s: %v", m.Name, err)
-		}
-		if _, err := raw.Exec(`INSERT INTO schema_migrations VALUES (?, ?, ?)`, m.Version, m.Name, time.Now().UnixMicro()); err != nil {
-			t.Fatal(err)
-		}
-	}
+	raw := openAtVersion(t, path, 7)
 	for _, q := range []string{
 		`INSERT INTO attempts (id, host) VALUES ('a1', 'h')`,
 		`INSERT INTO evidence (attempt_id, seq, kind, finding_id, time, time_us, cursor, message)
@@ -444,4 +408,31 @@ func TestEvidenceRoleMigration(t *testing.T) {
 	if a, err = db.GetAttempt(ctx, "a1"); err != nil || a.Evidence[0].Role != 0 {
 		t.Fatalf("with an unknown role name: %+v (%v), want the line without a role", a.Evidence, err)
 	}
+}
+
+// openAtVersion creates a database at path with only the first n
+// migrations applied, as an older analyzer left it, and returns it open
+// for rows of that schema (the caller closes it).
+func openAtVersion(t *testing.T, path string, n int) *sql.DB {
+	t.Helper()
+	raw, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := migrations.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms[:n] {
+		if _, err := raw.Exec(m.SQL); err != nil {
+			t.Fatalf("%s: %v", m.Name, err)
+		}
+		if _, err := raw.Exec(`INSERT INTO schema_migrations VALUES (?, ?, ?)`, m.Version, m.Name, time.Now().UnixMicro()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return raw
 }
