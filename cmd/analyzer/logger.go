@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -28,3 +29,21 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	}
 	return nil, fmt.Errorf("--log-format %q: use text or json", format)
 }
+
+// quieter is h without the records below min: the process's one logger,
+// for a library whose info lines would repeat what the analyzer says
+// (exporter-toolkit's "Listening on").
+type quieter struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (q quieter) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= q.min && q.Handler.Enabled(ctx, l)
+}
+
+func (q quieter) WithAttrs(as []slog.Attr) slog.Handler {
+	return quieter{q.Handler.WithAttrs(as), q.min}
+}
+
+func (q quieter) WithGroup(name string) slog.Handler { return quieter{q.Handler.WithGroup(name), q.min} }

@@ -76,6 +76,6 @@ func (wc webConfig) serve(srv *http.Server, ln net.Listener) error {
 	path := wc.path
 	addrs := []string{ln.Addr().String()}
 	no := false
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	logger := slog.New(quieter{slog.Default().Handler(), slog.LevelWarn})
 	return toolkit.Serve(ln, srv, &toolkit.FlagConfig{WebListenAddresses: &addrs, WebSystemdSocket: &no, WebConfigFile: &path}, logger)
 }
