@@ -46,4 +46,6 @@ func (q quieter) WithAttrs(as []slog.Attr) slog.Handler {
 	return quieter{q.Handler.WithAttrs(as), q.min}
 }
 
-func (q quieter) WithGroup(name string) slog.Handler { return quieter{q.Handler.WithGroup(name), q.min} }
+func (q quieter) WithGroup(name string) slog.Handler {
+	return quieter{q.Handler.WithGroup(name), q.min}
+}
