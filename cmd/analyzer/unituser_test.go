@@ -24,20 +24,21 @@ import (
 	"github.com/llmfleet/analyzer/internal/journaldtest"
 )
 
-// TestServeAsHelper is not a test: TestFollowerReadsAsUnitUser runs the
-// test binary again with ANALYZER_SERVE_HELPER set to serve's arguments,
-// under another user, and this runs `analyzer serve` in that process.
-func TestServeAsHelper(t *testing.T) {
-	args := os.Getenv("ANALYZER_SERVE_HELPER")
-	if args == "" {
-		t.Skip("helper process of TestFollowerReadsAsUnitUser")
+// TestMain runs the tests, or, in the process TestFollowerReadsAsUnitUser
+// starts under another user (ANALYZER_SERVE_HELPER set to serve's
+// arguments), `analyzer serve` itself.
+func TestMain(m *testing.M) {
+	if args := os.Getenv("ANALYZER_SERVE_HELPER"); args != "" {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+		err := run(ctx, strings.Split(args, "\x1f"))
+		stop()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "serve:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	if err := run(ctx, strings.Split(args, "\x1f")); err != nil {
-		fmt.Fprintln(os.Stderr, "serve:", err)
-		os.Exit(1)
-	}
+	os.Exit(m.Run())
 }
 
 // unitCredentials reads the user and groups the shipped unit runs serve
@@ -115,7 +116,7 @@ func TestFollowerReadsAsUnitUser(t *testing.T) {
 		addr := freeAddr(t)
 		args := []string{"serve", "--db", filepath.Join(data, "a.db"), "--listen", addr, "--no-notes", "--journal-reader", reader,
 			"--since", time.Now().Add(-time.Minute).UTC().Format(time.RFC3339)}
-		cmd := exec.Command(bin, "-test.run=^TestServeAsHelper$")
+		cmd := exec.Command(bin)
 		cmd.Env = []string{"ANALYZER_SERVE_HELPER=" + strings.Join(args, "\x1f"), "PATH=" + os.Getenv("PATH"), "HOME=" + data}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 		var logs strings.Builder
