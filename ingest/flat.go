@@ -192,6 +192,7 @@ type keyCache struct {
 	names []string
 	slots []int8
 	kept  []bool
+	plain []bool // the name is printable ASCII without '"' or '\\': its JSON is itself
 	keep  fieldSet
 }
 
@@ -205,11 +206,22 @@ func (c *keyCache) name(i int, key []byte) (string, int8, bool) {
 	slot := c.keep.slot(name)
 	kept := c.keep.inFields(name, slot)
 	if i < len(c.names) {
-		c.names[i], c.slots[i], c.kept[i] = name, slot, kept
+		c.names[i], c.slots[i], c.kept[i], c.plain[i] = name, slot, kept, plainKey(name)
 	} else if i == len(c.names) {
 		c.names = append(c.names, name)
 		c.slots = append(c.slots, slot)
 		c.kept = append(c.kept, kept)
+		c.plain = append(c.plain, plainKey(name))
 	}
 	return name, slot, kept
+}
+
+// plainKey reports whether a JSON string of k holds k's bytes unescaped.
+func plainKey(k string) bool {
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }

@@ -87,3 +87,44 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// FuzzFlatRecord checks the reader's shortcuts in parseFlat against a fresh
+// strict parse: keys compared in place with the previous record's (the
+// key cache), and values of fields nobody keeps skipped without decoding.
+// Whatever the strict parse accepts, the shortcut parse must accept, with
+// the same values for every field it does not drop.
+func FuzzFlatRecord(f *testing.F) {
+	seedLines(f, 20)
+	f.Add([]byte(`{"MESSAGE":"a","_UID":"1\"\\","X":"y"}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		prev, _, _ := bytes.Cut(line, []byte("\n"))
+		_, cur, ok := bytes.Cut(line, []byte("\n"))
+		if !ok {
+			cur = prev
+		}
+		var strict flatRecord
+		if !parseFlat(&strict, &keyCache{}, append([]byte(nil), cur...)) {
+			return
+		}
+		want := strict.toMap()
+		keep := newFieldSet([]string{"X", "MESSAGE_ID"})
+		kc := keyCache{keep: keep}
+		var r flatRecord
+		parseFlat(&r, &kc, append([]byte(nil), prev...)) // fills the key cache
+		if !parseFlat(&r, &kc, append([]byte(nil), cur...)) {
+			t.Fatalf("strict parse accepts, the reader's refuses: %q", cur)
+		}
+		got := r.toMap()
+		if len(got) != len(want) {
+			t.Fatalf("reader %d fields, strict %d (%q)", len(got), len(want), cur)
+		}
+		for name, v := range got {
+			if keep.slot(name) == slotDropped {
+				continue
+			}
+			if w, ok := want[name]; !ok || !bytes.Equal(v, w) || (v == nil) != (w == nil) {
+				t.Fatalf("field %q: reader %q, strict %q (%q)", name, v, w, cur)
+			}
+		}
+	})
+}

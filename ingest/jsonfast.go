@@ -2,8 +2,10 @@ package ingest
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -54,7 +56,7 @@ func (p *jscan) object(r *flatRecord, kc *keyCache) bool {
 	}
 	for i := 0; ; i++ {
 		p.ws()
-		key, ok := p.str()
+		name, slot, kept, ok := p.key(kc, i)
 		if !ok {
 			return false
 		}
@@ -63,11 +65,15 @@ func (p *jscan) object(r *flatRecord, kc *keyCache) bool {
 			return false
 		}
 		p.ws()
-		val, ok := p.value(false)
+		var val []byte
+		if slot == slotDropped && p.i < len(p.s) && p.s[p.i] == '"' {
+			val, ok = p.skipStr()
+		} else {
+			val, ok = p.value(false)
+		}
 		if !ok {
 			return false
 		}
-		name, slot, kept := kc.name(i, key)
 		r.add(name, slot, kept, val)
 		p.ws()
 		if p.eat(',') {
@@ -80,6 +86,49 @@ func (p *jscan) object(r *flatRecord, kc *keyCache) bool {
 	}
 	p.ws()
 	return p.i == len(p.s)
+}
+
+// key parses the i-th key of a record. Records of one stream list the same
+// keys in the same order, so the key the cache expects is compared in place
+// before the string is scanned.
+func (p *jscan) key(kc *keyCache, i int) (name string, slot int8, kept bool, ok bool) {
+	if i < len(kc.names) && kc.plain[i] {
+		want := kc.names[i]
+		if end := p.i + len(want) + 2; end <= len(p.s) && p.s[p.i] == '"' && p.s[end-1] == '"' &&
+			string(p.s[p.i+1:end-1]) == want {
+			p.i = end
+			return want, kc.slots[i], kc.kept[i], true
+		}
+	}
+	key, ok := p.str()
+	if !ok {
+		return "", 0, false, false
+	}
+	name, slot, kept = kc.name(i, key)
+	return name, slot, kept, true
+}
+
+// skipStr passes over a string value nobody reads (a field the reader was
+// told not to keep): it finds the closing quote without checking or
+// decoding the body. The value returned is only non-nil, as a string is.
+func (p *jscan) skipStr() ([]byte, bool) {
+	i := p.i + 1
+	for {
+		j := bytes.IndexByte(p.s[i:], '"')
+		if j < 0 {
+			return nil, false
+		}
+		i += j
+		k := i
+		for k > p.i+1 && p.s[k-1] == '\\' {
+			k--
+		}
+		i++
+		if (i-1-k)%2 == 0 { // an even run of backslashes: the quote ends it
+			p.i = i
+			return empty, true
+		}
+	}
 }
 
 // fieldNames are the journal fields journalctl prints most: their names
@@ -355,9 +404,49 @@ func (p *jscan) str() ([]byte, bool) {
 	if !p.eat('"') {
 		return nil, false
 	}
-	start := p.i
-	// Find the closing quote and check the body with IndexByte (SIMD)
-	// rather than a byte-by-byte switch: most values have no escapes.
+	start, s := p.i, p.s
+	// Eight bytes at a time until the first byte that is not plain ASCII
+	// text: most values are short ASCII without escapes, and a per-byte
+	// check of the body was a sixth of reading a journal.
+	i := start
+	for ; i+8 <= len(s); i += 8 {
+		if m := specialBytes(binary.LittleEndian.Uint64(s[i:])); m != 0 {
+			i += bits.TrailingZeros64(m) / 8
+			break
+		}
+	}
+	for ; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"':
+			p.i = i + 1
+			return s[start:i], true
+		case c == '\\' || c >= 0x80:
+			return p.strSlow(start)
+		case c < 0x20:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// Bytes of 8 in a word, for specialBytes.
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// specialBytes returns a word with the high bit set at (at least) the first
+// byte of w, in memory order, that is a quote, a backslash, a control
+// character or not ASCII, and at none before it (zero: none of them).
+func specialBytes(w uint64) uint64 {
+	q := w ^ ('"' * lsb)
+	b := w ^ ('\\' * lsb)
+	return ((q-lsb)&^q | (b-lsb)&^b | (w - 0x20*lsb) | w) & msb
+}
+
+// strSlow is str for a string that holds escapes or non-ASCII bytes.
+func (p *jscan) strSlow(start int) ([]byte, bool) {
+	p.i = start
 	j := bytes.IndexByte(p.s[start:], '"')
 	if j < 0 {
 		return nil, false
@@ -366,14 +455,12 @@ func (p *jscan) str() ([]byte, bool) {
 	if bytes.IndexByte(body, '\\') >= 0 {
 		return p.strEscaped(start)
 	}
-	ascii := true
 	for _, c := range body {
 		if c < 0x20 {
 			return nil, false
 		}
-		ascii = ascii && c < 0x80
 	}
-	if !ascii && !utf8.Valid(body) {
+	if !utf8.Valid(body) {
 		return nil, false // encoding/json replaces invalid UTF-8: let it
 	}
 	p.i = start + j + 1

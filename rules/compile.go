@@ -70,7 +70,8 @@ type Engine struct {
 	bannerLits  [][]string
 	bannerIDs   []int
 	strip       []*regexp.Regexp
-	stripPre    []string // per strip regex: the text every match begins with ("" unknown)
+	stripPre    []string     // per strip regex: the text every match begins with ("" unknown)
+	stripDFA    []*prefixDFA // per strip regex: its DFA, nil when it has none
 	localTime   []*regexp.Regexp
 	readyEv     []*regexp.Regexp
 	readyLits   [][]string
@@ -293,9 +294,10 @@ func Load(fsys fs.FS) (*Set, error) {
 	for _, e := range s.engines {
 		// Shared frames after the engine's own markers: the first match wins.
 		e.phases = append(e.phases, s.frames...)
-		e.stripPre = e.stripPre[:0]
+		e.stripPre, e.stripDFA = e.stripPre[:0], e.stripDFA[:0]
 		for _, re := range e.strip {
 			e.stripPre = append(e.stripPre, anchoredPrefix(re.String()))
+			e.stripDFA = append(e.stripDFA, newPrefixDFA(re.String()))
 		}
 	}
 	s.pre.build()

@@ -85,6 +85,14 @@ func (e *Engine) stripLen(line string) int {
 		if i < len(e.stripPre) && !strings.HasPrefix(line[n:], e.stripPre[i]) {
 			continue
 		}
+		if i < len(e.stripDFA) && e.stripDFA[i] != nil {
+			if k, ok, decided := e.stripDFA[i].match(line[n:]); decided {
+				if ok {
+					n += k
+				}
+				continue
+			}
+		}
 		if loc := re.FindStringIndex(line[n:]); loc != nil && loc[0] == 0 {
 			n += loc[1]
 		}

@@ -1,0 +1,118 @@
+package rules
+
+import (
+	"regexp"
+	"testing"
+)
+
+// regexpPrefix is what stripLen asks of the regexp package: the length of
+// the match at the start of text.
+func regexpPrefix(re *regexp.Regexp, text string) (int, bool) {
+	if loc := re.FindStringIndex(text); loc != nil && loc[0] == 0 {
+		return loc[1], true
+	}
+	return 0, false
+}
+
+func TestPrefixDFAStripPatterns(t *testing.T) {
+	set, err := LoadBuiltin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := []string{
+		"(APIServer pid=1) INFO 10-02 09:00:00 [api_server.py:1] vLLM API server version 0.11.0",
+		"(EngineCore_DP0 pid=311) (RayWorkerWrapper pid=144, ip=10.0.0.7) ERROR torch.OutOfMemoryError",
+		"(ServeReplica:app:LLMServer pid=12, ip=10.0.0.1) INFO x",
+		"(VllmWorker rank=1 pid=77) WARNING y",
+		"(APIServer pid=1)no space after",
+		"(APIServer pid=) not a prefix",
+		"(APIServer pid=1) (Worker pid=2",
+		"INFO no prefix at all",
+		"(Wörker pid=1) non-ASCII name",
+		"(Worker pid=1) (Wörker pid=2) non-ASCII in the second",
+		"",
+	}
+	dfas := 0
+	for _, e := range set.engines {
+		for i, re := range e.strip {
+			d := e.stripDFA[i]
+			if d == nil {
+				continue
+			}
+			dfas++
+			for _, l := range lines {
+				wantN, wantOK := regexpPrefix(re, l)
+				n, ok, decided := d.match(l)
+				if !decided {
+					if isASCII(l) {
+						t.Errorf("%s %q: undecided on ASCII text %q", e.Name, re, l)
+					}
+					continue
+				}
+				if n != wantN || ok != wantOK {
+					t.Errorf("%s %q on %q: DFA %d %v, regexp %d %v", e.Name, re, l, n, ok, wantN, wantOK)
+				}
+			}
+		}
+	}
+	if v := set.Engine("vllm"); v == nil || len(v.stripDFA) == 0 || v.stripDFA[0] == nil {
+		t.Fatal("vllm's process-prefix strip pattern has no DFA")
+	}
+	if got, want := set.Engine("vllm").stripLen(lines[1]), len("(EngineCore_DP0 pid=311) (RayWorkerWrapper pid=144, ip=10.0.0.7) "); got != want {
+		t.Errorf("vllm strips %d bytes of a nested Ray prefix, want %d", got, want)
+	}
+	t.Logf("%d strip patterns with a DFA", dfas)
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+func TestPrefixDFARefuses(t *testing.T) {
+	for _, expr := range []string{`^\bword`, `^a$`, `(?m)^a`, `^(a|b)*c{1000}`} {
+		if newPrefixDFA(expr) != nil {
+			t.Errorf("%q: built a DFA, want none (assertion or too many states)", expr)
+		}
+	}
+	for _, expr := range []string{`^(?:\((?:[A-Za-z][\w:.-]*)(?: rank=\d+)? pid=\d+(?:, ip=[0-9a-fA-F.:]+)?\) ?)+`, `^\[[^\]]*\]`, `a|ab`, `(?i)^info`} {
+		if newPrefixDFA(expr) == nil {
+			t.Errorf("%q: no DFA", expr)
+		}
+	}
+}
+
+// FuzzPrefixDFA: wherever the DFA decides, it agrees with the regexp
+// package on the length of the match at the start of the text.
+func FuzzPrefixDFA(f *testing.F) {
+	f.Add(`^(?:\((?:[A-Za-z][\w:.-]*)(?: rank=\d+)? pid=\d+(?:, ip=[0-9a-fA-F.:]+)?\) ?)+`, "(A pid=1) (B pid=2, ip=::1) x")
+	f.Add(`a|ab`, "abc")
+	f.Add(`(a*)(a|b)*?c`, "aabac")
+	f.Add(`x*?`, "xxx")
+	f.Add(`(?i)^info|warn`, "WARNING")
+	f.Fuzz(func(t *testing.T, expr, text string) {
+		if len(expr) > 64 {
+			return
+		}
+		re, err := regexp.Compile(expr)
+		if err != nil {
+			return
+		}
+		d := newPrefixDFA(expr)
+		if d == nil {
+			return
+		}
+		n, ok, decided := d.match(text)
+		if !decided {
+			return
+		}
+		wantN, wantOK := regexpPrefix(re, text)
+		if n != wantN || ok != wantOK {
+			t.Fatalf("%q on %q: DFA %d %v, regexp %d %v", expr, text, n, ok, wantN, wantOK)
+		}
+	})
+}
