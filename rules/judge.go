@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -75,8 +76,8 @@ type Judge struct {
 	sideOrder  []string
 	external   []domain.Evidence // findings given by Finding, by id in externalID
 	externalID []string
-	ring       []domain.Evidence
-	ctxFill    []*pending // roots whose context still takes the lines after them
+	ring       evidenceRing // the lines before this one, for a finding's context
+	ctxFill    []*pending   // roots whose context still takes the lines after them
 	lastErrors []domain.Evidence
 	early      []earlyLine       // lines kept to judge again when the engine changes
 	earlyBytes int               // their size
@@ -218,6 +219,9 @@ func (j *Judge) Line(text string, ev domain.Evidence) {
 	l := &j.scan
 	j.set.Prepare(l, text)
 	if !j.locked {
+		if j.early == nil {
+			j.early = make([]earlyLine, 0, 64) // most attempts of a night ladder have fewer lines
+		}
 		j.early = append(j.early, earlyLine{ev, text})
 		j.earlyBytes += len(text)
 		if len(j.early) > earlyLines || j.earlyBytes > earlyMaxBytes {
@@ -321,7 +325,8 @@ func (j *Judge) reset() {
 	a.StartedAt = start
 	a.Timeline = []domain.PhaseMark{{Phase: domain.PhaseStart, Time: start}}
 	j.seq = SeqState{}
-	j.roots, j.ring, j.ctxFill, j.lastErrors, j.readyEv = nil, nil, nil, nil, nil
+	j.roots, j.ctxFill, j.lastErrors, j.readyEv = nil, nil, nil, nil
+	j.ring.reset()
 	j.side, j.sideOrder = map[string]*pending{}, nil
 	j.exc = excReader{}
 	j.steps, j.exit = nil, -1
@@ -343,10 +348,7 @@ func (j *Judge) lineJudged(ev domain.Evidence, l *Line) {
 	if n := len(j.ctxFill); n > 0 && j.ctxFill[n-1].ctxLeft == 0 {
 		j.ctxFill = j.ctxFill[:0]
 	}
-	j.ring = append(j.ring, ev)
-	if len(j.ring) > j.opt.ContextBefore {
-		j.ring = j.ring[1:]
-	}
+	j.ring.push(ev, j.opt.ContextBefore)
 	j.judgeLine(ev, l)
 }
 
@@ -609,7 +611,7 @@ func (j *Judge) hit(h Hit, ev domain.Evidence, text string, info lineInfo) {
 	p := &pending{rule: r, phase: phase, time: ev.Time, captures: h.Captures, line: snippet(text, h.At),
 		match:    matchText(text, h.At, h.End),
 		evidence: evidence, text: text, lineNo: j.a.Lines, event: event, ready: !j.a.ReadyAt.IsZero(),
-		context: append([]domain.Evidence{}, j.ring...), ctxLeft: j.opt.ContextAfter}
+		context: j.ring.appendTo(nil), ctxLeft: j.opt.ContextAfter}
 	j.roots = append(j.roots, p)
 	j.ctxFill = append(j.ctxFill, p)
 }
@@ -1308,3 +1310,46 @@ func (s *Set) ruleByID(id string) *Rule {
 	}
 	return nil
 }
+
+// evidenceRing holds the last lines of an attempt in a circular buffer:
+// a slice that drops its head reallocates every few lines, a tenth of the
+// judge's allocation on a night ladder.
+type evidenceRing struct {
+	buf        []domain.Evidence
+	start, len int
+}
+
+// push adds ev, keeping at most max lines.
+func (r *evidenceRing) push(ev domain.Evidence, max int) {
+	if max <= 0 {
+		return
+	}
+	if len(r.buf) != max {
+		r.buf, r.start, r.len = make([]domain.Evidence, max), 0, 0
+	}
+	i := r.start + r.len
+	if i >= max {
+		i -= max
+	}
+	r.buf[i] = ev
+	if r.len < max {
+		r.len++
+	} else if r.start++; r.start == max {
+		r.start = 0
+	}
+}
+
+// appendTo appends the lines held, oldest first, to dst.
+func (r *evidenceRing) appendTo(dst []domain.Evidence) []domain.Evidence {
+	dst = slices.Grow(dst, r.len)
+	for k := range r.len {
+		i := r.start + k
+		if i >= len(r.buf) {
+			i -= len(r.buf)
+		}
+		dst = append(dst, r.buf[i])
+	}
+	return dst
+}
+
+func (r *evidenceRing) reset() { r.start, r.len = 0, 0 }
