@@ -49,10 +49,10 @@ type Fatal struct {
 // exception line `module.Type: message`. Chained exceptions are separated
 // by one of the two chain sentences.
 var (
-	frameLine = regexp.MustCompile(`^\s*File "([^"]*)", line \d+(?:, in (\S+))?`)
+	frameLine = mustPrefixRegexp(`^\s*File "([^"]*)", line \d+(?:, in (\S+))?`)
 	// IPython/Jupyter frames: "/path/mod.py in func(args)" or
 	// "File /path/mod.py:12, in func(args)", possibly as markdown links.
-	ipythonFrame = regexp.MustCompile(`^\s*(?:File )?\[?([^\s\[\]()]+\.py)(?:\]\([^)]*\))?(?::\d+,)? in (\w+)\(`)
+	ipythonFrame = mustPrefixRegexp(`^\s*(?:File )?\[?([^\s\[\]()]+\.py)(?:\]\([^)]*\))?(?::\d+,)? in (\w+)\(`)
 	// excLine is a Python exception line: a dotted name whose last part is
 	// capitalized, then ": message" or the end of the line.
 	excLine = regexp.MustCompile(`^((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Z][A-Za-z0-9_]*)(?::(?:\s+(.*))?)?\s*$`)
@@ -66,7 +66,7 @@ var (
 	rustPanic = regexp.MustCompile(`^thread '[^']*' panicked at (.*)$`)
 	// raiseSource is a frame's source line that raises: when the paste is
 	// cut before the exception line, it names the exception.
-	raiseSource = regexp.MustCompile(`^\s*raise ((?:[A-Za-z_]\w*\.)*[A-Z]\w*)\(`)
+	raiseSource = mustPrefixRegexp(`^\s*raise ((?:[A-Za-z_]\w*\.)*[A-Z]\w*)\(`)
 	// excHeader: Jupyter's "RuntimeError     Traceback (most recent call last)".
 	excHeader = regexp.MustCompile(`Traceback \(most recent call last\)`)
 )
@@ -127,12 +127,12 @@ func envelope(line string) (rest, key, level string) {
 var (
 	// One ^ in front of the alternation: the regexp package then tries
 	// position 0 only (a ^ per alternative made it scan the whole line).
-	procPrefix    = regexp.MustCompile(`^(?:\(([A-Za-z][\w:.-]*(?: rank=\d+)? pid=\d+|[A-Z][\w:.-]*)(?:, ip=[0-9a-fA-F.:]+)?\)\s?|\[(rank\d+)\]:\s?|(\[rank\d+\]:))`)
-	bracketPrefix = regexp.MustCompile(`^\[([^\]]{1,60})\]:?\s?`)
+	procPrefix    = mustPrefixRegexp(`^(?:\(([A-Za-z][\w:.-]*(?: rank=\d+)? pid=\d+|[A-Z][\w:.-]*)(?:, ip=[0-9a-fA-F.:]+)?\)\s?|\[(rank\d+)\]:\s?|(\[rank\d+\]:))`)
+	bracketPrefix = mustPrefixRegexp(`^\[([^\]]{1,60})\]:?\s?`)
 	tpRank        = regexp.MustCompile(`\b(?:TP|DP|PP|EP|RANK |rank)\s?\d+\b`)
-	stampPrefix   = regexp.MustCompile(`^(?:\d{4}[-/]\d\d[-/]\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?|\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?|\d\d:\d\d:\d\d(?:\.\d+)?|[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [\w.]+:\d+\])\s`)
-	levelPrefix   = regexp.MustCompile(`^(DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|CRITICAL|FATAL|PANIC)(?::\s*|\s+)`)
-	sourcePrefix  = regexp.MustCompile(`^(?:\[?[\w./-]+\.(?:py|cc|cpp|cu|go|rs|h):\d+(?:\[\])?\]:?|[a-z_]+(?:::[a-z_]+)+: |(?:text_generation_launcher|shard-manager|text_generation_router\S*): )\s?`)
+	stampPrefix   = mustPrefixRegexp(`^(?:\d{4}[-/]\d\d[-/]\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?|\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?|\d\d:\d\d:\d\d(?:\.\d+)?|[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [\w.]+:\d+\])\s`)
+	levelPrefix   = mustPrefixRegexp(`^(DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|CRITICAL|FATAL|PANIC)(?::\s*|\s+)`)
+	sourcePrefix  = mustPrefixRegexp(`^(?:\[?[\w./-]+\.(?:py|cc|cpp|cu|go|rs|h):\d+(?:\[\])?\]:?|[a-z_]+(?:::[a-z_]+)+: |(?:text_generation_launcher|shard-manager|text_generation_router\S*): )\s?`)
 )
 
 // levelWord normalizes a log level or returns "".

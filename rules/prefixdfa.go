@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"regexp"
 	"regexp/syntax"
 	"slices"
 	"strconv"
@@ -215,4 +216,62 @@ func (b *dfaBuilder) step(i int, c rune) (int32, bool) {
 		}
 	}
 	return b.state(next)
+}
+
+// prefixRegexp is a regexp anchored at the start of the text (^...) with
+// its prefixDFA when it has one: the DFA answers the calls that do not
+// match and the match's length; the regexp runs only for submatches and
+// for what the DFA cannot decide.
+type prefixRegexp struct {
+	*regexp.Regexp
+	dfa *prefixDFA
+}
+
+// mustPrefixRegexp compiles expr, which must be anchored at the start; it
+// panics otherwise (the patterns are the package's own).
+func mustPrefixRegexp(expr string) prefixRegexp {
+	re, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		panic(err)
+	}
+	if re = re.Simplify(); !(re.Op == syntax.OpConcat && len(re.Sub) > 0 && re.Sub[0].Op == syntax.OpBeginText) {
+		panic("rules: " + expr + " is not anchored at the start")
+	}
+	return prefixRegexp{regexp.MustCompile(expr), newPrefixDFA(expr)}
+}
+
+// decide returns the length of the match at the start of s, when the DFA
+// can tell.
+func (p prefixRegexp) decide(s string) (n int, ok, decided bool) {
+	if p.dfa == nil {
+		return 0, false, false
+	}
+	return p.dfa.match(s)
+}
+
+// MatchString is regexp.MatchString.
+func (p prefixRegexp) MatchString(s string) bool {
+	if _, ok, decided := p.decide(s); decided {
+		return ok
+	}
+	return p.Regexp.MatchString(s)
+}
+
+// FindString is regexp.FindString.
+func (p prefixRegexp) FindString(s string) string {
+	if n, ok, decided := p.decide(s); decided {
+		if !ok {
+			return ""
+		}
+		return s[:n]
+	}
+	return p.Regexp.FindString(s)
+}
+
+// FindStringSubmatch is regexp.FindStringSubmatch.
+func (p prefixRegexp) FindStringSubmatch(s string) []string {
+	if _, ok, decided := p.decide(s); decided && !ok {
+		return nil
+	}
+	return p.Regexp.FindStringSubmatch(s)
 }

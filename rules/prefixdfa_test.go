@@ -1,7 +1,11 @@
 package rules
 
 import (
+	"encoding/json"
+	"os"
 	"regexp"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -94,8 +98,11 @@ func FuzzPrefixDFA(f *testing.F) {
 	f.Add(`(a*)(a|b)*?c`, "aabac")
 	f.Add(`x*?`, "xxx")
 	f.Add(`(?i)^info|warn`, "WARNING")
+	for _, p := range []prefixRegexp{frameLine, ipythonFrame, raiseSource, procPrefix, bracketPrefix, stampPrefix, levelPrefix, sourcePrefix} {
+		f.Add(p.String(), "(EngineCore_DP0 pid=1) [rank0]: 2025-08-13 14:29:40 INFO [core.py:1] x")
+	}
 	f.Fuzz(func(t *testing.T, expr, text string) {
-		if len(expr) > 64 {
+		if len(expr) > 400 {
 			return
 		}
 		re, err := regexp.Compile(expr)
@@ -115,4 +122,61 @@ func FuzzPrefixDFA(f *testing.F) {
 			t.Fatalf("%q on %q: DFA %d %v, regexp %d %v", expr, text, n, ok, wantN, wantOK)
 		}
 	})
+}
+
+// TestPrefixRegexpsAgree runs the exception reader's anchored patterns on
+// every message of the bundled journals, and on each message with its
+// first envelope parts cut off, through the DFA and through the regexp.
+func TestPrefixRegexpsAgree(t *testing.T) {
+	res := map[string]prefixRegexp{"frameLine": frameLine, "ipythonFrame": ipythonFrame, "raiseSource": raiseSource,
+		"procPrefix": procPrefix, "bracketPrefix": bracketPrefix, "stampPrefix": stampPrefix, "levelPrefix": levelPrefix,
+		"sourcePrefix": sourcePrefix}
+	for name, p := range res {
+		if p.dfa == nil {
+			t.Errorf("%s: no DFA", name)
+		}
+	}
+	var msgs []string
+	for _, path := range []string{"../examples/dankserver-night-ladder.journal.json", "../examples/dankclaw-day.journal.json"} {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(string(data), "\n") {
+			var rec struct{ MESSAGE any }
+			if json.Unmarshal([]byte(l), &rec) != nil {
+				continue
+			}
+			if s, ok := rec.MESSAGE.(string); ok {
+				for ; s != ""; s = strings.TrimLeft(s[1:], " ") {
+					msgs = append(msgs, s)
+					if i := strings.IndexAny(s, " ]"); i >= 0 {
+						s = s[i:]
+					} else {
+						break
+					}
+				}
+			}
+		}
+	}
+	if len(msgs) < 1000 {
+		t.Fatalf("only %d messages", len(msgs))
+	}
+	for name, p := range res {
+		matched := 0
+		for _, m := range msgs {
+			if got, want := p.FindString(m), p.Regexp.FindString(m); got != want {
+				t.Errorf("%s.FindString(%q) = %q, regexp %q", name, m, got, want)
+			}
+			if got, want := p.FindStringSubmatch(m), p.Regexp.FindStringSubmatch(m); !slices.Equal(got, want) {
+				t.Errorf("%s.FindStringSubmatch(%q) = %q, regexp %q", name, m, got, want)
+			}
+			if p.MatchString(m) {
+				matched++
+			}
+		}
+		if matched == 0 && name != "ipythonFrame" && name != "raiseSource" {
+			t.Errorf("%s matched none of %d messages: the test does not exercise it", name, len(msgs))
+		}
+	}
 }
