@@ -183,6 +183,9 @@ type excReader struct {
 	// process prefix continues it (engines that prefix only the first
 	// line of a multi-line message, SGLang's logger among them).
 	lastKey string
+	// quiet: no process has an open traceback, as found by the last line
+	// that changed nothing (saves walking procs on every line).
+	quiet bool
 }
 
 const (
@@ -253,15 +256,19 @@ func mayMatter(s string) bool {
 func (x *excReader) line(text string, matters bool, n int, ev domain.Evidence, p domain.Phase, afterReady bool) lineInfo {
 	info := lineInfo{event: n}
 	anyOpen := false
-	for _, st := range x.procs {
-		if st.open || st.cpp != nil {
-			anyOpen = true
-			break
+	if !x.quiet {
+		for _, st := range x.procs {
+			if st.open || st.cpp != nil {
+				anyOpen = true
+				break
+			}
 		}
+		x.quiet = !anyOpen
 	}
 	if !anyOpen && !matters {
 		return info
 	}
+	x.quiet = false // what follows may open a traceback
 	msg, key, level := envelope(text)
 	info.level, info.parsed = level, true
 	if key == "" && x.lastKey != "" {

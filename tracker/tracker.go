@@ -115,6 +115,8 @@ type state struct {
 	seq0      int              // creation order
 	skipUntil time.Time        // resumed: entries up to this time were read before
 	log       logBuf           // the attempt's own lines (Options.KeepLog)
+	// notedHost and notedUnit: the host|unit last put in engineUnits.
+	notedHost, notedUnit string
 
 	// version is the attempt's change version (domain.Attempt.Version):
 	// the tracker's clock at its latest change. judgeV and zone are the
@@ -585,8 +587,9 @@ func (t *Tracker) line(st *state, e domain.Entry, raw string) {
 		st.log.add(ev)
 	}
 	st.j.Line(line, ev)
-	if st.a.Unit != "" && st.j.Engine() != "" {
+	if st.a.Unit != "" && (st.notedHost != st.a.Host || st.notedUnit != st.a.Unit) && st.j.Engine() != "" {
 		t.engineUnits[st.a.Host+"|"+st.a.Unit] = true
+		st.notedHost, st.notedUnit = st.a.Host, st.a.Unit
 	}
 }
 
