@@ -377,7 +377,11 @@ func (j *Judge) judgeLine(ev domain.Evidence, l *Line) {
 			j.lastErrors = j.lastErrors[1:]
 		}
 	}
-	if p, fwd, ok := j.eng.PhaseLine(l, !a.ReadyAt.IsZero()); ok {
+	current := a.Phase
+	if current == domain.PhaseReady {
+		current = "" // a ready marker line is readiness evidence too
+	}
+	if p, fwd, ok := j.eng.phaseLine(l, !a.ReadyAt.IsZero(), current); ok {
 		if p == domain.PhaseReady {
 			j.addReadyEvidence(ev)
 		}

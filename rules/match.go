@@ -111,22 +111,45 @@ func (e *Engine) Phase(line string, reachedReady bool) (p domain.Phase, forwardO
 
 // PhaseLine is Phase on a prepared line.
 func (e *Engine) PhaseLine(l *Line, reachedReady bool) (p domain.Phase, forwardOnly, ok bool) {
+	return e.phaseLine(l, reachedReady, "")
+}
+
+// phaseLine is PhaseLine for an attempt in phase current (other than
+// ready, whose marker lines are also readiness evidence): a marker into
+// current changes nothing, so once the candidates left all lead there
+// their regexes need not run (on a serving journal every request line is
+// a candidate of the serving markers). ok is then false.
+func (e *Engine) phaseLine(l *Line, reachedReady bool, current domain.Phase) (p domain.Phase, forwardOnly, ok bool) {
 	if e == nil {
 		return "", false, false
 	}
 	l = e.pre.line(l)
-	for _, m := range e.phases {
+	for i, m := range e.phases {
 		if m.afterReady && !reachedReady {
 			continue
 		}
 		if !l.may(m.id) {
 			continue
 		}
+		if current != "" && m.phase == current && !e.otherPhaseAfter(l, i, reachedReady, current) {
+			return "", false, false
+		}
 		if m.alts != nil && matchAlts(l, m.alts) || m.alts == nil && m.re.MatchString(l.Text) {
 			return m.phase, m.forwardOnly, true
 		}
 	}
 	return "", false, false
+}
+
+// otherPhaseAfter reports whether a marker after the i-th, into another
+// phase than current, is a candidate for l.
+func (e *Engine) otherPhaseAfter(l *Line, i int, reachedReady bool, current domain.Phase) bool {
+	for _, m := range e.phases[i+1:] {
+		if m.phase != current && (!m.afterReady || reachedReady) && l.may(m.id) {
+			return true
+		}
+	}
+	return false
 }
 
 // IsReadyEvidence reports whether a line is worth quoting as evidence of a
