@@ -217,6 +217,16 @@ const (
 func (j *Judge) Line(text string, ev domain.Evidence) {
 	j.version++
 	l := &j.scan
+	if j.locked && j.eng != nil && j.a.EngineVersion != "" && !j.eng.HasChildren() {
+		// The engine is settled (detect reads no more lines): cut the
+		// process prefix before the literal scan, not after it, so the
+		// scan skips it (a fifth of a short vLLM line).
+		k := j.eng.stripLen(text)
+		j.set.Prepare(l, text[k:])
+		l.stripped = true
+		j.lineJudged(ev, l)
+		return
+	}
 	j.set.Prepare(l, text)
 	if !j.locked {
 		if j.early == nil {
@@ -368,7 +378,9 @@ func (j *Judge) setEngine(name, version string) {
 // decisive line). It strips l in place.
 func (j *Judge) judgeLine(ev domain.Evidence, l *Line) {
 	a := &j.a
-	j.eng.StripLine(l)
+	if !l.stripped {
+		j.eng.StripLine(l)
+	}
 	text := l.Text
 	errorLike := l.LooksLikeError()
 	if errorLike {
