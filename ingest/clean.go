@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"bytes"
+	"encoding/binary"
 	"strings"
 	"unicode/utf8"
 )
@@ -29,7 +30,18 @@ func CleanMessage(raw []byte) string {
 // isPlain reports whether raw needs no cleaning: printable ASCII or UTF-8
 // with '\n'/'\t' only, and no line ending in a space or tab.
 func isPlain(raw []byte) bool {
-	for i, c := range raw {
+	// Skip words of eight printable ASCII bytes (no control, DEL or
+	// non-ASCII byte, so no '\n' either) without looking at each byte.
+	i := 0
+	for ; i+8 <= len(raw); i += 8 {
+		w := binary.LittleEndian.Uint64(raw[i:])
+		del := w ^ (0x7f * lsb)
+		if ((w-0x20*lsb)|w|((del-lsb)&^del))&msb != 0 {
+			break
+		}
+	}
+	for ; i < len(raw); i++ {
+		c := raw[i]
 		switch {
 		case c == '\n':
 			if i > 0 && (raw[i-1] == ' ' || raw[i-1] == '\t') {

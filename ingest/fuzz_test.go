@@ -128,3 +128,27 @@ func FuzzFlatRecord(f *testing.F) {
 		}
 	})
 }
+
+// FuzzIsPlain compares isPlain's word-at-a-time skip with a byte-by-byte
+// reading of its contract.
+func FuzzIsPlain(f *testing.F) {
+	for _, s := range []string{"plain ascii text, long enough", "tab\tand\nnewline ok", "trailing space \nx", "esc \x1b[0m here",
+		"caf\u00e9 non-ascii", "del \x7f byte in the middle ok?", "12345678\n", "1234567 \n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		want := true
+		for i, c := range raw {
+			if c < 0x20 && c != '\t' && c != '\n' || c == 0x7f || c >= 0x80 ||
+				c == '\n' && i > 0 && (raw[i-1] == ' ' || raw[i-1] == '\t') {
+				want = false
+			}
+		}
+		if n := len(raw); n > 0 && (raw[n-1] == ' ' || raw[n-1] == '\t') {
+			want = false
+		}
+		if got := isPlain(raw); got != want {
+			t.Fatalf("isPlain(%q) = %v, want %v", raw, got, want)
+		}
+	})
+}
