@@ -62,7 +62,8 @@ type Engine struct {
 	Defaults    map[string]any
 	BlockTokens int
 	detect      []*regexp.Regexp
-	detectW     []int // weight of evidence per detect pattern
+	detectW     []int        // weight of evidence per detect pattern
+	detectDFA   []*prefixDFA // per detect pattern anchored at the start: its DFA
 	fallback    bool
 	detectLits  [][]string
 	detectIDs   []int // prefilter matcher ids, per detect pattern
@@ -421,6 +422,7 @@ func compileEngine(es EngineSpec) (*Engine, Errors) {
 			continue
 		}
 		e.detect = append(e.detect, re)
+		e.detectDFA = append(e.detectDFA, startDFA(re.String()))
 		e.detectW = append(e.detectW, d.Weight)
 		e.detectLits = append(e.detectLits, requiredLiterals(d.Match))
 	}

@@ -667,6 +667,14 @@ func (s *Set) detectWeighted(l *Line) (engine, version string, weight int, ok bo
 			if !l.may(e.detectIDs[i]) {
 				continue
 			}
+			if _, ok, decided := e.detectDFA[i].match(line); decided {
+				if !ok {
+					continue
+				}
+				if re.NumSubexp() == 0 {
+					return e.Name, "", e.detectW[i], true
+				}
+			}
 			m := re.FindStringSubmatchIndex(line)
 			if m == nil {
 				continue

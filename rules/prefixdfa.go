@@ -84,6 +84,9 @@ func newPrefixDFA(expr string) *prefixDFA {
 // read while the match could still go on); the caller must then ask the
 // regexp.
 func (d *prefixDFA) match(text string) (n int, ok, decided bool) {
+	if d == nil {
+		return 0, false, false
+	}
 	s := int32(0)
 	n = -1
 	for i := 0; ; i++ {
@@ -230,14 +233,30 @@ type prefixRegexp struct {
 // mustPrefixRegexp compiles expr, which must be anchored at the start; it
 // panics otherwise (the patterns are the package's own).
 func mustPrefixRegexp(expr string) prefixRegexp {
-	re, err := syntax.Parse(expr, syntax.Perl)
-	if err != nil {
-		panic(err)
-	}
-	if re = re.Simplify(); !(re.Op == syntax.OpConcat && len(re.Sub) > 0 && re.Sub[0].Op == syntax.OpBeginText) {
+	if !anchoredAtStart(expr) {
 		panic("rules: " + expr + " is not anchored at the start")
 	}
 	return prefixRegexp{regexp.MustCompile(expr), newPrefixDFA(expr)}
+}
+
+// anchoredAtStart reports whether every match of expr begins at the start
+// of the text (expr is ^ or \A followed by the rest).
+func anchoredAtStart(expr string) bool {
+	re, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return false
+	}
+	re = re.Simplify()
+	return re.Op == syntax.OpConcat && len(re.Sub) > 0 && re.Sub[0].Op == syntax.OpBeginText
+}
+
+// startDFA is newPrefixDFA(expr) for a pattern anchored at the start, and
+// nil for any other: only then is "no match at the start" "no match".
+func startDFA(expr string) *prefixDFA {
+	if !anchoredAtStart(expr) {
+		return nil
+	}
+	return newPrefixDFA(expr)
 }
 
 // decide returns the length of the match at the start of s, when the DFA

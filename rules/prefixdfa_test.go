@@ -136,6 +136,64 @@ func TestPrefixRegexpsAgree(t *testing.T) {
 			t.Errorf("%s: no DFA", name)
 		}
 	}
+	msgs := bundledMessages(t)
+	for name, p := range res {
+		matched := 0
+		for _, m := range msgs {
+			if got, want := p.FindString(m), p.Regexp.FindString(m); got != want {
+				t.Errorf("%s.FindString(%q) = %q, regexp %q", name, m, got, want)
+			}
+			if got, want := p.FindStringSubmatch(m), p.Regexp.FindStringSubmatch(m); !slices.Equal(got, want) {
+				t.Errorf("%s.FindStringSubmatch(%q) = %q, regexp %q", name, m, got, want)
+			}
+			if p.MatchString(m) {
+				matched++
+			}
+		}
+		if matched == 0 && name != "ipythonFrame" && name != "raiseSource" {
+			t.Errorf("%s matched none of %d messages: the test does not exercise it", name, len(msgs))
+		}
+	}
+}
+
+// TestDetectDFAs checks the DFAs of the engine detection patterns that are
+// anchored at the start against their regexps on the bundled messages.
+func TestDetectDFAs(t *testing.T) {
+	set, err := LoadBuiltin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := bundledMessages(t)
+	dfas, matched := 0, 0
+	for _, e := range set.engines {
+		for i, re := range e.detect {
+			d := e.detectDFA[i]
+			if (d != nil) != anchoredAtStart(re.String()) {
+				t.Errorf("%s detect %q: DFA %v, anchored %v", e.Name, re, d != nil, anchoredAtStart(re.String()))
+			}
+			if d == nil {
+				continue
+			}
+			dfas++
+			for _, m := range msgs {
+				_, ok, decided := d.match(m)
+				if decided && ok != re.MatchString(m) {
+					t.Errorf("%s detect %q on %q: DFA %v, regexp %v", e.Name, re, m, ok, !ok)
+				}
+				if decided && ok {
+					matched++
+				}
+			}
+		}
+	}
+	if dfas == 0 || matched == 0 {
+		t.Errorf("%d detect DFAs matched %d messages: the test does not exercise them", dfas, matched)
+	}
+}
+
+// bundledMessages returns the string MESSAGEs of the bundled journals, each
+// also with its leading words cut off one by one.
+func bundledMessages(t *testing.T) []string {
 	var msgs []string
 	for _, path := range []string{"../examples/dankserver-night-ladder.journal.json", "../examples/dankclaw-day.journal.json"} {
 		data, err := os.ReadFile(path)
@@ -162,21 +220,5 @@ func TestPrefixRegexpsAgree(t *testing.T) {
 	if len(msgs) < 1000 {
 		t.Fatalf("only %d messages", len(msgs))
 	}
-	for name, p := range res {
-		matched := 0
-		for _, m := range msgs {
-			if got, want := p.FindString(m), p.Regexp.FindString(m); got != want {
-				t.Errorf("%s.FindString(%q) = %q, regexp %q", name, m, got, want)
-			}
-			if got, want := p.FindStringSubmatch(m), p.Regexp.FindStringSubmatch(m); !slices.Equal(got, want) {
-				t.Errorf("%s.FindStringSubmatch(%q) = %q, regexp %q", name, m, got, want)
-			}
-			if p.MatchString(m) {
-				matched++
-			}
-		}
-		if matched == 0 && name != "ipythonFrame" && name != "raiseSource" {
-			t.Errorf("%s matched none of %d messages: the test does not exercise it", name, len(msgs))
-		}
-	}
+	return msgs
 }
