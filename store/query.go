@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -470,7 +471,8 @@ func queryAttempts(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]*d
 			a                                       domain.Attempt
 			started, ended, ready, phase, verdict   string
 			exitStatus, restartBefore, restartAfter sql.NullInt64
-			shapeJSON, timelineJSON                 string
+			shapeJSON                               string
+			timelineJSON                            any
 		)
 		if err := rows.Scan(&a.ID, &a.Host, &a.Unit, &a.InvocationID, &a.Container, &a.ContainerID,
 			&a.Engine, &a.EngineVersion, &started, &ended, &ready, &phase, &verdict, &a.Rule, &a.Note,
@@ -492,7 +494,7 @@ func queryAttempts(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]*d
 		if a.Shape, err = decodeShape(shapeJSON); err != nil {
 			return nil, fmt.Errorf("attempt %s shape_json: %w", a.ID, err)
 		}
-		if err := json.Unmarshal([]byte(timelineJSON), &a.Timeline); err != nil {
+		if a.Timeline, err = decodeTimeline(timelineJSON); err != nil {
 			return nil, fmt.Errorf("attempt %s timeline_json: %w", a.ID, err)
 		}
 		out = append(out, &a)
@@ -620,46 +622,72 @@ func loadFindings(ctx context.Context, tx *sql.Tx, byID map[string]*domain.Attem
 	return refs, rows.Err()
 }
 
-// loadLines reads the evidence and context lines of the attempts in ids,
-// the evidence lines with their roles (none for rows stored without); it
-// returns the evidence rows by attempt and seq, without roles, for the
-// findings' refs.
+// loadLines reads the evidence and context lines of the attempts in ids
+// (a row per line, in either list or both), the evidence lines with their
+// roles (none for rows stored without); it returns the evidence rows by
+// attempt and evidence seq, without roles, for the findings' refs.
 func loadLines(ctx context.Context, tx *sql.Tx, byID map[string]*domain.Attempt, in string, ids []any) (map[evidenceRow]domain.Evidence, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT attempt_id, kind, seq, time, cursor, message, role FROM evidence
-		WHERE attempt_id IN `+in+` ORDER BY attempt_id, kind, seq`, ids...)
+	rows, err := tx.QueryContext(ctx, `SELECT attempt_id, evidence_seq, context_seq, time, cursor, message, role FROM evidence
+		WHERE attempt_id IN `+in+` ORDER BY attempt_id, seq`, ids...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
+	type placed struct {
+		seq int64
+		e   domain.Evidence
+	}
+	type lists struct{ evidence, context []placed }
+	byAttempt := map[*domain.Attempt]*lists{}
 	byRow := map[evidenceRow]domain.Evidence{}
 	for rows.Next() {
 		var (
-			attemptID, kind, when string
-			seq                   int
-			e                     domain.Evidence
-			role                  sql.NullString
+			attemptID, when string
+			evSeq, ctxSeq   sql.NullInt64
+			e               domain.Evidence
+			role            sql.NullString
 		)
-		if err := rows.Scan(&attemptID, &kind, &seq, &when, &e.Cursor, &e.Message, &role); err != nil {
+		if err := rows.Scan(&attemptID, &evSeq, &ctxSeq, &when, &e.Cursor, &e.Message, &role); err != nil {
 			return nil, err
 		}
 		if e.Time, err = parseTimeText(when); err != nil {
-			return nil, fmt.Errorf("%s line of %s: time: %w", kind, attemptID, err)
+			return nil, fmt.Errorf("line of %s: time: %w", attemptID, err)
 		}
 		a := byID[attemptID]
 		if a == nil {
 			continue
 		}
-		if kind == "context" {
-			a.Context = append(a.Context, e)
-		} else {
-			byRow[evidenceRow{attemptID, seq}] = e
+		l := byAttempt[a]
+		if l == nil {
+			l = &lists{}
+			byAttempt[a] = l
+		}
+		if ctxSeq.Valid {
+			l.context = append(l.context, placed{ctxSeq.Int64, e})
+		}
+		if evSeq.Valid {
+			byRow[evidenceRow{attemptID, int(evSeq.Int64)}] = e
 			if r, err := domain.ParseEvidenceRole(role.String); err == nil {
 				e.Role = r // a name this version does not know: placed as without a role
 			}
-			a.Evidence = append(a.Evidence, e)
+			l.evidence = append(l.evidence, placed{evSeq.Int64, e})
 		}
 	}
-	return byRow, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	bySeq := func(x, y placed) int { return cmp.Compare(x.seq, y.seq) }
+	for a, l := range byAttempt {
+		slices.SortFunc(l.evidence, bySeq)
+		slices.SortFunc(l.context, bySeq)
+		for _, p := range l.evidence {
+			a.Evidence = append(a.Evidence, p.e)
+		}
+		for _, p := range l.context {
+			a.Context = append(a.Context, p.e)
+		}
+	}
+	return byRow, nil
 }
 
 // Facets returns the distinct non-empty hosts, units, engines and verdicts

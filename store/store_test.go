@@ -43,8 +43,8 @@ func countRows(t *testing.T, db *DB) counts {
 	return counts{
 		attempts:  count(t, db, `SELECT count(*) FROM attempts`),
 		findings:  count(t, db, `SELECT count(*) FROM findings`),
-		evidence:  count(t, db, `SELECT count(*) FROM evidence WHERE kind = 'evidence'`),
-		context:   count(t, db, `SELECT count(*) FROM evidence WHERE kind = 'context'`),
+		evidence:  count(t, db, `SELECT count(*) FROM evidence WHERE evidence_seq IS NOT NULL`),
+		context:   count(t, db, `SELECT count(*) FROM evidence WHERE context_seq IS NOT NULL`),
 		positions: count(t, db, `SELECT count(*) FROM ingest_positions`),
 	}
 }
@@ -58,7 +58,7 @@ func dump(t *testing.T, db *DB) string {
 	for _, q := range []string{
 		`SELECT * FROM attempts ORDER BY id`,
 		`SELECT * FROM findings ORDER BY attempt_id, seq`,
-		`SELECT * FROM evidence ORDER BY attempt_id, kind, seq`,
+		`SELECT * FROM evidence ORDER BY attempt_id, seq`,
 	} {
 		rows, err := db.db.Query(q)
 		if err != nil {
