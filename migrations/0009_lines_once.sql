@@ -7,7 +7,8 @@
 -- attempt's evidence list (what a finding's evidence_json cites, as the
 -- seq column did), context_seq its position in the context list; either
 -- is NULL when the line is not in that list. seq numbers the rows, evidence
--- lines first.
+-- lines first. message is NULL when the text is that of line log_seq of
+-- the attempt's own log (attempt_log), which holds it already.
 CREATE TABLE evidence_once (
     attempt_id   TEXT NOT NULL REFERENCES attempts(id) ON DELETE CASCADE,
     seq          INTEGER NOT NULL,
@@ -18,8 +19,10 @@ CREATE TABLE evidence_once (
     time         TEXT NOT NULL DEFAULT '',  -- RFC 3339 with the source offset
     time_us      INTEGER,
     cursor       TEXT NOT NULL DEFAULT '',
-    message      TEXT NOT NULL,
-    PRIMARY KEY (attempt_id, seq)
+    message      TEXT,
+    log_seq      INTEGER,
+    PRIMARY KEY (attempt_id, seq),
+    CHECK ((message IS NULL) = (log_seq IS NOT NULL))
 );
 
 -- An evidence row and a context row of the same attempt with the same

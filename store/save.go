@@ -107,8 +107,8 @@ const (
 			message_id, phase, time, time_us, note, captures_json, evidence_json, matched)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT(attempt_id, finding_id, rule) DO NOTHING`
-	insertLine = `INSERT INTO evidence (attempt_id, seq, evidence_seq, context_seq, finding_id, role, time, time_us, cursor, message)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	insertLine = `INSERT INTO evidence (attempt_id, seq, evidence_seq, context_seq, finding_id, role, time, time_us, cursor, message, log_seq)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	insertLogChunk = `INSERT OR IGNORE INTO attempt_log (attempt_id, first_seq, lines, data) VALUES (?, ?, ?, ?)`
 	updateLogLines = `UPDATE attempts SET log_lines = ?, log_last = ? WHERE id = ?`
 )
@@ -232,7 +232,7 @@ func (s *saver) saveAttempt(ctx context.Context, a *domain.Attempt) error {
 			return fmt.Errorf("finding %s: %w", f.ID, err)
 		}
 	}
-	if err := s.saveLines(ctx, a, evSeq); err != nil {
+	if err := s.saveLines(ctx, a, evSeq, logLast); err != nil {
 		return err
 	}
 	return s.saveLog(ctx, a, logLast)
@@ -241,11 +241,14 @@ func (s *saver) saveAttempt(ctx context.Context, a *domain.Attempt) error {
 // saveLines writes the attempt's evidence and context lines, one row per
 // line: a line in both lists (same cursor, message and time) is stored
 // once with both positions. Within a list a line repeating an earlier one
-// (same cursor and message) is skipped. Evidence lines are linked to the
-// first finding that cites them, so the table can answer "which lines made
-// rule X fire" without decoding JSON, and carry their role (NULL when the
-// line has none: context lines, attempts judged without roles).
-func (s *saver) saveLines(ctx context.Context, a *domain.Attempt, evSeq map[lineKey]int) error {
+// (same cursor and message) is skipped. A line whose text is that of a log
+// line this save stores (seq after logLast) refers to it (log_seq) instead
+// of holding the text again: for a replayed attempt that is nearly every
+// line. Evidence lines are linked to the first finding that cites them, so
+// the table can answer "which lines made rule X fire" without decoding
+// JSON, and carry their role (NULL when the line has none: context lines,
+// attempts judged without roles).
+func (s *saver) saveLines(ctx context.Context, a *domain.Attempt, evSeq map[lineKey]int, logLast int) error {
 	type row struct {
 		e                 domain.Evidence
 		time              string
@@ -276,6 +279,17 @@ func (s *saver) saveLines(ctx context.Context, a *domain.Attempt, evSeq map[line
 		}
 		rows = append(rows, row{e: e, time: t, context: ctxSeq})
 	}
+	var inLog map[string]int // message → seq of a log line this save stores
+	if len(rows) > 0 && a.Log != nil {
+		inLog = make(map[string]int, len(a.Log.Lines))
+		for _, l := range a.Log.Lines {
+			if l.Seq > logLast {
+				if _, dup := inLog[l.Message]; !dup {
+					inLog[l.Message] = l.Seq
+				}
+			}
+		}
+	}
 	for seq, r := range rows {
 		var findingID, role sql.NullString
 		if r.evidence.Valid {
@@ -284,8 +298,13 @@ func (s *saver) saveLines(ctx context.Context, a *domain.Attempt, evSeq map[line
 				role = sql.NullString{String: r.e.Role.String(), Valid: true}
 			}
 		}
+		var logSeq sql.NullInt64
+		message := sql.NullString{String: r.e.Message, Valid: true}
+		if n, ok := inLog[r.e.Message]; ok {
+			logSeq, message = sql.NullInt64{Int64: int64(n), Valid: true}, sql.NullString{}
+		}
 		if _, err := s.line.ExecContext(ctx, a.ID, seq, r.evidence, r.context, findingID, role,
-			r.time, timeMicros(r.e.Time), r.e.Cursor, r.e.Message); err != nil {
+			r.time, timeMicros(r.e.Time), r.e.Cursor, message, logSeq); err != nil {
 			return fmt.Errorf("line %d: %w", seq, err)
 		}
 	}
