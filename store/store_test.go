@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -539,6 +540,19 @@ func TestReadWhileWriting(t *testing.T) {
 		}
 		if _, _, _, _, err := db.Facets(ctx); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// TestWriteStringIsJSON: the shape encoder's string fast path writes what
+// encoding/json writes, escapes included.
+func TestWriteStringIsJSON(t *testing.T) {
+	for _, s := range []string{"", "max_model_len", "auto", "fp8_e4m3", `a"b`, `a\b`, "<x>&", "tab\there", "nl\n", "\x7f", "é", "\xff", "\u2028"} {
+		var b bytes.Buffer
+		writeString(&b, s)
+		want, _ := json.Marshal(s)
+		if b.String() != string(want) {
+			t.Errorf("writeString(%q) = %s, want %s", s, b.String(), want)
 		}
 	}
 }
