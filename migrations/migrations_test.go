@@ -50,7 +50,7 @@ func TestApplyOnSQLite(t *testing.T) {
 	for _, want := range []string{
 		"table:attempts", "table:findings", "table:evidence", "table:ingest_positions",
 		"index:attempts_host", "index:attempts_unit", "index:attempts_engine",
-		"index:attempts_verdict", "index:attempts_phase", "index:attempts_started_at",
+		"index:attempts_started_id", "index:attempts_group", "index:attempts_updated_at",
 	} {
 		var n int
 		typ, name, _ := strings.Cut(want, ":")
@@ -59,6 +59,16 @@ func TestApplyOnSQLite(t *testing.T) {
 		}
 		if n != 1 {
 			t.Errorf("%s missing", want)
+		}
+	}
+	// 0009 dropped the indexes no query used; each cost every save an entry.
+	for _, gone := range []string{"attempts_started_at", "attempts_verdict", "attempts_phase", "attempts_shape", "attempts_model"} {
+		var n int
+		if err := db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = ?`, gone).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 0 {
+			t.Errorf("index %s still exists", gone)
 		}
 	}
 	// The columns the store writes must exist with these names.
@@ -71,7 +81,7 @@ func TestApplyOnSQLite(t *testing.T) {
 		}
 	}
 	cols = columns(t, db, "evidence")
-	for _, c := range []string{"attempt_id", "seq", "kind", "finding_id", "time", "time_us", "cursor", "message", "role"} {
+	for _, c := range []string{"attempt_id", "seq", "evidence_seq", "context_seq", "finding_id", "time", "time_us", "cursor", "message", "role"} {
 		if !cols[c] {
 			t.Errorf("evidence.%s missing", c)
 		}

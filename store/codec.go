@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/klauspost/compress/s2"
+
 	"github.com/llmfleet/analyzer/domain"
 )
 
@@ -94,8 +96,7 @@ func encodeValue(b *bytes.Buffer, v any) error {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			kb, _ := json.Marshal(k)
-			b.Write(kb)
+			writeString(b, k)
 			b.WriteByte(':')
 			if err := encodeValue(b, x[k]); err != nil {
 				return fmt.Errorf("shape key %q: %w", k, err)
@@ -115,8 +116,10 @@ func encodeValue(b *bytes.Buffer, v any) error {
 			}
 		}
 		b.WriteByte(']')
+	case string:
+		writeString(b, x)
 	default:
-		// string, bool, []string, map[string]string, ...: encoding/json
+		// bool, []string, map[string]string, ...: encoding/json
 		// round-trips these as the same JSON kind.
 		vb, err := json.Marshal(x)
 		if err != nil {
@@ -125,6 +128,22 @@ func encodeValue(b *bytes.Buffer, v any) error {
 		b.Write(vb)
 	}
 	return nil
+}
+
+// writeString writes s as encoding/json does; a shape's keys and most of
+// its values are plain ASCII, which need no escaping and no reflection
+// (json.Marshal per key was a tenth of a save).
+func writeString(b *bytes.Buffer, s string) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			sb, _ := json.Marshal(s)
+			b.Write(sb)
+			return
+		}
+	}
+	b.WriteByte('"')
+	b.WriteString(s)
+	b.WriteByte('"')
 }
 
 func writeFloat(b *bytes.Buffer, f float64) {
@@ -203,4 +222,50 @@ func shapeText(s domain.Shape, key string) sql.NullString {
 		return sql.NullString{}
 	}
 	return sql.NullString{String: s.String(key), Valid: true}
+}
+
+// maxTimeline caps a stored timeline's decoded JSON: a mark per phase
+// change, each line within the tracker's message cap, is far below it.
+const maxTimeline = 16 << 20
+
+// encodeTimeline is an attempt's timeline_json: "[]" for none, else its
+// JSON S2-compressed as a BLOB (a third of the attempts table was timeline
+// text, every byte of which a save pays for).
+func encodeTimeline(marks []domain.PhaseMark) (any, error) {
+	if len(marks) == 0 {
+		return "[]", nil
+	}
+	b, err := json.Marshal(marks)
+	if err != nil {
+		return nil, err
+	}
+	return s2.Encode(nil, b), nil
+}
+
+// decodeTimeline parses timeline_json: JSON text, or (a []byte) the S2
+// block encodeTimeline writes.
+func decodeTimeline(v any) ([]domain.PhaseMark, error) {
+	var text []byte
+	switch x := v.(type) {
+	case string:
+		text = []byte(x)
+	case []byte:
+		n, err := s2.DecodedLen(x)
+		if err != nil {
+			return nil, err
+		}
+		if n > maxTimeline {
+			return nil, fmt.Errorf("timeline of %d bytes is over the %d byte cap", n, maxTimeline)
+		}
+		if text, err = s2.Decode(nil, x); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("timeline_json of type %T", v)
+	}
+	var marks []domain.PhaseMark
+	if err := json.Unmarshal(text, &marks); err != nil {
+		return nil, err
+	}
+	return marks, nil
 }

@@ -307,7 +307,7 @@ func TestEvidenceRolesRoundTrip(t *testing.T) {
 	if err := db.SaveAttempts(ctx, []*domain.Attempt{a}, nil); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := db.db.Query(`SELECT seq, role FROM evidence WHERE attempt_id = ? AND kind = 'evidence' ORDER BY seq`, a.ID)
+	rows, err := db.db.Query(`SELECT evidence_seq, role FROM evidence WHERE attempt_id = ? AND evidence_seq IS NOT NULL ORDER BY evidence_seq`, a.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,7 +332,7 @@ func TestEvidenceRolesRoundTrip(t *testing.T) {
 			t.Errorf("line %d has no role but is stored with %q, want NULL", seq, r.String)
 		}
 	}
-	if n := count(t, db, `SELECT count(*) FROM evidence WHERE kind = 'context' AND role IS NOT NULL`); n != 0 {
+	if n := count(t, db, `SELECT count(*) FROM evidence WHERE evidence_seq IS NULL AND role IS NOT NULL`); n != 0 {
 		t.Errorf("%d context lines stored with a role", n)
 	}
 	got, err := db.GetAttempt(ctx, a.ID)
@@ -435,4 +435,152 @@ func openAtVersion(t *testing.T, path string, n int) *sql.DB {
 		}
 	}
 	return raw
+}
+
+// TestLineInBothListsStoredOnce: a line that is both evidence and context
+// is one row holding both positions, and loads back into both lists in
+// their orders; a context line with the same text and cursor but another
+// time is a line of its own.
+func TestLineInBothListsStoredOnce(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t)
+	a := storetest.Attempts()[0] // its context ends with two of its evidence lines
+	shifted := a.Evidence[2]
+	shifted.Time = shifted.Time.Add(time.Millisecond)
+	a.Context = append(a.Context, shifted)
+	if err := db.SaveAttempts(ctx, []*domain.Attempt{a}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n, want := count(t, db, `SELECT count(*) FROM evidence WHERE attempt_id = ?`, a.ID), len(a.Evidence)+len(a.Context)-2; n != want {
+		t.Errorf("%d rows for %d evidence and %d context lines, 2 of them in both lists; want %d", n, len(a.Evidence), len(a.Context), want)
+	}
+	if n := count(t, db, `SELECT count(*) FROM evidence WHERE attempt_id = ? AND evidence_seq IS NOT NULL AND context_seq IS NOT NULL`, a.ID); n != 2 {
+		t.Errorf("%d rows in both lists, want 2", n)
+	}
+	got, err := db.GetAttempt(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := full(got), full(a); g != w {
+		t.Errorf("round trip differs:\ngot  %s\nwant %s", g, w)
+	}
+}
+
+// TestLinesOnceMigration opens a database at schema version 8 holding the
+// sample attempts' lines as that version stored them (a row per list a
+// line is in, the timeline as JSON text): after 0009 each attempt loads
+// with the same evidence (roles included), context, findings and timeline,
+// a line in both lists is one row, and the foreign key still holds.
+func TestLinesOnceMigration(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v8.db")
+	if ms, err := migrations.List(); err != nil || len(ms) < 9 || ms[8].Name != "0009_lines_once.sql" {
+		t.Fatalf("migration 9 is not 0009_lines_once.sql (%v)", err)
+	}
+	raw := openAtVersion(t, path, 8)
+	want := storetest.Attempts()
+	want[0].Evidence[0].Role = domain.RoleFinding | domain.RoleCandidate
+	rows, both := 0, 0
+	for _, a := range want {
+		timeline, err := json.Marshal(a.Timeline)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Timeline == nil {
+			timeline = []byte("[]")
+		}
+		if _, err := raw.Exec(`INSERT INTO attempts (id, timeline_json) VALUES (?, ?)`, a.ID, string(timeline)); err != nil {
+			t.Fatal(err)
+		}
+		seqs := evidenceSeqs(a.Evidence)
+		for i, f := range a.Findings {
+			refs, err := evidenceRefs(f.Evidence, seqs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			captures, err := json.Marshal(f.Captures)
+			if err != nil || f.Captures == nil {
+				captures = []byte("{}")
+			}
+			if _, err := raw.Exec(`INSERT INTO findings (attempt_id, seq, finding_id, rule, severity, message_id, phase, time, note, captures_json, evidence_json, matched)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, a.ID, i, f.ID, f.Rule, string(f.Severity), f.MessageID, string(f.Phase), timeText(f.Time),
+				f.Note, string(captures), refs, f.Match); err != nil {
+				t.Fatal(err)
+			}
+		}
+		type key struct{ cursor, message string }
+		evidence := map[key]bool{}
+		for _, l := range []struct {
+			kind  string
+			lines []domain.Evidence
+		}{{"evidence", a.Evidence}, {"context", a.Context}} {
+			seen := map[key]bool{}
+			for i, e := range l.lines {
+				k := key{e.Cursor, e.Message}
+				if seen[k] {
+					continue
+				}
+				seen[k] = true
+				rows++
+				if l.kind == "evidence" {
+					evidence[k] = true
+				} else if evidence[k] {
+					both++
+				}
+				var role any
+				if l.kind == "evidence" && e.Role != 0 {
+					role = e.Role.String()
+				}
+				if _, err := raw.Exec(`INSERT INTO evidence (attempt_id, seq, kind, time, time_us, cursor, message, role)
+					VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, a.ID, i, l.kind, timeText(e.Time), timeMicros(e.Time), e.Cursor, e.Message, role); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	raw.Close()
+	if both == 0 {
+		t.Fatal("no sample line is in both lists")
+	}
+
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	for _, w := range want {
+		got, err := db.GetAttempt(ctx, w.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		type lines struct {
+			Evidence, Context []domain.Evidence
+			Roles             []domain.EvidenceRole
+			Findings          []domain.Finding
+			Timeline          []domain.PhaseMark
+		}
+		render := func(a *domain.Attempt) string {
+			l := lines{a.Evidence, a.Context, nil, a.Findings, a.Timeline}
+			for _, e := range a.Evidence {
+				l.Roles = append(l.Roles, e.Role)
+			}
+			b, err := json.Marshal(l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return string(b)
+		}
+		if g, w := render(got), render(w); g != w {
+			t.Errorf("%s after 0009:\ngot  %s\nwant %s", got.ID, g, w)
+		}
+	}
+	if n := count(t, db, `SELECT count(*) FROM evidence`); n != rows-both {
+		t.Errorf("%d line rows after 0009, want %d (%d rows before, %d lines in both lists)", n, rows-both, rows, both)
+	}
+	if _, err := db.db.Exec(`DELETE FROM attempts`); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, db, `SELECT count(*) FROM evidence`); n != 0 {
+		t.Errorf("%d line rows outlived their attempt", n)
+	}
 }

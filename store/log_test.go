@@ -69,3 +69,86 @@ func TestAttemptLogGrowsAndEnds(t *testing.T) {
 		t.Errorf("unknown id: %v", err)
 	}
 }
+
+// TestLinesReferTheLog: an evidence or context line whose text is in the
+// log lines a save stores is kept there only (its row refers to the log
+// line), and every reader gets it back whole. A re-save stores in full the
+// lines of logs saved before (the stored log is not re-read to check
+// them), and a line the log lost makes the read fail instead of returning
+// it without its text.
+func TestLinesReferTheLog(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t)
+	a := storetest.Attempts()[0]
+	var log []domain.LogLine
+	add := func(msg string) {
+		log = append(log, domain.LogLine{Seq: len(log), Time: a.StartedAt.Add(time.Duration(len(log)) * time.Second), Message: msg})
+	}
+	add("INFO a line no rule cites")
+	for _, e := range a.Context {
+		add(e.Message)
+	}
+	for _, e := range a.Evidence[:len(a.Evidence)-1] { // the last one only in full
+		add(e.Message)
+	}
+	a.Log = &domain.AttemptLog{Lines: log, Total: len(log)}
+	want := full(a)
+	save := func() {
+		t.Helper()
+		if err := db.SaveAttempts(ctx, []*domain.Attempt{a}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(when string, refs int) {
+		t.Helper()
+		if n := count(t, db, `SELECT count(*) FROM evidence WHERE attempt_id = ? AND message IS NULL`, a.ID); n != refs {
+			t.Errorf("%s: %d rows refer to the log, want %d", when, n, refs)
+		}
+		got, err := db.GetAttempt(ctx, a.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := full(got); g != want {
+			t.Errorf("%s: GetAttempt differs:\ngot  %s\nwant %s", when, g, want)
+		}
+		list, err := db.ListAttempts(ctx, Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range list {
+			if g.ID == a.ID && full(g) != want {
+				t.Errorf("%s: ListAttempts differs:\ngot  %s\nwant %s", when, full(g), want)
+			}
+		}
+	}
+	save()
+	// Rows: the context lines (two of them evidence too) and the last
+	// evidence line; all but that one are in the log.
+	rows := count(t, db, `SELECT count(*) FROM evidence WHERE attempt_id = ?`, a.ID)
+	check("first save", rows-1)
+	if err := db.SaveAttempts(ctx, storetest.Attempts()[1:], nil); err != nil {
+		t.Fatal(err) // other attempts in the list, without logs
+	}
+	save()
+	check("re-save, log already stored", 0)
+
+	// A resumed attempt numbers its log from 0 again: only lines after
+	// the stored ones are written, and only those may be referred to.
+	last := a.Evidence[len(a.Evidence)-1].Message
+	a.Log = &domain.AttemptLog{Lines: []domain.LogLine{
+		{Seq: 0, Time: a.StartedAt, Message: last + " (not this line)"},
+		{Seq: len(log), Time: a.EndedAt, Message: last},
+	}, Total: len(log) + 1}
+	save()
+	check("resumed", 1)
+	if n := count(t, db, `SELECT count(*) FROM evidence WHERE attempt_id = ? AND log_seq = ?`, a.ID, len(log)); n != 1 {
+		t.Errorf("the resumed attempt's new line is referred to by %d rows, want 1", n)
+	}
+
+	if _, err := db.db.Exec(`DELETE FROM attempt_log WHERE attempt_id = ?`, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.GetAttempt(ctx, a.ID); err == nil {
+		t.Error("GetAttempt of an attempt whose log lost a line its evidence refers to: no error")
+	}
+}

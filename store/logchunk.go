@@ -48,41 +48,62 @@ func encodeLogChunk(lines []domain.LogLine) []byte {
 
 var errBadChunk = errors.New("bad attempt_log chunk")
 
+// chunkMessages sets the text of each line of the chunk whose seq is a key
+// of want, and returns how many it set.
+func chunkMessages(data []byte, want map[int]string) (int, error) {
+	found := 0
+	err := walkLogChunk(data, func(seq int, _ int64, msg []byte) {
+		if _, ok := want[seq]; ok {
+			want[seq] = string(msg)
+			found++
+		}
+	})
+	return found, err
+}
+
 // decodeLogChunk appends a chunk's lines to out, times in loc.
 func decodeLogChunk(data []byte, loc *time.Location, out []domain.LogLine) ([]domain.LogLine, error) {
-	n, err := s2.DecodedLen(data)
-	if err != nil {
-		return out, err
-	}
-	if n > maxLogChunk {
-		return out, errBadChunk
-	}
-	b, err := s2.Decode(nil, data)
-	if err != nil {
-		return out, err
-	}
-	for len(b) > 0 {
-		var l domain.LogLine
-		seq, n := binary.Uvarint(b)
-		if n <= 0 || seq > 1<<40 {
-			return out, errBadChunk
-		}
-		b = b[n:]
-		us, n := binary.Varint(b)
-		if n <= 0 {
-			return out, errBadChunk
-		}
-		b = b[n:]
-		ln, n := binary.Uvarint(b)
-		if n <= 0 || ln > uint64(len(b)-n) {
-			return out, errBadChunk
-		}
-		l.Seq, l.Message = int(seq), string(b[n:n+int(ln)])
-		b = b[n+int(ln):]
+	err := walkLogChunk(data, func(seq int, us int64, msg []byte) {
+		l := domain.LogLine{Seq: seq, Message: string(msg)}
 		if us != noTime {
 			l.Time = time.UnixMicro(us).In(loc)
 		}
 		out = append(out, l)
+	})
+	return out, err
+}
+
+// walkLogChunk calls fn with each line of a chunk: its seq, time (µs, or
+// noTime) and text (valid during the call only).
+func walkLogChunk(data []byte, fn func(seq int, us int64, msg []byte)) error {
+	n, err := s2.DecodedLen(data)
+	if err != nil {
+		return err
 	}
-	return out, nil
+	if n > maxLogChunk {
+		return errBadChunk
+	}
+	b, err := s2.Decode(nil, data)
+	if err != nil {
+		return err
+	}
+	for len(b) > 0 {
+		seq, n := binary.Uvarint(b)
+		if n <= 0 || seq > 1<<40 {
+			return errBadChunk
+		}
+		b = b[n:]
+		us, n := binary.Varint(b)
+		if n <= 0 {
+			return errBadChunk
+		}
+		b = b[n:]
+		ln, n := binary.Uvarint(b)
+		if n <= 0 || ln > uint64(len(b)-n) {
+			return errBadChunk
+		}
+		fn(int(seq), us, b[n:n+int(ln)])
+		b = b[n+int(ln):]
+	}
+	return nil
 }

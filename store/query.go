@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -470,7 +471,8 @@ func queryAttempts(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]*d
 			a                                       domain.Attempt
 			started, ended, ready, phase, verdict   string
 			exitStatus, restartBefore, restartAfter sql.NullInt64
-			shapeJSON, timelineJSON                 string
+			shapeJSON                               string
+			timelineJSON                            any
 		)
 		if err := rows.Scan(&a.ID, &a.Host, &a.Unit, &a.InvocationID, &a.Container, &a.ContainerID,
 			&a.Engine, &a.EngineVersion, &started, &ended, &ready, &phase, &verdict, &a.Rule, &a.Note,
@@ -492,7 +494,7 @@ func queryAttempts(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]*d
 		if a.Shape, err = decodeShape(shapeJSON); err != nil {
 			return nil, fmt.Errorf("attempt %s shape_json: %w", a.ID, err)
 		}
-		if err := json.Unmarshal([]byte(timelineJSON), &a.Timeline); err != nil {
+		if a.Timeline, err = decodeTimeline(timelineJSON); err != nil {
 			return nil, fmt.Errorf("attempt %s timeline_json: %w", a.ID, err)
 		}
 		out = append(out, &a)
@@ -620,46 +622,140 @@ func loadFindings(ctx context.Context, tx *sql.Tx, byID map[string]*domain.Attem
 	return refs, rows.Err()
 }
 
-// loadLines reads the evidence and context lines of the attempts in ids,
-// the evidence lines with their roles (none for rows stored without); it
-// returns the evidence rows by attempt and seq, without roles, for the
-// findings' refs.
+// loadLines reads the evidence and context lines of the attempts in ids
+// (a row per line, in either list or both), the evidence lines with their
+// roles (none for rows stored without); it returns the evidence rows by
+// attempt and evidence seq, without roles, for the findings' refs. The text
+// of a line stored as a reference to its attempt's log is read from there.
 func loadLines(ctx context.Context, tx *sql.Tx, byID map[string]*domain.Attempt, in string, ids []any) (map[evidenceRow]domain.Evidence, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT attempt_id, kind, seq, time, cursor, message, role FROM evidence
-		WHERE attempt_id IN `+in+` ORDER BY attempt_id, kind, seq`, ids...)
+	rows, err := tx.QueryContext(ctx, `SELECT attempt_id, evidence_seq, context_seq, time, cursor, message, log_seq, role FROM evidence
+		WHERE attempt_id IN `+in+` ORDER BY attempt_id, seq`, ids...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	byRow := map[evidenceRow]domain.Evidence{}
+	type line struct {
+		a             *domain.Attempt
+		evSeq, ctxSeq sql.NullInt64
+		logSeq        sql.NullInt64
+		e             domain.Evidence
+		role          sql.NullString
+	}
+	var lines []line
+	fromLog := map[string][]int{} // attempt id → indexes in lines of lines whose text is in its log
 	for rows.Next() {
 		var (
-			attemptID, kind, when string
-			seq                   int
-			e                     domain.Evidence
-			role                  sql.NullString
+			attemptID, when string
+			l               line
+			message         sql.NullString
 		)
-		if err := rows.Scan(&attemptID, &kind, &seq, &when, &e.Cursor, &e.Message, &role); err != nil {
+		if err := rows.Scan(&attemptID, &l.evSeq, &l.ctxSeq, &when, &l.e.Cursor, &message, &l.logSeq, &l.role); err != nil {
 			return nil, err
 		}
-		if e.Time, err = parseTimeText(when); err != nil {
-			return nil, fmt.Errorf("%s line of %s: time: %w", kind, attemptID, err)
+		if l.e.Time, err = parseTimeText(when); err != nil {
+			return nil, fmt.Errorf("line of %s: time: %w", attemptID, err)
 		}
-		a := byID[attemptID]
-		if a == nil {
+		if l.a = byID[attemptID]; l.a == nil {
 			continue
 		}
-		if kind == "context" {
-			a.Context = append(a.Context, e)
-		} else {
-			byRow[evidenceRow{attemptID, seq}] = e
-			if r, err := domain.ParseEvidenceRole(role.String); err == nil {
-				e.Role = r // a name this version does not know: placed as without a role
-			}
-			a.Evidence = append(a.Evidence, e)
+		l.e.Message = message.String
+		if l.logSeq.Valid {
+			fromLog[attemptID] = append(fromLog[attemptID], len(lines))
+		}
+		lines = append(lines, l)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows.Close()
+	for id, idx := range fromLog {
+		want := make(map[int]string, len(idx))
+		for _, i := range idx {
+			want[int(lines[i].logSeq.Int64)] = ""
+		}
+		if err := logMessages(ctx, tx, id, want); err != nil {
+			return nil, fmt.Errorf("lines of %s: %w", id, err)
+		}
+		for _, i := range idx {
+			lines[i].e.Message = want[int(lines[i].logSeq.Int64)]
 		}
 	}
-	return byRow, rows.Err()
+
+	type placed struct {
+		seq int64
+		e   domain.Evidence
+	}
+	type lists struct{ evidence, context []placed }
+	byAttempt := map[*domain.Attempt]*lists{}
+	byRow := map[evidenceRow]domain.Evidence{}
+	for _, l := range lines {
+		ls := byAttempt[l.a]
+		if ls == nil {
+			ls = &lists{}
+			byAttempt[l.a] = ls
+		}
+		e := l.e
+		if l.ctxSeq.Valid {
+			ls.context = append(ls.context, placed{l.ctxSeq.Int64, e})
+		}
+		if l.evSeq.Valid {
+			byRow[evidenceRow{l.a.ID, int(l.evSeq.Int64)}] = e
+			if r, err := domain.ParseEvidenceRole(l.role.String); err == nil {
+				e.Role = r // a name this version does not know: placed as without a role
+			}
+			ls.evidence = append(ls.evidence, placed{l.evSeq.Int64, e})
+		}
+	}
+	bySeq := func(x, y placed) int { return cmp.Compare(x.seq, y.seq) }
+	for a, l := range byAttempt {
+		slices.SortFunc(l.evidence, bySeq)
+		slices.SortFunc(l.context, bySeq)
+		for _, p := range l.evidence {
+			a.Evidence = append(a.Evidence, p.e)
+		}
+		for _, p := range l.context {
+			a.Context = append(a.Context, p.e)
+		}
+	}
+	return byRow, nil
+}
+
+// logMessages fills want (log seq → text) from attempt id's log, reading
+// only the chunks that hold a wanted line. A wanted line the log does not
+// hold is an error: the row would come back without its text.
+func logMessages(ctx context.Context, tx *sql.Tx, id string, want map[int]string) error {
+	lo, hi := -1, -1
+	for seq := range want {
+		if lo < 0 || seq < lo {
+			lo = seq
+		}
+		hi = max(hi, seq)
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT data FROM attempt_log WHERE attempt_id = ? AND first_seq <= ? AND first_seq + lines > ?
+		ORDER BY first_seq`, id, hi, lo)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	found := 0
+	for rows.Next() {
+		var data []byte
+		if err := rows.Scan(&data); err != nil {
+			return err
+		}
+		n, err := chunkMessages(data, want)
+		if err != nil {
+			return err
+		}
+		found += n
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if found < len(want) {
+		return fmt.Errorf("%d of %d log lines its evidence refers to are missing", len(want)-found, len(want))
+	}
+	return nil
 }
 
 // Facets returns the distinct non-empty hosts, units, engines and verdicts

@@ -21,9 +21,10 @@ type Position = domain.Position
 // An attempt's findings, evidence and context rows are replaced, so saving
 // the same attempts again leaves the database unchanged (same rows, same
 // counts). A finding repeating an earlier finding's (id, rule) pair and an
-// evidence line repeating an earlier (kind, cursor, message) of its attempt
-// are kept only once. It fails on an attempt without an ID or a nil attempt, and on any
-// database error; the error names the attempt.
+// evidence or context line repeating an earlier (cursor, message) of the
+// same list are kept only once; a line in both lists is one row. It fails
+// on an attempt without an ID or a nil attempt, and on any database error;
+// the error names the attempt.
 func (d *DB) SaveAttempts(ctx context.Context, attempts []*domain.Attempt, pos *Position) (err error) {
 	tx, err := d.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -106,8 +107,8 @@ const (
 			message_id, phase, time, time_us, note, captures_json, evidence_json, matched)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT(attempt_id, finding_id, rule) DO NOTHING`
-	insertLine = `INSERT INTO evidence (attempt_id, seq, kind, finding_id, time, time_us, cursor, message, role)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	insertLine = `INSERT INTO evidence (attempt_id, seq, evidence_seq, context_seq, finding_id, role, time, time_us, cursor, message, log_seq)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	insertLogChunk = `INSERT OR IGNORE INTO attempt_log (attempt_id, first_seq, lines, data) VALUES (?, ?, ?, ?)`
 	updateLogLines = `UPDATE attempts SET log_lines = ?, log_last = ? WHERE id = ?`
 )
@@ -182,11 +183,7 @@ func (s *saver) saveAttempt(ctx context.Context, a *domain.Attempt) error {
 	if err != nil {
 		return fmt.Errorf("shape: %w", err)
 	}
-	timeline := a.Timeline
-	if timeline == nil {
-		timeline = []domain.PhaseMark{}
-	}
-	timelineJSON, err := json.Marshal(timeline)
+	timeline, err := encodeTimeline(a.Timeline)
 	if err != nil {
 		return fmt.Errorf("timeline: %w", err)
 	}
@@ -203,7 +200,7 @@ func (s *saver) saveAttempt(ctx context.Context, a *domain.Attempt) error {
 		shapeText(shape, domain.ShapeKVCacheDtype), shapeInt(shape, domain.ShapeKVCacheMemoryBytes),
 		shapeInt(shape, domain.ShapeKVCacheTokens), shapeFloat(shape, domain.ShapeMaxConcurrency),
 		shapeInt(shape, domain.ShapeTensorParallelSize), shapeText(shape, domain.ShapeServedModelName),
-		shapeJSON, string(timelineJSON), s.now,
+		shapeJSON, timeline, s.now,
 	).Scan(&logLast); err != nil {
 		return err
 	}
@@ -235,39 +232,80 @@ func (s *saver) saveAttempt(ctx context.Context, a *domain.Attempt) error {
 			return fmt.Errorf("finding %s: %w", f.ID, err)
 		}
 	}
-	if err := s.saveLines(ctx, a, "evidence", a.Evidence); err != nil {
-		return err
-	}
-	if err := s.saveLines(ctx, a, "context", a.Context); err != nil {
+	if err := s.saveLines(ctx, a, evSeq, logLast); err != nil {
 		return err
 	}
 	return s.saveLog(ctx, a, logLast)
 }
 
-// saveLines writes evidence or context lines, skipping a line that repeats
-// an earlier one (same cursor and message). Evidence lines are linked to
-// the first finding that cites them, so the table can answer "which lines
-// made rule X fire" without decoding JSON, and carry their role (NULL when
-// the line has none: context lines, attempts judged without roles).
-func (s *saver) saveLines(ctx context.Context, a *domain.Attempt, kind string, lines []domain.Evidence) error {
-	type key struct{ cursor, message string }
-	seen := make(map[key]bool, len(lines))
-	for i, e := range lines {
-		if k := (key{e.Cursor, e.Message}); seen[k] {
-			continue
-		} else {
-			seen[k] = true
+// saveLines writes the attempt's evidence and context lines, one row per
+// line: a line in both lists (same cursor, message and time) is stored
+// once with both positions. Within a list a line repeating an earlier one
+// (same cursor and message) is skipped. A line whose text is that of a log
+// line this save stores (seq after logLast) refers to it (log_seq) instead
+// of holding the text again: for a replayed attempt that is nearly every
+// line. Evidence lines are linked to the first finding that cites them, so
+// the table can answer "which lines made rule X fire" without decoding
+// JSON, and carry their role (NULL when the line has none: context lines,
+// attempts judged without roles).
+func (s *saver) saveLines(ctx context.Context, a *domain.Attempt, evSeq map[lineKey]int, logLast int) error {
+	type row struct {
+		e                 domain.Evidence
+		time              string
+		evidence, context sql.NullInt64
+	}
+	rows := make([]row, 0, len(evSeq)+len(a.Context))
+	byKey := make(map[lineKey]int, len(evSeq)) // evidence line → its index in rows
+	for i, e := range a.Evidence {
+		k := lineKey{e.Cursor, e.Message}
+		if evSeq[k] != i {
+			continue // a repeat
 		}
-		var findingID, role sql.NullString
-		if kind == "evidence" {
-			findingID = citingFinding(a, e)
-			if e.Role != 0 {
-				role = sql.NullString{String: e.Role.String(), Valid: true}
+		byKey[k] = len(rows)
+		rows = append(rows, row{e: e, time: timeText(e.Time), evidence: sql.NullInt64{Int64: int64(i), Valid: true}})
+	}
+	seen := make(map[lineKey]bool, len(a.Context))
+	for i, e := range a.Context {
+		k := lineKey{e.Cursor, e.Message}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		ctxSeq := sql.NullInt64{Int64: int64(i), Valid: true}
+		t := timeText(e.Time)
+		if j, ok := byKey[k]; ok && rows[j].time == t && !rows[j].context.Valid {
+			rows[j].context = ctxSeq
+			continue
+		}
+		rows = append(rows, row{e: e, time: t, context: ctxSeq})
+	}
+	var inLog map[string]int // message → seq of a log line this save stores
+	if len(rows) > 0 && a.Log != nil {
+		inLog = make(map[string]int, len(a.Log.Lines))
+		for _, l := range a.Log.Lines {
+			if l.Seq > logLast {
+				if _, dup := inLog[l.Message]; !dup {
+					inLog[l.Message] = l.Seq
+				}
 			}
 		}
-		if _, err := s.line.ExecContext(ctx,
-			a.ID, i, kind, findingID, timeText(e.Time), timeMicros(e.Time), e.Cursor, e.Message, role); err != nil {
-			return fmt.Errorf("%s line %d: %w", kind, i, err)
+	}
+	for seq, r := range rows {
+		var findingID, role sql.NullString
+		if r.evidence.Valid {
+			findingID = citingFinding(a, r.e)
+			if r.e.Role != 0 {
+				role = sql.NullString{String: r.e.Role.String(), Valid: true}
+			}
+		}
+		var logSeq sql.NullInt64
+		message := sql.NullString{String: r.e.Message, Valid: true}
+		if n, ok := inLog[r.e.Message]; ok {
+			logSeq, message = sql.NullInt64{Int64: int64(n), Valid: true}, sql.NullString{}
+		}
+		if _, err := s.line.ExecContext(ctx, a.ID, seq, r.evidence, r.context, findingID, role,
+			r.time, timeMicros(r.e.Time), r.e.Cursor, message, logSeq); err != nil {
+			return fmt.Errorf("line %d: %w", seq, err)
 		}
 	}
 	return nil

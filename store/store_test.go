@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -43,8 +44,8 @@ func countRows(t *testing.T, db *DB) counts {
 	return counts{
 		attempts:  count(t, db, `SELECT count(*) FROM attempts`),
 		findings:  count(t, db, `SELECT count(*) FROM findings`),
-		evidence:  count(t, db, `SELECT count(*) FROM evidence WHERE kind = 'evidence'`),
-		context:   count(t, db, `SELECT count(*) FROM evidence WHERE kind = 'context'`),
+		evidence:  count(t, db, `SELECT count(*) FROM evidence WHERE evidence_seq IS NOT NULL`),
+		context:   count(t, db, `SELECT count(*) FROM evidence WHERE context_seq IS NOT NULL`),
 		positions: count(t, db, `SELECT count(*) FROM ingest_positions`),
 	}
 }
@@ -58,7 +59,7 @@ func dump(t *testing.T, db *DB) string {
 	for _, q := range []string{
 		`SELECT * FROM attempts ORDER BY id`,
 		`SELECT * FROM findings ORDER BY attempt_id, seq`,
-		`SELECT * FROM evidence ORDER BY attempt_id, kind, seq`,
+		`SELECT * FROM evidence ORDER BY attempt_id, seq`,
 	} {
 		rows, err := db.db.Query(q)
 		if err != nil {
@@ -539,6 +540,19 @@ func TestReadWhileWriting(t *testing.T) {
 		}
 		if _, _, _, _, err := db.Facets(ctx); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// TestWriteStringIsJSON: the shape encoder's string fast path writes what
+// encoding/json writes, escapes included.
+func TestWriteStringIsJSON(t *testing.T) {
+	for _, s := range []string{"", "max_model_len", "auto", "fp8_e4m3", `a"b`, `a\b`, "<x>&", "tab\there", "nl\n", "\x7f", "é", "\xff", "\u2028"} {
+		var b bytes.Buffer
+		writeString(&b, s)
+		want, _ := json.Marshal(s)
+		if b.String() != string(want) {
+			t.Errorf("writeString(%q) = %s, want %s", s, b.String(), want)
 		}
 	}
 }
