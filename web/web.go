@@ -112,6 +112,13 @@ type server struct {
 	laddersAll     []*domain.Attempt          // the same in ListAttempts' order; read-only once built
 	laddersStamp   map[string]int64           // their updated_at
 	laddersMemo    ladder.Memo
+
+	// The failure groups of laddersAll as of groupsVersion, and their
+	// indexes by id (heldGroups); guarded by laddersMu, read-only once
+	// built.
+	groupsVersion string
+	groupsAll     []domain.FailureGroup
+	groupsByID    map[string]int
 }
 
 // New returns the HTTP handler of the UI and API, with these routes:
@@ -388,10 +395,12 @@ func (s *server) listPage(c *gin.Context) {
 	f.WallClock = zone.wallClock(form.Since, form.Until)
 	data.Limit = f.Limit
 	f.Brief = true
-	p, err := s.db.PageAttempts(ctx, f)
-	if err != nil {
-		s.serverError(c, err, false)
-		return
+	p, ok := s.heldPage(ctx, f)
+	if !ok {
+		if p, err = s.db.PageAttempts(ctx, f); err != nil {
+			s.serverError(c, err, false)
+			return
+		}
 	}
 	// A search that finds exactly one attempt opens it.
 	if f.Search != "" && f.Cursor == nil && p.Total == 1 && len(p.Attempts) == 1 {
