@@ -1,7 +1,9 @@
 package web
 
 import (
+	"bytes"
 	"context"
+	"html/template"
 	"slices"
 
 	"github.com/llmfleet/analyzer/domain"
@@ -79,4 +81,61 @@ func (s *server) heldGroups(ctx context.Context) (gs []domain.FailureGroup, byID
 func onlyGroup(f domain.AttemptFilter) bool {
 	f.Group, f.Failed = "", false
 	return unfiltered(f) && !f.WallClock
+}
+
+// rowKey is what a row of the attempts page shows: a held attempt (a
+// changed attempt is another *Attempt), the zone its times are shown in
+// and its ladder link.
+type rowKey struct {
+	a       *domain.Attempt
+	zone    string
+	ladder  ladderRef
+	hasLink bool
+}
+
+// maxRows bounds the rows renderRows keeps; past it they are dropped.
+const maxRows = 4 * MaxAPILimit
+
+// renderRows fills each row's HTML from the list template's "row". held,
+// when not nil, are the held attempts of the rows (before localizing):
+// their rows are kept and reused while the attempt, zone and ladder link
+// stay the same, as executing the template was most of the page's time.
+func (s *server) renderRows(rows []listRow, held []*domain.Attempt, zone pageZone) error {
+	zoneName := ""
+	if zone.Show != nil {
+		zoneName = zone.Show.String()
+	}
+	var buf bytes.Buffer
+	for i := range rows {
+		r := &rows[i]
+		var k rowKey
+		if held != nil {
+			k = rowKey{a: held[i], zone: zoneName, hasLink: r.Ladder != nil}
+			if r.Ladder != nil {
+				k.ladder = *r.Ladder
+			}
+			s.rowsMu.Lock()
+			h, ok := s.rows[k]
+			s.rowsMu.Unlock()
+			if ok {
+				r.HTML = h
+				continue
+			}
+		}
+		r.Summary = r.A.Shape.Summary()
+		buf.Reset()
+		if err := s.pages["list"].ExecuteTemplate(&buf, "row", r); err != nil {
+			return err
+		}
+		r.HTML = template.HTML(buf.String()) //nolint:gosec // html/template's own output
+		if held != nil {
+			s.rowsMu.Lock()
+			if s.rows == nil || len(s.rows) >= maxRows {
+				s.rows = map[rowKey]template.HTML{}
+			}
+			s.rows[k] = r.HTML
+			s.rowsMu.Unlock()
+		}
+	}
+	return nil
 }
