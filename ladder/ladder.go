@@ -391,8 +391,63 @@ func Build(attempts []*domain.Attempt, opt Options) []Ladder { return BuildMemo(
 // for concurrent use.
 type Memo struct {
 	prev, next map[string]memoEntry
+	// facts are what a build reads of each attempt, by address: reading
+	// them from every attempt (its shape above all) was most of a
+	// rebuild's time. The keys keep the attempts alive, so an address
+	// always names the same attempt.
+	facts map[*domain.Attempt]facts
 	// Built and Reused count the ladders of the last build.
 	Built, Reused int
+}
+
+// facts are the fields of an attempt a build groups it by.
+type facts struct {
+	host, unit, container, engine string
+	// name is the attempt's served_model_name.
+	name           string
+	started, ended time.Time
+}
+
+func factsOf(a *domain.Attempt) facts {
+	return facts{host: a.Host, unit: a.Unit, container: a.Container, engine: a.Engine,
+		name: a.Shape.String(domain.ShapeServedModelName), started: a.StartedAt, ended: a.EndedAt}
+}
+
+// factsOf returns the facts of each attempt (zero for nil), from the memo
+// when it has them (nil m: none).
+func (m *Memo) factsOf(attempts []*domain.Attempt) []facts {
+	out := make([]facts, len(attempts))
+	if m == nil {
+		for i, a := range attempts {
+			if a != nil {
+				out[i] = factsOf(a)
+			}
+		}
+		return out
+	}
+	// Forget the attempts no longer built from once they are as many as
+	// those that are.
+	if m.facts == nil || len(m.facts) > 2*len(attempts)+64 {
+		old := m.facts
+		m.facts = make(map[*domain.Attempt]facts, len(attempts))
+		for _, a := range attempts {
+			if f, ok := old[a]; ok && a != nil {
+				m.facts[a] = f
+			}
+		}
+	}
+	for i, a := range attempts {
+		if a == nil {
+			continue
+		}
+		f, ok := m.facts[a]
+		if !ok {
+			f = factsOf(a)
+			m.facts[a] = f
+		}
+		out[i] = f
+	}
+	return out
 }
 
 type memoEntry struct {
@@ -404,14 +459,12 @@ func (m *Memo) ladder(host string, t target, as []*domain.Attempt, opt Options) 
 	if m == nil {
 		return build(host, t.name, t.from, as, opt)
 	}
-	var k strings.Builder
-	k.WriteString(host + "\x00" + t.name + "\x00" + t.from)
-	for _, a := range as {
-		fmt.Fprintf(&k, "\x00%p", a)
-	}
-	key := k.String()
+	// Keyed by what names the ladder; the attempts themselves are compared
+	// by address: printing every address into the key was a third of a
+	// rebuild's time.
+	key := host + "\x00" + t.name + "\x00" + t.from + "\x00" + as[0].ID
 	e, ok := m.prev[key]
-	if ok {
+	if ok && slices.Equal(e.as, as) {
 		m.Reused++
 	} else {
 		e = memoEntry{l: build(host, t.name, t.from, as, opt), as: append([]*domain.Attempt(nil), as...)}
@@ -428,38 +481,44 @@ func BuildMemo(attempts []*domain.Attempt, opt Options, memo *Memo) []Ladder {
 		memo.next, memo.Built, memo.Reused = map[string]memoEntry{}, 0, 0
 		defer func() { memo.prev, memo.next = memo.next, nil }()
 	}
-	targets := resolveTargets(attempts)
+	fs := memo.factsOf(attempts)
+	targets := resolveTargets(attempts, fs)
 	type key struct{ host, target string }
-	groups := map[key][]*domain.Attempt{}
+	groups := map[key][]int{} // indexes into attempts
 	var order []key
-	for _, a := range attempts {
+	for i, a := range attempts {
 		if a == nil {
 			continue
 		}
-		k := key{a.Host, targets[a].name}
+		k := key{fs[i].host, targets[i].name}
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
-		groups[k] = append(groups[k], a)
+		groups[k] = append(groups[k], i)
 	}
 	var out []Ladder
 	for _, k := range order {
-		as := groups[k]
-		sort.SliceStable(as, func(i, j int) bool { return as[i].StartedAt.Before(as[j].StartedAt) })
+		idx := groups[k]
+		sort.SliceStable(idx, func(i, j int) bool { return fs[idx[i]].started.Before(fs[idx[j]].started) })
 		var cur []*domain.Attempt
+		var curTarget target
 		var last time.Time
 		flush := func() {
 			if len(cur) > 0 {
-				out = append(out, memo.ladder(k.host, targets[cur[0]], cur, opt))
+				out = append(out, memo.ladder(k.host, curTarget, cur, opt))
 			}
 			cur = nil
 		}
-		for _, a := range as {
-			if len(cur) > 0 && !last.IsZero() && !a.StartedAt.IsZero() && a.StartedAt.Sub(last) > opt.gap() {
+		for _, i := range idx {
+			f := fs[i]
+			if len(cur) > 0 && !last.IsZero() && !f.started.IsZero() && f.started.Sub(last) > opt.gap() {
 				flush()
 			}
-			cur = append(cur, a)
-			for _, t := range []time.Time{a.StartedAt, a.EndedAt} {
+			if len(cur) == 0 {
+				curTarget = targets[i]
+			}
+			cur = append(cur, attempts[i])
+			for _, t := range []time.Time{f.started, f.ended} {
 				if t.After(last) {
 					last = t
 				}
@@ -502,50 +561,65 @@ func ContainerFamily(name string) string {
 	return Family(idSuffix.ReplaceAllString(name, ""))
 }
 
-// resolveTargets names each attempt's target. An attempt without a
-// served_model_name (it died before printing its arguments) takes the name
-// other attempts of the same host and unit (or container) reported.
-func resolveTargets(attempts []*domain.Attempt) map[*domain.Attempt]target {
-	byUnit := map[string]string{}
-	byContainer := map[string]string{}
-	for _, a := range attempts {
+// resolveTargets names each attempt's target, by index (fs are their
+// facts). An attempt without a served_model_name (it died before printing
+// its arguments) takes the name other attempts of the same host and unit
+// (or container) reported.
+func resolveTargets(attempts []*domain.Attempt, fs []facts) []target {
+	type hostKey struct{ host, name string }
+	byUnit := map[hostKey]string{}
+	byContainer := map[hostKey]string{}
+	for i, a := range attempts {
 		if a == nil {
 			continue
 		}
-		if n := a.Shape.String(domain.ShapeServedModelName); n != "" {
-			if a.Unit != "" {
-				byUnit[a.Host+"\x00"+a.Unit] = n
+		if f := fs[i]; f.name != "" {
+			if f.unit != "" {
+				byUnit[hostKey{f.host, f.unit}] = f.name
 			}
-			if a.Container != "" {
-				byContainer[a.Host+"\x00"+a.Container] = n
+			if f.container != "" {
+				byContainer[hostKey{f.host, f.container}] = f.name
 			}
 		}
 	}
-	out := map[*domain.Attempt]target{}
-	for _, a := range attempts {
+	// Family and ContainerFamily run regexps; names repeat.
+	units, containers := map[string]string{}, map[string]string{}
+	out := make([]target, len(attempts))
+	for i, a := range attempts {
 		if a == nil {
 			continue
 		}
+		f := fs[i]
 		var t target
 		switch {
-		case a.Shape.String(domain.ShapeServedModelName) != "":
-			t = target{a.Shape.String(domain.ShapeServedModelName), domain.ShapeServedModelName}
-		case a.Unit != "" && byUnit[a.Host+"\x00"+a.Unit] != "":
-			t = target{byUnit[a.Host+"\x00"+a.Unit], domain.ShapeServedModelName}
-		case a.Container != "" && byContainer[a.Host+"\x00"+a.Container] != "":
-			t = target{byContainer[a.Host+"\x00"+a.Container], domain.ShapeServedModelName}
-		case a.Unit != "":
-			t = target{Family(a.Unit), "unit"}
-		case a.Container != "":
-			t = target{ContainerFamily(a.Container), "container"}
+		case f.name != "":
+			t = target{f.name, domain.ShapeServedModelName}
+		case f.unit != "" && byUnit[hostKey{f.host, f.unit}] != "":
+			t = target{byUnit[hostKey{f.host, f.unit}], domain.ShapeServedModelName}
+		case f.container != "" && byContainer[hostKey{f.host, f.container}] != "":
+			t = target{byContainer[hostKey{f.host, f.container}], domain.ShapeServedModelName}
+		case f.unit != "":
+			fam, ok := units[f.unit]
+			if !ok {
+				fam = Family(f.unit)
+				units[f.unit] = fam
+			}
+			t = target{fam, "unit"}
+		case f.container != "":
+			fam, ok := containers[f.container]
+			if !ok {
+				fam = ContainerFamily(f.container)
+				containers[f.container] = fam
+			}
+			t = target{fam, "container"}
 		default:
-			e := a.Engine
+			e := f.engine
 			if e == "" {
 				e = "unknown"
 			}
 			t = target{"(unnamed " + e + ")", "engine"}
 		}
-		out[a] = t
+		out[i] = t
 	}
 	return out
 }

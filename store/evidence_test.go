@@ -410,6 +410,61 @@ func TestEvidenceRoleMigration(t *testing.T) {
 	}
 }
 
+// TestVersionSeesOtherWriters: Version skips counting while SQLite's
+// data_version stays the same; a save by another process (another pool
+// on the same file), a delete, and a failed call must still give a new or
+// correct version.
+func TestVersionSeesOtherWriters(t *testing.T) {
+	ctx := context.Background()
+	db, path := openTemp(t)
+	other, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	version := func() string {
+		t.Helper()
+		v, err := db.Version(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	as := storetest.Many(4)
+	if err := db.SaveAttempts(ctx, as[:2], nil); err != nil {
+		t.Fatal(err)
+	}
+	first := version()
+	if again := version(); again != first || !strings.HasPrefix(first, "2/") {
+		t.Fatalf("versions %q then %q, want the same, of 2 attempts", first, again)
+	}
+	if err := other.SaveAttempts(ctx, as[2:3], nil); err != nil {
+		t.Fatal(err)
+	}
+	second := version()
+	if second == first || !strings.HasPrefix(second, "3/") {
+		t.Fatalf("after another process saved: %q (before %q), want 3 attempts", second, first)
+	}
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	if v, err := db.Version(canceled); err == nil {
+		t.Errorf("canceled: %q, want an error", v)
+	}
+	if err := other.SaveAttempts(ctx, as[3:4], nil); err != nil {
+		t.Fatal(err)
+	}
+	if third := version(); !strings.HasPrefix(third, "4/") {
+		t.Fatalf("after a failed call and a save: %q, want 4 attempts", third)
+	}
+	// A delete lowers the count though no updated_at moves.
+	if _, err := other.db.ExecContext(ctx, `DELETE FROM attempts WHERE id = ?`, as[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if fourth := version(); !strings.HasPrefix(fourth, "3/") {
+		t.Errorf("after a delete: %q, want 3 attempts", fourth)
+	}
+}
+
 // openAtVersion creates a database at path with only the first n
 // migrations applied, as an older analyzer left it, and returns it open
 // for rows of that schema (the caller closes it).

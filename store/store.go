@@ -30,6 +30,13 @@ type DB struct {
 
 	mu         sync.Mutex
 	lastUpdate int64 // updated_at of the last save (µs)
+
+	// Version's connection, the data_version it last read and the
+	// version it counted then; guarded by verMu.
+	verMu   sync.Mutex
+	verConn *sql.Conn
+	verData int64
+	verLast string
 }
 
 // dsnParams: WAL so the UI can read while ingest writes; a busy timeout so
@@ -67,7 +74,12 @@ func Open(path string) (*DB, error) {
 }
 
 // Close closes the database. Pending transactions are rolled back.
-func (d *DB) Close() error { return d.db.Close() }
+func (d *DB) Close() error {
+	d.verMu.Lock()
+	d.dropVersionConn()
+	d.verMu.Unlock()
+	return d.db.Close()
+}
 
 // Ping checks the database answers (for health checks).
 func (d *DB) Ping(ctx context.Context) error { return d.db.PingContext(ctx) }

@@ -252,6 +252,27 @@ func (s *server) groupsOf(ctx context.Context, f domain.AttemptFilter) ([]domain
 	if !ok {
 		return s.db.FailureGroups(ctx, f)
 	}
+	if onlyGroup(f) {
+		// All groups, or one: every group counts its own attempts only,
+		// so one group is the same whether grouped alone or with all.
+		gs, byID, ok, err := s.heldGroups(ctx)
+		if err != nil {
+			s.opts.Logger.Error("web: ladders", "err", err)
+		}
+		if err == nil && ok {
+			switch {
+			case f.Group != "":
+				i, ok := byID[f.Group]
+				if !ok {
+					return []domain.FailureGroup{}, nil
+				}
+				gs = []domain.FailureGroup{gs[i]}
+			case f.Limit > 0 && len(gs) > f.Limit:
+				gs = gs[:f.Limit]
+			}
+			return gs, nil
+		}
+	}
 	all, ok, err := s.heldAttempts(ctx)
 	if err != nil || !ok {
 		if err != nil {

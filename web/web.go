@@ -112,6 +112,17 @@ type server struct {
 	laddersAll     []*domain.Attempt          // the same in ListAttempts' order; read-only once built
 	laddersStamp   map[string]int64           // their updated_at
 	laddersMemo    ladder.Memo
+
+	// The failure groups of laddersAll as of groupsVersion, and their
+	// indexes by id (heldGroups); guarded by laddersMu, read-only once
+	// built.
+	groupsVersion string
+	groupsAll     []domain.FailureGroup
+	groupsByID    map[string]int
+
+	// The attempts page's rows of held attempts (renderRows).
+	rowsMu sync.Mutex
+	rows   map[rowKey]template.HTML
 }
 
 // New returns the HTTP handler of the UI and API, with these routes:
@@ -325,6 +336,9 @@ type listRow struct {
 	A       *domain.Attempt
 	Summary string
 	Ladder  *ladderRef
+	// HTML is the row as the list template's "row" renders it (from the
+	// fields above, escaped by html/template).
+	HTML template.HTML
 }
 
 func (s *server) render(c *gin.Context, status int, page string, data pageData) {
@@ -388,10 +402,12 @@ func (s *server) listPage(c *gin.Context) {
 	f.WallClock = zone.wallClock(form.Since, form.Until)
 	data.Limit = f.Limit
 	f.Brief = true
-	p, err := s.db.PageAttempts(ctx, f)
-	if err != nil {
-		s.serverError(c, err, false)
-		return
+	p, held := s.heldPage(ctx, f)
+	if !held {
+		if p, err = s.db.PageAttempts(ctx, f); err != nil {
+			s.serverError(c, err, false)
+			return
+		}
 	}
 	// A search that finds exactly one attempt opens it.
 	if f.Search != "" && f.Cursor == nil && p.Total == 1 && len(p.Attempts) == 1 {
@@ -399,11 +415,19 @@ func (s *server) listPage(c *gin.Context) {
 		return
 	}
 	for _, a := range p.Attempts {
-		a = zone.localize(a)
-		data.Rows = append(data.Rows, listRow{A: a, Summary: a.Shape.Summary()})
+		data.Rows = append(data.Rows, listRow{A: zone.localize(a)})
 	}
 	data.Nav = navOf(q, p)
 	s.linkLadders(ctx, data.Rows)
+	var heldRows []*domain.Attempt // the held attempts of the rows, whose rows are kept
+	if held {
+		heldRows = p.Attempts
+	}
+	if err := s.renderRows(data.Rows, heldRows, zone); err != nil {
+		s.opts.Logger.Error("web: template failed", "page", "list", "err", err)
+		c.String(http.StatusInternalServerError, "template error")
+		return
+	}
 	s.render(c, http.StatusOK, "list", data)
 }
 

@@ -1,0 +1,153 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/store"
+	"github.com/llmfleet/analyzer/store/storetest"
+)
+
+// countingDB counts the attempts pages and failure groups read from the
+// store.
+type countingDB struct {
+	*store.DB
+	pages, groups atomic.Int32
+}
+
+func (d *countingDB) PageAttempts(ctx context.Context, f domain.AttemptFilter) (domain.AttemptPage, error) {
+	d.pages.Add(1)
+	return d.DB.PageAttempts(ctx, f)
+}
+
+func (d *countingDB) FailureGroups(ctx context.Context, f domain.AttemptFilter) ([]domain.FailureGroup, error) {
+	d.groups.Add(1)
+	return d.DB.FailureGroups(ctx, f)
+}
+
+// readerOnly hides the store's Versioner: a server over it reads every
+// page from the store.
+type readerOnly struct{ AttemptReader }
+
+// TestHeldPagesFollowSaves saves attempts a batch at a time, some saved
+// again with another verdict, into a database one server keeps serving:
+// after every save its attempts list (answered from the attempts it holds)
+// and failure groups (counted once per database version) must be those a
+// server reading the store on every request gives.
+func TestHeldPagesFollowSaves(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(filepath.Join(t.TempDir(), "held.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	counting := &countingDB{DB: db}
+	live := httptest.NewServer(New(counting, Options{Location: time.UTC, PageLimit: 7}))
+	t.Cleanup(live.Close)
+	plain := httptest.NewServer(New(readerOnly{db}, Options{Location: time.UTC, PageLimit: 7}))
+	t.Cleanup(plain.Close)
+
+	many := storetest.Many(60)
+	oomGroup := domain.GroupID(domain.VerdictOOMGraphCapture, "test.oom_graph_capture", "")
+	paths := []string{"/", "/?limit=3", "/?limit=500", "/?tz=UTC", "/?tz=Asia/Kolkata&limit=4", "/?host=dankclaw", "/failures", "/failures?limit=1", "/failures?group=" + oomGroup,
+		"/failures?group=000000000000", "/api/v1/failures", "/api/v1/failures?group=" + oomGroup, "/attempts/" + many[1].ID}
+	step := 0
+	for i := 0; i < len(many); i += 9 {
+		batch := many[i:min(i+9, len(many))]
+		if step%2 == 1 {
+			// An attempt saved before is saved again, judged otherwise: it
+			// leaves its failure group and keeps its place in the list.
+			again := *many[1]
+			again.Verdict, again.Rule = domain.VerdictUnknownFailure, "test.unknown_failure"
+			if step%4 == 3 {
+				again.Verdict, again.Rule = domain.VerdictOOMGraphCapture, "test.oom_graph_capture"
+			}
+			batch = append(batch, &again)
+		}
+		time.Sleep(2 * time.Millisecond) // a later updated_at than the save before
+		if err := db.SaveAttempts(ctx, batch, nil); err != nil {
+			t.Fatal(err)
+		}
+		step++
+		for _, path := range paths {
+			code, got, _ := get(t, live, path)
+			wantCode, want, _ := get(t, plain, path)
+			if code != wantCode || got != want {
+				t.Fatalf("after save %d: %s of the live server (%d) differs from the store's (%d):\n%s\nwant\n%s", step, path, code, wantCode, got, want)
+			}
+		}
+	}
+	if step < 6 {
+		t.Fatalf("only %d saves", step)
+	}
+	// The pages above came from what the server holds, not the store,
+	// except the filtered list (once a save).
+	if n := counting.pages.Load(); n != int32(step) {
+		t.Errorf("%d attempts pages read from the store, want %d", n, step)
+	}
+	if n := counting.groups.Load(); n != 0 {
+		t.Errorf("%d failure groups read from the store, want 0", n)
+	}
+	// The list counts every save, not the first one's nine attempts.
+	p, err := db.PageAttempts(ctx, domain.AttemptFilter{Limit: 1})
+	if err != nil || p.Total < 50 {
+		t.Fatalf("store: %d attempts, %v", p.Total, err)
+	}
+	_, body, _ := get(t, live, "/?limit=1")
+	if want := fmt.Sprintf("1–1 of %d attempts", p.Total); !strings.Contains(body, want) {
+		t.Errorf("list after the last save does not say %q:\n%s", want, body)
+	}
+}
+
+// TestUnfiltered: only a query without filters or cursor is answered from
+// the held attempts.
+func TestUnfiltered(t *testing.T) {
+	if !unfiltered(domain.AttemptFilter{Limit: 200, Brief: true, WallClock: true}) {
+		t.Error("limit, brief and wall clock alone: not unfiltered")
+	}
+	c := domain.CursorOf(storetest.Many(1)[0])
+	for _, f := range []domain.AttemptFilter{
+		{Host: "h"}, {Hosts: []string{"h"}}, {Units: []string{"u"}}, {Engines: []string{"vllm"}}, {Verdicts: []string{"ready"}},
+		{Findings: []string{"oom"}}, {Failed: true}, {Group: "g"}, {Search: "abc"}, {Cursor: c},
+		{Since: time.Unix(1, 0)}, {Until: time.Unix(1, 0)}, {IDs: []string{"a"}}, {Unit: "u"}, {Engine: "e"}, {Verdict: "ready"},
+	} {
+		if unfiltered(f) {
+			t.Errorf("%+v: unfiltered", f)
+		}
+	}
+}
+
+// TestMergeAttempts: merging changed attempts into the sorted list gives
+// the list sorted anew, with starts to the microsecond, ties by id and
+// unknown starts last.
+func TestMergeAttempts(t *testing.T) {
+	at := func(id string, us int64) *domain.Attempt {
+		a := &domain.Attempt{ID: id}
+		if us != 0 {
+			a.StartedAt = time.UnixMicro(us).UTC()
+		}
+		return a
+	}
+	a, b, c, d, e := at("a", 30), at("b", 20), at("c", 20), at("d", 0), at("e", 0)
+	sorted := []*domain.Attempt{a, c, b, e, d}
+	b2 := at("b", 40)                  // b starts later now
+	f := at("f", 20)                   // a tie with c, before it by id
+	g := at("g", 0)                    // unknown start, first of those by id
+	h := at("h", 30)                   // same microsecond as a ...
+	h.StartedAt = h.StartedAt.Add(999) // ... though 999 ns later
+	got := mergeAttempts(sorted, map[*domain.Attempt]bool{b: true}, []*domain.Attempt{g, f, b2, h})
+	var ids []string
+	for _, x := range got {
+		ids = append(ids, x.ID)
+	}
+	if want := "b h a f c g e d"; strings.Join(ids, " ") != want {
+		t.Errorf("merged %q, want %q", strings.Join(ids, " "), want)
+	}
+}
