@@ -599,19 +599,9 @@ func resolveTargets(attempts []*domain.Attempt, fs []facts) []target {
 		case f.container != "" && byContainer[hostKey{f.host, f.container}] != "":
 			t = target{byContainer[hostKey{f.host, f.container}], domain.ShapeServedModelName}
 		case f.unit != "":
-			fam, ok := units[f.unit]
-			if !ok {
-				fam = Family(f.unit)
-				units[f.unit] = fam
-			}
-			t = target{fam, "unit"}
+			t = target{memo(units, f.unit, Family), "unit"}
 		case f.container != "":
-			fam, ok := containers[f.container]
-			if !ok {
-				fam = ContainerFamily(f.container)
-				containers[f.container] = fam
-			}
-			t = target{fam, "container"}
+			t = target{memo(containers, f.container, ContainerFamily), "container"}
 		default:
 			e := f.engine
 			if e == "" {
@@ -845,4 +835,14 @@ func kvBytesPerToken(rungs []Rung) map[string]float64 {
 		out[dt] = m
 	}
 	return out
+}
+
+// memo returns fn(k), computed once per k in m.
+func memo(m map[string]string, k string, fn func(string) string) string {
+	v, ok := m[k]
+	if !ok {
+		v = fn(k)
+		m[k] = v
+	}
+	return v
 }

@@ -188,14 +188,7 @@ func TestBriefListLeavesOutLines(t *testing.T) {
 func TestVersionChangesOnSave(t *testing.T) {
 	ctx := context.Background()
 	db, _ := openTemp(t)
-	version := func() string {
-		t.Helper()
-		v, err := db.Version(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
+	version := func() string { t.Helper(); return versionOf(t, db) }
 	empty := version()
 	as := storetest.Attempts()
 	if err := db.SaveAttempts(ctx, as, nil); err != nil {
@@ -422,14 +415,7 @@ func TestVersionSeesOtherWriters(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Close()
-	version := func() string {
-		t.Helper()
-		v, err := db.Version(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
+	version := func() string { t.Helper(); return versionOf(t, db) }
 	as := storetest.Many(4)
 	if err := db.SaveAttempts(ctx, as[:2], nil); err != nil {
 		t.Fatal(err)
@@ -638,4 +624,14 @@ func TestLinesOnceMigration(t *testing.T) {
 	if n := count(t, db, `SELECT count(*) FROM evidence`); n != 0 {
 		t.Errorf("%d line rows outlived their attempt", n)
 	}
+}
+
+// versionOf is db.Version, failing t on an error.
+func versionOf(t *testing.T, db *DB) string {
+	t.Helper()
+	v, err := db.Version(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
