@@ -627,7 +627,7 @@ func (j *Judge) hit(h Hit, ev domain.Evidence, text string, info lineInfo) {
 	p := &pending{rule: r, phase: phase, time: ev.Time, captures: h.Captures, line: snippet(text, h.At),
 		match:    matchText(text, h.At, h.End),
 		evidence: evidence, text: text, lineNo: j.a.Lines, event: event, ready: !j.a.ReadyAt.IsZero(),
-		context: j.ring.appendTo(nil), ctxLeft: j.opt.ContextAfter}
+		context: j.ring.appendTo([]domain.Evidence{}), ctxLeft: j.opt.ContextAfter}
 	j.roots = append(j.roots, p)
 	j.ctxFill = append(j.ctxFill, p)
 }
@@ -1335,22 +1335,22 @@ type evidenceRing struct {
 	start, len int
 }
 
-// push adds ev, keeping at most max lines.
-func (r *evidenceRing) push(ev domain.Evidence, max int) {
-	if max <= 0 {
+// push adds ev, keeping at most limit lines.
+func (r *evidenceRing) push(ev domain.Evidence, limit int) {
+	if limit <= 0 {
 		return
 	}
-	if len(r.buf) != max {
-		r.buf, r.start, r.len = make([]domain.Evidence, max), 0, 0
+	if len(r.buf) != limit {
+		r.buf, r.start, r.len = make([]domain.Evidence, limit), 0, 0
 	}
 	i := r.start + r.len
-	if i >= max {
-		i -= max
+	if i >= limit {
+		i -= limit
 	}
 	r.buf[i] = ev
-	if r.len < max {
+	if r.len < limit {
 		r.len++
-	} else if r.start++; r.start == max {
+	} else if r.start++; r.start == limit {
 		r.start = 0
 	}
 }
