@@ -85,7 +85,7 @@ func (e *Engine) stripLen(line string) int {
 		if i < len(e.stripPre) && !strings.HasPrefix(line[n:], e.stripPre[i]) {
 			continue
 		}
-		if i < len(e.stripDFA) && e.stripDFA[i] != nil {
+		if i < len(e.stripDFA) {
 			if k, ok, decided := e.stripDFA[i].match(line[n:]); decided {
 				if ok {
 					n += k

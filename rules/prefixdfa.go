@@ -81,8 +81,8 @@ func newPrefixDFA(expr string) *prefixDFA {
 
 // match returns the length of the regexp's match at the start of text (ok
 // false: none). decided is false when the DFA cannot tell (a non-ASCII byte
-// read while the match could still go on); the caller must then ask the
-// regexp.
+// read while the match could still go on, or d is nil: the pattern has no
+// DFA); the caller must then ask the regexp.
 func (d *prefixDFA) match(text string) (n int, ok, decided bool) {
 	if d == nil {
 		return 0, false, false

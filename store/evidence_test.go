@@ -52,24 +52,11 @@ func TestRepeatedLinesStoredOnce(t *testing.T) {
 // holds evidence rows and checks that 0003 carries every row over.
 func TestEvidenceMigrationKeepsRows(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "v2.db")
-	raw := openAtVersion(t, path, 2)
-	for _, q := range []string{
+	db := migratedFrom(t, path, 2,
 		`INSERT INTO attempts (id, host) VALUES ('a1', 'h')`,
 		`INSERT INTO evidence VALUES ('a1', 0, 'evidence', 'oom_graph_capture', '2026-10-01T21:40:00-07:00', 1, 's=1', 'CUDA out of memory')`,
 		`INSERT INTO evidence VALUES ('a1', 0, 'context', NULL, '', NULL, 's=0', 'Capturing CUDA graphs')`,
-		`INSERT INTO evidence VALUES ('a1', 1, 'context', NULL, '', NULL, 's=1', 'CUDA out of memory')`,
-	} {
-		if _, err := raw.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	raw.Close()
-
-	db, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+		`INSERT INTO evidence VALUES ('a1', 1, 'context', NULL, '', NULL, 's=1', 'CUDA out of memory')`)
 	a, err := db.GetAttempt(context.Background(), "a1")
 	if err != nil {
 		t.Fatal(err)
@@ -363,23 +350,10 @@ func TestEvidenceRoleMigration(t *testing.T) {
 	if ms, err := migrations.List(); err != nil || len(ms) < 8 || ms[7].Name != "0008_evidence_role.sql" {
 		t.Fatalf("migration 8 is not 0008_evidence_role.sql (%v)", err)
 	}
-	raw := openAtVersion(t, path, 7)
-	for _, q := range []string{
+	db := migratedFrom(t, path, 7,
 		`INSERT INTO attempts (id, host) VALUES ('a1', 'h')`,
 		`INSERT INTO evidence (attempt_id, seq, kind, finding_id, time, time_us, cursor, message)
-			VALUES ('a1', 0, 'evidence', NULL, '2026-10-01T21:40:00-07:00', 1, 's=1', 'KV cache size: 4096 tokens')`,
-	} {
-		if _, err := raw.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	raw.Close()
-
-	db, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+			VALUES ('a1', 0, 'evidence', NULL, '2026-10-01T21:40:00-07:00', 1, 's=1', 'KV cache size: 4096 tokens')`)
 	ctx := context.Background()
 	a, err := db.GetAttempt(ctx, "a1")
 	if err != nil {
@@ -449,6 +423,26 @@ func TestVersionSeesOtherWriters(t *testing.T) {
 	if fourth := version(); !strings.HasPrefix(fourth, "3/") {
 		t.Errorf("after a delete: %q, want 3 attempts", fourth)
 	}
+}
+
+// migratedFrom creates a database at path with the first n migrations,
+// runs rows (statements of that schema) in it, and opens it with Open,
+// which applies the rest; it is closed when t ends.
+func migratedFrom(t *testing.T, path string, n int, rows ...string) *DB {
+	t.Helper()
+	raw := openAtVersion(t, path, n)
+	for _, q := range rows {
+		if _, err := raw.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	raw.Close()
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }
 
 // openAtVersion creates a database at path with only the first n
