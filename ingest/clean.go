@@ -14,17 +14,51 @@ import (
 // a new line with empty '\r' segments dropped, and trailing spaces and tabs
 // of every line are trimmed. The result may hold several lines.
 func CleanMessage(raw []byte) string {
+	s, _ := cleanMessage(nil, raw)
+	return s
+}
+
+// cleanMessage is CleanMessage with scratch as the buffer for the text
+// without escapes (returned for reuse): a reader cleans one message after
+// the other.
+func cleanMessage(scratch, raw []byte) (string, []byte) {
 	if n := len(raw); n > 0 && raw[n-1] == '\n' {
 		raw = raw[:n-1]
 	}
 	if isPlain(raw) {
-		return string(raw)
+		return string(raw), scratch
 	}
-	b := stripEscapes(raw)
+	b := stripEscapes(scratch[:0], raw)
+	scratch = b
 	if !utf8.Valid(b) {
 		b = bytes.ToValidUTF8(b, []byte("\uFFFD"))
 	}
-	return splitLines(b)
+	if !needsSplit(b) {
+		return string(b), scratch
+	}
+	return splitLines(b), scratch
+}
+
+// needsSplit reports whether splitLines would change b: a '\r' in it, or a
+// line ending in a space or tab.
+func needsSplit(b []byte) bool {
+	if bytes.IndexByte(b, '\r') >= 0 {
+		return true
+	}
+	for i := 0; ; {
+		j := bytes.IndexByte(b[i:], '\n')
+		end := len(b)
+		if j >= 0 {
+			end = i + j
+		}
+		if end > i && (b[end-1] == ' ' || b[end-1] == '\t') {
+			return true
+		}
+		if j < 0 {
+			return false
+		}
+		i = end + 1
+	}
 }
 
 // isPlain reports whether raw needs no cleaning: printable ASCII or UTF-8
@@ -61,8 +95,8 @@ func isPlain(raw []byte) bool {
 }
 
 // stripEscapes removes ESC sequences and C0 controls except '\t', '\n', '\r'.
-func stripEscapes(raw []byte) []byte {
-	out := make([]byte, 0, len(raw))
+// It appends to out.
+func stripEscapes(out, raw []byte) []byte {
 	for i := 0; i < len(raw); i++ {
 		c := raw[i]
 		if c == 0x1b {

@@ -194,6 +194,80 @@ type keyCache struct {
 	kept  []bool
 	plain []bool // the name is printable ASCII without '"' or '\\': its JSON is itself
 	keep  fieldSet
+	// members are the previous records' members by position, as written:
+	// most fields of a stream (_HOSTNAME, _SYSTEMD_UNIT, _UID, _BOOT_ID,
+	// CONTAINER_NAME, ...) repeat byte for byte from record to record, and
+	// one comparison with the bytes last seen replaces parsing them.
+	members []memberMemo
+}
+
+// memberMemo is one member of a record as written ("name":value, from the
+// key's opening quote to the value's last byte) and what it parsed to. A
+// member that changed twice in a row (MESSAGE, __CURSOR, timestamps) is
+// not copied again but every memoRetry records, so the memo costs nothing
+// on fields that always change.
+type memberMemo struct {
+	raw    []byte // empty: nothing to compare with
+	val    []byte // the parsed value, owned; nil for JSON null
+	vbuf   []byte
+	name   string
+	slot   int8
+	kept   bool
+	misses uint32 // records in a row this member was parsed
+}
+
+const (
+	memoRetry   = 64
+	maxMemoSpan = 512 // bytes; longer members are parsed every time
+)
+
+// same reports whether the record's i-th member, at p.i, is byte for byte
+// the one remembered; then it is added to r and p moves past it. The
+// member must be followed by a byte that ends a value (white space, ','
+// or '}'), or a longer number would pass for the one remembered.
+func (c *keyCache) same(p *jscan, r *flatRecord, i int) bool {
+	if i >= len(c.members) {
+		return false
+	}
+	m := &c.members[i]
+	n := len(m.raw)
+	if n == 0 || len(p.s)-p.i <= n || string(p.s[p.i:p.i+n]) != string(m.raw) {
+		return false
+	}
+	if e := p.s[p.i+n]; e != ',' && e != '}' && !isJSONSpace(e) {
+		return false
+	}
+	p.i += n
+	r.add(m.name, m.slot, m.kept, m.val)
+	m.misses = 0
+	return true
+}
+
+// remember records the i-th member just parsed from raw (see memberMemo).
+func (c *keyCache) remember(i int, raw []byte, name string, slot int8, kept bool, val []byte) {
+	if i > len(c.members) {
+		return
+	}
+	if i == len(c.members) {
+		c.members = append(c.members, memberMemo{})
+	}
+	m := &c.members[i]
+	m.misses++
+	if (m.misses > 2 && m.misses%memoRetry != 0) || len(raw) > maxMemoSpan {
+		m.raw = m.raw[:0]
+		return
+	}
+	m.raw = append(m.raw[:0], raw...)
+	m.name, m.slot, m.kept = name, slot, kept
+	switch {
+	case val == nil:
+		m.val = nil
+	case len(val) == 0:
+		m.val = empty
+	default:
+		m.vbuf = append(m.vbuf[:0], val...)
+		m.val = m.vbuf[:len(val):len(val)]
+	}
 }
 
 // name returns the i-th key's name, its slot and whether it goes to

@@ -110,7 +110,10 @@ func FuzzFlatRecord(f *testing.F) {
 		keep := newFieldSet([]string{"X", "MESSAGE_ID"})
 		kc := keyCache{keep: keep}
 		var r flatRecord
-		parseFlat(&r, &kc, append([]byte(nil), prev...)) // fills the key cache
+		// prev twice: its members are then remembered (keyCache.members)
+		// and compared with cur's.
+		parseFlat(&r, &kc, append([]byte(nil), prev...))
+		parseFlat(&r, &kc, append([]byte(nil), prev...))
 		if !parseFlat(&r, &kc, append([]byte(nil), cur...)) {
 			t.Fatalf("strict parse accepts, the reader's refuses: %q", cur)
 		}
@@ -149,6 +152,27 @@ func FuzzIsPlain(f *testing.F) {
 		}
 		if got := isPlain(raw); got != want {
 			t.Fatalf("isPlain(%q) = %v, want %v", raw, got, want)
+		}
+	})
+}
+
+// FuzzCleanMessage compares cleanMessage (the plain fast path, a reused
+// buffer holding an earlier message, the no-split shortcut) with the long
+// way: strip, make valid, split.
+func FuzzCleanMessage(f *testing.F) {
+	for _, s := range []string{"plain", "\x1b[32mINFO\x1b[0m: ok\n", "a\rb\r\rc", "tail \nx\t", "bad \xff utf8", "\x1b]0;t\x07x", ""} {
+		f.Add([]byte(s), []byte("an earlier, longer message in the buffer"))
+	}
+	f.Fuzz(func(t *testing.T, raw, earlier []byte) {
+		trimmed := bytes.TrimSuffix(raw, []byte("\n"))
+		want := splitLines(bytes.ToValidUTF8(stripEscapes(nil, trimmed), []byte("\uFFFD")))
+		_, scratch := cleanMessage(nil, earlier)
+		scratch = append(scratch, earlier...)
+		if got, _ := cleanMessage(scratch, raw); got != want {
+			t.Fatalf("cleanMessage(%q) = %q, want %q", raw, got, want)
+		}
+		if got := CleanMessage(raw); got != want {
+			t.Fatalf("CleanMessage(%q) = %q, want %q", raw, got, want)
 		}
 	})
 }

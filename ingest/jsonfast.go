@@ -56,25 +56,29 @@ func (p *jscan) object(r *flatRecord, kc *keyCache) bool {
 	}
 	for i := 0; ; i++ {
 		p.ws()
-		name, slot, kept, ok := p.key(kc, i)
-		if !ok {
-			return false
+		if !kc.same(p, r, i) {
+			start := p.i
+			name, slot, kept, ok := p.key(kc, i)
+			if !ok {
+				return false
+			}
+			p.ws()
+			if !p.eat(':') {
+				return false
+			}
+			p.ws()
+			var val []byte
+			if slot == slotDropped && p.i < len(p.s) && p.s[p.i] == '"' {
+				val, ok = p.skipStr()
+			} else {
+				val, ok = p.value(false)
+			}
+			if !ok {
+				return false
+			}
+			r.add(name, slot, kept, val)
+			kc.remember(i, p.s[start:p.i], name, slot, kept, val)
 		}
-		p.ws()
-		if !p.eat(':') {
-			return false
-		}
-		p.ws()
-		var val []byte
-		if slot == slotDropped && p.i < len(p.s) && p.s[p.i] == '"' {
-			val, ok = p.skipStr()
-		} else {
-			val, ok = p.value(false)
-		}
-		if !ok {
-			return false
-		}
-		r.add(name, slot, kept, val)
 		p.ws()
 		if p.eat(',') {
 			continue

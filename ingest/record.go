@@ -60,8 +60,9 @@ func Normalize(rec Record, source string) domain.Entry {
 // lines of one stream differ in MESSAGE and the cursor, not in _TRANSPORT
 // or CONTAINER_NAME), which then costs no allocation.
 type textCache struct {
-	s      [4]string
-	fields fieldsMemo
+	s       [4]string
+	fields  fieldsMemo
+	scratch []byte // cleanMessage's buffer
 }
 
 // text is text(v), reusing the cached string i when v equals it.
@@ -124,10 +125,13 @@ func (c *textCache) normalize(r *flatRecord, msg []byte, truncated bool, source 
 		Unit:         c.text(1, r.get(slotUnit)),
 		InvocationID: c.text(2, r.get(slotInvocation)),
 		Identifier:   c.text(3, r.get(slotIdentifier)),
-		Message:      CleanMessage(msg),
 		Truncated:    truncated,
 		Source:       source,
 		Journal:      true,
+	}
+	e.Message, c.scratch = cleanMessage(c.scratch, msg)
+	if cap(c.scratch) > maxArena {
+		c.scratch = nil
 	}
 	if t, ok := recordTime(r); ok {
 		e.Time = t

@@ -13,6 +13,8 @@ package tracker
 import (
 	"crypto/sha1"
 	"encoding/hex"
+	"iter"
+	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
@@ -60,6 +62,8 @@ type Options = rules.JudgeOptions
 type Tracker struct {
 	rules *rules.Set
 	opt   Options
+
+	fields entryFields // of the last entry's Fields map
 
 	attempts     []*state
 	byKey        map[string]*state  // host|unit|invocation
@@ -223,54 +227,55 @@ func (t *Tracker) Add(e domain.Entry) {
 	if e.Identifier == "analyzer" {
 		return // our own root-cause notes are not engine output
 	}
-	if gap := e.Field(GapField); gap != "" {
+	f := t.fieldsOf(e.Fields)
+	if gap := f.gap; gap != "" {
 		t.gap(e, gap)
 		return
 	}
-	if e.Unit == "" && e.InvocationID == "" && e.Field("UNIT") == "" && e.Field("CONTAINER_ID_FULL") == "" &&
-		e.Field("CONTAINER_NAME") == "" && e.Field("_TRANSPORT") == "" {
+	if e.Unit == "" && e.InvocationID == "" && f.unit == "" && f.containerIDFull == "" &&
+		f.containerName == "" && f.transport == "" {
 		if !e.Journal {
 			t.addText(e)
 		}
 		return // a journal record of no unit or container: no attempt's
 	}
 	host := e.Host
-	if e.Field("MESSAGE_ID") == msgSuppressed {
+	if f.messageID == msgSuppressed {
 		t.suppressed(e)
 		return
 	}
-	if unit := e.Field("UNIT"); unit != "" && (e.PID == 1 || e.Identifier == "systemd") {
-		if e.Field(PastedField) != "" {
+	if unit := f.unit; unit != "" && (e.PID == 1 || e.Identifier == "systemd") {
+		if f.pasted != "" {
 			t.pastedUnits[host+"|"+unit] = true
 		}
 		t.lifecycle(e, host, unit)
 		return
 	}
-	if ev := e.Field("PODMAN_EVENT"); ev != "" {
+	if ev := f.podmanEvent; ev != "" {
 		t.podmanEvent(e, host, ev)
 		return
 	}
 	var st *state
-	if cid := e.Field("CONTAINER_ID_FULL"); cid != "" {
+	if cid := f.containerIDFull; cid != "" {
 		st = t.byContainer[cid]
 		if a := t.resumable[t.resumableCID[cid]]; st == nil && a != nil {
 			st = t.journalAttempt(a.Host, a.Unit, a.InvocationID, e.Time)
 		}
 	}
-	if st == nil && e.Field("CONTAINER_NAME") != "" {
-		st = t.containerOwner(host, e.Field("CONTAINER_NAME"), e.Field("CONTAINER_ID_FULL"))
+	if st == nil && f.containerName != "" {
+		st = t.containerOwner(host, f.containerName, f.containerIDFull)
 	}
 	if st != nil {
-		t.setContainer(st, e.Field("CONTAINER_NAME"), "")
+		t.setContainer(st, f.containerName, "")
 	}
-	if st == nil && (e.Field("CONTAINER_ID_FULL") != "" || e.Field("CONTAINER_NAME") != "") {
+	if st == nil && (f.containerIDFull != "" || f.containerName != "") {
 		// A container no unit claimed (docker run, podman without events):
 		// the container itself is the attempt.
-		cid := e.Field("CONTAINER_ID_FULL")
+		cid := f.containerIDFull
 		if cid == "" {
-			cid = e.Field("CONTAINER_ID")
+			cid = f.containerID
 		}
-		name := e.Field("CONTAINER_NAME")
+		name := f.containerName
 		st = t.byContainer[cid]
 		if st == nil {
 			st = t.newState(host, name, "", e.Time)
@@ -294,14 +299,36 @@ func (t *Tracker) Add(e domain.Entry) {
 	if st == nil || st.reread(e) {
 		return
 	}
-	if id := strings.TrimSpace(e.Message); len(id) == 64 && isHex(id) && e.Field("CONTAINER_ID_FULL") == "" {
+	if id, ok := containerIDLine(e.Message); ok && f.containerIDFull == "" {
 		// `docker run -d` printed the id of the container it started for
 		// this unit: its journald log driver records are this attempt's.
 		t.setContainer(st, "", id)
 		t.byContainer[id] = st
 	}
 	st.touch(e)
-	t.engineOutput(st, e)
+	t.engineOutput(st, e, f.logLoss)
+}
+
+// entryFields are the Fields Add reads, looked up once per Fields map:
+// the entries of a stream share theirs (domain.Entry.Fields is read-only),
+// so most entries cost a pointer comparison instead of ten map lookups.
+type entryFields struct {
+	m                                           map[string]string
+	gap, unit, messageID, pasted                string
+	podmanEvent, transport, logLoss             string
+	containerIDFull, containerID, containerName string
+}
+
+// fieldsOf returns the entryFields of m (held until the next map).
+func (t *Tracker) fieldsOf(m map[string]string) *entryFields {
+	f := &t.fields
+	if m != nil && f.m != nil && reflect.ValueOf(m).UnsafePointer() == reflect.ValueOf(f.m).UnsafePointer() {
+		return f
+	}
+	*f = entryFields{m: m, gap: m[GapField], unit: m["UNIT"], messageID: m["MESSAGE_ID"], pasted: m[PastedField],
+		podmanEvent: m["PODMAN_EVENT"], transport: m["_TRANSPORT"], logLoss: m[LogLossField],
+		containerIDFull: m["CONTAINER_ID_FULL"], containerID: m["CONTAINER_ID"], containerName: m["CONTAINER_NAME"]}
+	return f
 }
 
 // containerOwner returns the unit attempt a container's records belong to,
@@ -329,6 +356,16 @@ func (t *Tracker) containerOwner(host, name, cid string) *state {
 		t.setContainer(st, name, cid)
 	}
 	return st
+}
+
+// containerIDLine returns the container id a message is (64 hex digits,
+// white space around), as `docker run -d` prints it.
+func containerIDLine(msg string) (string, bool) {
+	if len(msg) < 64 {
+		return "", false
+	}
+	id := strings.TrimSpace(msg)
+	return id, len(id) == 64 && isHex(id)
 }
 
 func isHex(s string) bool {
@@ -375,7 +412,7 @@ func (st *state) touch(e domain.Entry) {
 
 // addText handles plain-text engine output: segment on start banners.
 func (t *Tracker) addText(e domain.Entry) {
-	for _, line := range splitLines(e.Message) {
+	for line := range splitLines(e.Message) {
 		st := t.textCurrent[e.Source]
 		clean := stripCompose(stripColour(line))
 		if _, ok := t.rules.Banner(clean); ok {
@@ -543,11 +580,12 @@ func (t *Tracker) podmanEvent(e domain.Entry, host, ev string) {
 	}
 }
 
-func (t *Tracker) engineOutput(st *state, e domain.Entry) {
-	if reason := e.Field(LogLossField); reason != "" {
+// engineOutput judges the lines of e; logLoss is its LogLossField.
+func (t *Tracker) engineOutput(st *state, e domain.Entry, logLoss string) {
+	if reason := logLoss; reason != "" {
 		t.sideFinding(st, domain.FindingLogLoss, e, reason+": "+truncate(e.Message, 300))
 	}
-	for _, line := range splitLines(e.Message) {
+	for line := range splitLines(e.Message) {
 		t.line(st, e, line)
 	}
 }
@@ -788,20 +826,18 @@ func (t *Tracker) Finish() {
 	}
 }
 
-func splitLines(msg string) []string {
-	if !strings.Contains(msg, "\n") {
-		if strings.TrimSpace(msg) == "" {
-			return nil
+// splitLines yields the lines of a message that hold more than white
+// space (a range over it allocates nothing, as it runs per entry).
+func splitLines(msg string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for rest, more := msg, true; more; {
+			var line string
+			line, rest, more = strings.Cut(rest, "\n")
+			if strings.TrimSpace(line) != "" && !yield(line) {
+				return
+			}
 		}
-		return []string{msg}
 	}
-	var out []string
-	for _, l := range strings.Split(msg, "\n") {
-		if strings.TrimSpace(l) != "" {
-			out = append(out, l)
-		}
-	}
-	return out
 }
 
 func firstLine(s string) string {

@@ -1,0 +1,57 @@
+package ingest
+
+import (
+	"bytes"
+	"testing"
+)
+
+// TestMemberMemo: members repeated byte for byte are taken from the memo
+// (their misses reset), and a member that only starts like the one
+// remembered (a longer number, a longer string) is parsed.
+func TestMemberMemo(t *testing.T) {
+	lines := []string{
+		`{"N":12,"S":"ab","Z":null,"E":"","M":"one"}`,
+		`{"N":12,"S":"ab","Z":null,"E":"","M":"two"}`,
+		`{"N":12,"S":"ab","Z":null,"E":"","M":"three"}`,
+		`{"N":123,"S":"abc","Z":null,"E":"","M":"four"}`,
+		`{"N":123 ,"S":"abc","Z":null,"E":"", "M":"five"}`,
+	}
+	want := []map[string]string{
+		{"N": "12", "S": "ab", "E": "", "M": "one"},
+		{"N": "12", "S": "ab", "E": "", "M": "two"},
+		{"N": "12", "S": "ab", "E": "", "M": "three"},
+		{"N": "123", "S": "abc", "E": "", "M": "four"},
+		{"N": "123", "S": "abc", "E": "", "M": "five"},
+	}
+	var kc keyCache
+	var r flatRecord
+	for i, l := range lines {
+		if !parseFlat(&r, &kc, []byte(l)) {
+			t.Fatalf("line %d: refused", i)
+		}
+		got := r.toMap()
+		for k, v := range want[i] {
+			if g, ok := got[k]; !ok || string(g) != v || g == nil {
+				t.Errorf("line %d: %s = %q (present %v), want %q", i, k, g, ok, v)
+			}
+		}
+		if z, ok := got["Z"]; !ok || z != nil {
+			t.Errorf("line %d: Z = %q (present %v), want null", i, z, ok)
+		}
+		if e := got["E"]; e == nil {
+			t.Errorf("line %d: E is nil, want an empty string", i)
+		}
+	}
+	// Line 2 took N, S, Z and E from the memo; M changed every time.
+	for i, name := range []string{"N", "S", "Z", "E"} {
+		if m := kc.members[i]; m.name != name {
+			t.Fatalf("member %d is %q, want %q", i, m.name, name)
+		}
+	}
+	if m := kc.members[2]; m.misses != 0 || !bytes.Equal(m.raw, []byte(`"Z":null`)) {
+		t.Errorf("Z: misses %d, raw %q; want taken from the memo", m.misses, m.raw)
+	}
+	if m := kc.members[4]; m.misses != 5 || len(m.raw) != 0 {
+		t.Errorf("M: misses %d, raw %q; want parsed every time and no longer copied", m.misses, m.raw)
+	}
+}
