@@ -199,6 +199,122 @@ type keyCache struct {
 	// CONTAINER_NAME, ...) repeat byte for byte from record to record, and
 	// one comparison with the bytes last seen replaces parsing them.
 	members []memberMemo
+	// runs[i], when its n > 0, are members i to i+n-1 that all came from
+	// the memo in one record, compared and added at once the next time.
+	runs []memberRun
+	cur  []memberAt // the members of the record being parsed
+}
+
+// memberAt is where a member of the record being parsed lies in the line,
+// and whether it came from the memo (memberMemo) one by one; members of a
+// run are not listed one by one (start is -1).
+type memberAt struct {
+	start, end int
+	hit        bool
+}
+
+// memberRun is a run of members as written, the separators between them
+// included, and what they parsed to (values owned).
+type memberRun struct {
+	raw     []byte
+	n       int
+	names   []string
+	slots   []int8
+	kept    []bool
+	vals    [][]byte
+	vbuf    []byte
+	slotted []int32 // indexes of the members with a slot
+}
+
+// maxRunBytes caps a run's bytes.
+const maxRunBytes = 4096
+
+// sameRun is same for the run of members starting at the i-th: it returns
+// how many members it added to r (0: no run, or not the same bytes; the
+// run is then dropped).
+func (c *keyCache) sameRun(p *jscan, r *flatRecord, i int) int {
+	if i >= len(c.runs) || c.runs[i].n == 0 {
+		return 0
+	}
+	u := &c.runs[i]
+	n := len(u.raw)
+	if len(p.s)-p.i <= n || string(p.s[p.i:p.i+n]) != string(u.raw) {
+		u.n = 0
+		return 0
+	}
+	if e := p.s[p.i+n]; e != ',' && e != '}' && !isJSONSpace(e) {
+		u.n = 0
+		return 0
+	}
+	p.i += n
+	base := int32(len(r.vals))
+	r.names = append(r.names, u.names...)
+	r.slots = append(r.slots, u.slots...)
+	r.kept = append(r.kept, u.kept...)
+	r.vals = append(r.vals, u.vals...)
+	for _, k := range u.slotted {
+		r.at[u.slots[k]] = base + k + 1
+	}
+	for range u.n {
+		c.cur = append(c.cur, memberAt{start: -1})
+	}
+	return u.n
+}
+
+// newRuns makes a run of every two or more members in a row of the record
+// just parsed (s) that came from the memo one by one.
+func (c *keyCache) newRuns(s []byte) {
+	for i := 0; i < len(c.cur); {
+		if !c.cur[i].hit {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(c.cur) && c.cur[j].hit {
+			j++
+		}
+		if j-i >= 2 && c.cur[j-1].end-c.cur[i].start <= maxRunBytes {
+			c.setRun(i, j, s[c.cur[i].start:c.cur[j-1].end])
+		}
+		i = j
+	}
+}
+
+// setRun makes members i to j-1, written as raw, a run.
+func (c *keyCache) setRun(i, j int, raw []byte) {
+	for len(c.runs) < j {
+		c.runs = append(c.runs, memberRun{})
+	}
+	u := &c.runs[i]
+	u.raw = append(u.raw[:0], raw...)
+	u.n = j - i
+	u.names, u.slots, u.kept, u.vals, u.slotted = u.names[:0], u.slots[:0], u.kept[:0], u.vals[:0], u.slotted[:0]
+	size := 0
+	for _, m := range c.members[i:j] {
+		size += len(m.val)
+	}
+	if cap(u.vbuf) < size {
+		u.vbuf = make([]byte, 0, size)
+	}
+	u.vbuf = u.vbuf[:0]
+	for k, m := range c.members[i:j] {
+		u.names = append(u.names, m.name)
+		u.slots = append(u.slots, m.slot)
+		u.kept = append(u.kept, m.kept)
+		if m.slot > slotNone {
+			u.slotted = append(u.slotted, int32(k))
+		}
+		switch {
+		case m.val == nil:
+			u.vals = append(u.vals, nil)
+		case len(m.val) == 0:
+			u.vals = append(u.vals, empty)
+		default:
+			start := len(u.vbuf)
+			u.vbuf = append(u.vbuf, m.val...) // within capacity: earlier values stay put
+			u.vals = append(u.vals, u.vbuf[start:len(u.vbuf):len(u.vbuf)])
+		}
+	}
 }
 
 // memberMemo is one member of a record as written ("name":value, from the

@@ -110,10 +110,12 @@ func FuzzFlatRecord(f *testing.F) {
 		keep := newFieldSet([]string{"X", "MESSAGE_ID"})
 		kc := keyCache{keep: keep}
 		var r flatRecord
-		// prev twice: its members are then remembered (keyCache.members)
-		// and compared with cur's.
-		parseFlat(&r, &kc, append([]byte(nil), prev...))
-		parseFlat(&r, &kc, append([]byte(nil), prev...))
+		// prev three times: its members are then remembered one by one
+		// (keyCache.members) and in runs (keyCache.runs), and compared
+		// with cur's.
+		for range 3 {
+			parseFlat(&r, &kc, append([]byte(nil), prev...))
+		}
 		if !parseFlat(&r, &kc, append([]byte(nil), cur...)) {
 			t.Fatalf("strict parse accepts, the reader's refuses: %q", cur)
 		}

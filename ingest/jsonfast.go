@@ -54,10 +54,14 @@ func (p *jscan) object(r *flatRecord, kc *keyCache) bool {
 		p.ws()
 		return p.i == len(p.s)
 	}
+	kc.cur = kc.cur[:0]
 	for i := 0; ; i++ {
 		p.ws()
-		if !kc.same(p, r, i) {
-			start := p.i
+		if n := kc.sameRun(p, r, i); n > 0 {
+			i += n - 1
+		} else if start := p.i; kc.same(p, r, i) {
+			kc.cur = append(kc.cur, memberAt{start: start, end: p.i, hit: true})
+		} else {
 			name, slot, kept, ok := p.key(kc, i)
 			if !ok {
 				return false
@@ -78,6 +82,7 @@ func (p *jscan) object(r *flatRecord, kc *keyCache) bool {
 			}
 			r.add(name, slot, kept, val)
 			kc.remember(i, p.s[start:p.i], name, slot, kept, val)
+			kc.cur = append(kc.cur, memberAt{start: start, end: p.i})
 		}
 		p.ws()
 		if p.eat(',') {
@@ -89,7 +94,11 @@ func (p *jscan) object(r *flatRecord, kc *keyCache) bool {
 		return false
 	}
 	p.ws()
-	return p.i == len(p.s)
+	if p.i != len(p.s) {
+		return false
+	}
+	kc.newRuns(p.s)
+	return true
 }
 
 // key parses the i-th key of a record. Records of one stream list the same

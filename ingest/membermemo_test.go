@@ -6,7 +6,7 @@ import (
 )
 
 // TestMemberMemo: members repeated byte for byte are taken from the memo
-// (their misses reset), and a member that only starts like the one
+// (their misses reset), then as a run, and a member that only starts like the one
 // remembered (a longer number, a longer string) is parsed.
 func TestMemberMemo(t *testing.T) {
 	lines := []string{
@@ -41,8 +41,13 @@ func TestMemberMemo(t *testing.T) {
 		if e := got["E"]; e == nil {
 			t.Errorf("line %d: E is nil, want an empty string", i)
 		}
+		// Line 1 took N, S, Z and E from the memo one by one, which made
+		// them a run; line 2 took the run.
+		if i == 2 && (len(kc.runs) == 0 || kc.runs[0].n != 4 || string(kc.runs[0].raw) != `"N":12,"S":"ab","Z":null,"E":""`) {
+			t.Errorf("after line 2: runs %+v, want N to E as one run", kc.runs)
+		}
 	}
-	// Line 2 took N, S, Z and E from the memo; M changed every time.
+	// M changed every time.
 	for i, name := range []string{"N", "S", "Z", "E"} {
 		if m := kc.members[i]; m.name != name {
 			t.Fatalf("member %d is %q, want %q", i, m.name, name)
