@@ -300,12 +300,11 @@ func (s *server) heldAttempts(ctx context.Context) ([]*domain.Attempt, bool, err
 	if _, ok := s.db.(Versioner); !ok {
 		return nil, false, nil
 	}
-	if _, err := s.allLadders(ctx); err != nil {
+	h, err := s.heldNow(ctx)
+	if err != nil {
 		return nil, false, err
 	}
-	s.laddersMu.Lock()
-	defer s.laddersMu.Unlock()
-	return s.laddersAll, true, nil
+	return h.all, true, nil
 }
 
 // exactMatch returns f as a predicate when f narrows by exact values only

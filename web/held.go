@@ -53,27 +53,12 @@ func (s *server) heldGroups(ctx context.Context) (gs []domain.FailureGroup, byID
 	if _, ok := s.db.(Versioner); !ok {
 		return nil, nil, false, nil
 	}
-	if _, err := s.allLadders(ctx); err != nil {
+	h, err := s.heldNow(ctx)
+	if err != nil {
 		return nil, nil, false, err
 	}
-	s.laddersMu.Lock()
-	defer s.laddersMu.Unlock()
-	if s.groupsAll == nil || s.groupsVersion != s.laddersVersion {
-		rows := make([]domain.FailureRow, 0, len(s.laddersAll))
-		for _, a := range s.laddersAll {
-			if a.Verdict.IsFailure() {
-				rows = append(rows, domain.FailureRowOf(a))
-			}
-		}
-		domain.SortFailureRows(rows)
-		s.groupsAll = domain.GroupFailures(rows)
-		s.groupsByID = make(map[string]int, len(s.groupsAll))
-		for i, g := range s.groupsAll {
-			s.groupsByID[g.ID] = i
-		}
-		s.groupsVersion = s.laddersVersion
-	}
-	return s.groupsAll, s.groupsByID, true, nil
+	gs, byID = h.failureGroups()
+	return gs, byID, true, nil
 }
 
 // onlyGroup reports whether f narrows the failed attempts by group id at

@@ -3,9 +3,12 @@ package web
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -150,4 +153,111 @@ func TestMergeAttempts(t *testing.T) {
 	if want := "b h a f c g e d"; strings.Join(ids, " ") != want {
 		t.Errorf("merged %q, want %q", strings.Join(ids, " "), want)
 	}
+}
+
+// gatedDB holds Version calls while its gate is closed: an update of the
+// held state then cannot finish.
+type gatedDB struct {
+	*store.DB
+	mu   sync.Mutex
+	gate chan struct{} // nil: open
+}
+
+func (d *gatedDB) Version(ctx context.Context) (string, error) {
+	d.mu.Lock()
+	g := d.gate
+	d.mu.Unlock()
+	if g != nil {
+		select {
+		case <-g:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}
+	return d.DB.Version(ctx)
+}
+
+func (d *gatedDB) close() {
+	d.mu.Lock()
+	d.gate = make(chan struct{})
+	d.mu.Unlock()
+}
+
+func (d *gatedDB) open() {
+	d.mu.Lock()
+	if d.gate != nil {
+		close(d.gate)
+		d.gate = nil
+	}
+	d.mu.Unlock()
+}
+
+// TestLiveUpdate: with LiveUpdate, pages are answered from the last
+// complete update while the next one cannot finish, and follow a save
+// without a request asking for it.
+func TestLiveUpdate(t *testing.T) {
+	db, err := store.Open(filepath.Join(t.TempDir(), "live.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel) // before the database closes
+	gated := &gatedDB{DB: db}
+	live := httptest.NewServer(New(gated, Options{Location: time.UTC, LiveUpdate: true, LiveInterval: 5 * time.Millisecond, Context: ctx}))
+	t.Cleanup(live.Close)
+	plain := httptest.NewServer(New(readerOnly{db}, Options{Location: time.UTC}))
+	t.Cleanup(plain.Close)
+	paths := []string{"/", "/failures", "/ladders"}
+	same := func() bool {
+		for _, p := range paths {
+			_, got, _ := get(t, live, p)
+			_, want, _ := get(t, plain, p)
+			if got != want {
+				return false
+			}
+		}
+		return true
+	}
+	follows := func(step string) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !same(); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the live server's pages never became the store's", step)
+			}
+		}
+	}
+	many := storetest.Many(30)
+	if err := db.SaveAttempts(ctx, many[:10], nil); err != nil {
+		t.Fatal(err)
+	}
+	follows("first save")
+	before := map[string]string{}
+	for _, p := range paths {
+		_, before[p], _ = get(t, plain, p)
+	}
+
+	gated.close()
+	t.Cleanup(gated.open) // a failed test leaves no update held
+	time.Sleep(2 * time.Millisecond)
+	if err := db.SaveAttempts(ctx, many[10:], nil); err != nil {
+		t.Fatal(err)
+	}
+	client := http.Client{Timeout: 5 * time.Second}
+	for _, p := range paths {
+		resp, err := client.Get(live.URL + p)
+		if err != nil {
+			t.Fatalf("%s while an update is held: %v", p, err)
+		}
+		got, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || string(got) != before[p] {
+			t.Fatalf("%s while an update is held: %d, not the page before the save", p, resp.StatusCode)
+		}
+	}
+	if _, now, _ := get(t, plain, "/"); now == before["/"] {
+		t.Fatal("the second save changed nothing: the test shows nothing")
+	}
+	gated.open()
+	follows("second save")
 }

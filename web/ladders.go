@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -189,33 +190,128 @@ type Versioner interface {
 
 // allLadders returns the ladders of every attempt in the database. They
 // are built from all attempts, which every attempt page needs for its
-// ladder link. With a Versioner they are kept until the database changes,
-// and then brought up to date from the attempts saved since (fetched by
-// updated_at) with the ladders of unchanged attempts reused (ladder.Memo):
-// a page under live ingest costs the change, not the database. Callers
-// must not modify the result.
+// ladder link. With a Versioner they are held (heldNow) until the
+// database changes, and then brought up to date from the attempts saved
+// since (fetched by updated_at) with the ladders of unchanged attempts
+// reused (ladder.Memo): a page under live ingest costs the change, not the
+// database. Callers must not modify the result.
 func (s *server) allLadders(ctx context.Context) ([]ladder.Ladder, error) {
-	v, ok := s.db.(Versioner)
-	if !ok {
+	if _, ok := s.db.(Versioner); !ok {
 		attempts, err := s.db.ListAttempts(ctx, domain.AttemptFilter{Brief: true})
 		if err != nil {
 			return nil, err
 		}
 		return ladder.Build(attempts, s.opts.Ladder), nil
 	}
+	h, err := s.heldNow(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return h.ladders, nil
+}
+
+// heldState is what the server holds of the database at one Version:
+// every attempt (brief) in ListAttempts' order, their ladders, and their
+// failure groups once asked for. Read-only once published.
+type heldState struct {
+	version string
+	all     []*domain.Attempt
+	ladders []ladder.Ladder
+
+	groupsOnce sync.Once
+	groups     []domain.FailureGroup
+	groupsByID map[string]int
+}
+
+// failureGroups returns the failure groups of h's attempts and their
+// indexes by group id, computed once.
+func (h *heldState) failureGroups() ([]domain.FailureGroup, map[string]int) {
+	h.groupsOnce.Do(func() {
+		rows := make([]domain.FailureRow, 0, len(h.all))
+		for _, a := range h.all {
+			if a.Verdict.IsFailure() {
+				rows = append(rows, domain.FailureRowOf(a))
+			}
+		}
+		domain.SortFailureRows(rows)
+		h.groups = domain.GroupFailures(rows)
+		h.groupsByID = make(map[string]int, len(h.groups))
+		for i, g := range h.groups {
+			h.groupsByID[g.ID] = i
+		}
+	})
+	return h.groups, h.groupsByID
+}
+
+// heldNow returns the held state of a Versioner store: brought up to date
+// first, or with Options.LiveUpdate the last one published, an update then
+// starting in the background unless one runs.
+func (s *server) heldNow(ctx context.Context) (*heldState, error) {
+	if s.opts.LiveUpdate {
+		if h := s.held.Load(); h != nil {
+			s.startUpdate()
+			return h, nil
+		}
+	}
+	return s.update(ctx)
+}
+
+// startUpdate brings the held state up to date in the background unless
+// an update runs already.
+func (s *server) startUpdate() {
+	if !s.updating.CompareAndSwap(false, true) {
+		return
+	}
+	ctx := s.opts.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	go func() {
+		defer s.updating.Store(false)
+		if _, err := s.update(ctx); err != nil && ctx.Err() == nil {
+			s.opts.Logger.Error("web: ladders", "err", err)
+		}
+	}()
+}
+
+// keepCurrent checks the database for a change every LiveInterval until
+// ctx is done (Options.LiveUpdate).
+func (s *server) keepCurrent(ctx context.Context) {
+	t := time.NewTicker(s.opts.LiveInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.startUpdate()
+		}
+	}
+}
+
+// update brings the held state up to date with the database and publishes
+// it; with LiveUpdate it also groups the failures then, so that no page
+// waits for that.
+func (s *server) update(ctx context.Context) (*heldState, error) {
+	v := s.db.(Versioner)
 	s.laddersMu.Lock()
 	defer s.laddersMu.Unlock()
 	version, err := v.Version(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if version == s.laddersVersion && s.ladders != nil {
-		return s.ladders, nil
+	prev := s.held.Load()
+	if prev != nil && version == prev.version {
+		return prev, nil
+	}
+	prevVersion := ""
+	if prev != nil {
+		prevVersion = prev.version
 	}
 	var count, last int64
 	_, _ = fmt.Sscanf(version, "%d/%d", &count, &last)
 	prevCount, prevLast := int64(-1), int64(0)
-	_, _ = fmt.Sscanf(s.laddersVersion, "%d/%d", &prevCount, &prevLast)
+	_, _ = fmt.Sscanf(prevVersion, "%d/%d", &prevCount, &prevLast)
 	var fetch []string // ids to read again; nil: read all
 	if s.laddersSeen != nil && prevLast > 0 {
 		// Saves of another process may carry a slightly older clock: look
@@ -245,7 +341,7 @@ func (s *server) allLadders(ctx context.Context) ([]ladder.Ladder, error) {
 		return nil
 	}
 	switch {
-	case fetch == nil || int64(len(s.laddersSeen)+len(fetch)) < count:
+	case fetch == nil || prev == nil || int64(len(s.laddersSeen)+len(fetch)) < count:
 		// First build, or attempts the window missed: read all.
 		if err := readAll(); err != nil {
 			return nil, err
@@ -275,13 +371,15 @@ func (s *server) allLadders(ctx context.Context) ([]ladder.Ladder, error) {
 			// The list stays sorted: only what changed is sorted and
 			// merged in (sorting every attempt again was a tenth of an
 			// update).
-			all = mergeAttempts(s.laddersAll, replaced, fresh)
+			all = mergeAttempts(prev.all, replaced, fresh)
 		}
 	}
-	s.laddersAll = all
-	s.ladders = ladder.BuildMemo(all, s.opts.Ladder, &s.laddersMemo)
-	s.laddersVersion = version
-	return s.ladders, nil
+	h := &heldState{version: version, all: all, ladders: ladder.BuildMemo(all, s.opts.Ladder, &s.laddersMemo)}
+	if s.opts.LiveUpdate {
+		h.failureGroups()
+	}
+	s.held.Store(h)
+	return h, nil
 }
 
 // compareAttempts is ListAttempts' order (Build keeps it among attempts

@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -64,6 +65,17 @@ type Options struct {
 	// WarmLadders builds the ladders in the background at once instead of
 	// on the first page that needs them (serve sets it).
 	WarmLadders bool
+	// LiveUpdate keeps what the server holds of the database (every
+	// attempt, brief; the ladders; the failure groups) current in the
+	// background, checking every LiveInterval and after each request: a
+	// page is answered from the last complete update instead of waiting
+	// for the next one, so it may lag a save by one update (serve sets
+	// it). Without it a page after a save brings them up to date first.
+	// It needs a Versioner store.
+	LiveUpdate bool
+	// LiveInterval is how often LiveUpdate checks the database for a
+	// change; default 250ms.
+	LiveInterval time.Duration
 	// Context bounds that background build: it stops when Context is done
 	// (serve passes its own, so the build ends with it instead of running on
 	// against a closed database and logging that); default
@@ -101,24 +113,16 @@ type server struct {
 	opts  Options
 	pages map[string]*template.Template
 
-	// The boot ladders of the whole database, kept while its Version
-	// stays the same (see allLadders); read-only once built. laddersMu
-	// is held while they are brought up to date: concurrent requests
-	// wait for one update instead of each making its own.
-	laddersMu      sync.Mutex
-	laddersVersion string
-	ladders        []ladder.Ladder
-	laddersSeen    map[string]*domain.Attempt // brief attempts by ID, as of laddersVersion
-	laddersAll     []*domain.Attempt          // the same in ListAttempts' order; read-only once built
-	laddersStamp   map[string]int64           // their updated_at
-	laddersMemo    ladder.Memo
-
-	// The failure groups of laddersAll as of groupsVersion, and their
-	// indexes by id (heldGroups); guarded by laddersMu, read-only once
-	// built.
-	groupsVersion string
-	groupsAll     []domain.FailureGroup
-	groupsByID    map[string]int
+	// What the server holds of the database at one Version (heldState),
+	// published whole. laddersMu is held while it is brought up to date:
+	// concurrent requests wait for one update instead of each making its
+	// own; the other fields are the update's working state.
+	held         atomic.Pointer[heldState]
+	updating     atomic.Bool // a LiveUpdate update runs
+	laddersMu    sync.Mutex
+	laddersSeen  map[string]*domain.Attempt // brief attempts by ID, as of held's version
+	laddersStamp map[string]int64           // their updated_at
+	laddersMemo  ladder.Memo
 
 	// The attempts page's rows of held attempts (renderRows).
 	rowsMu sync.Mutex
@@ -173,11 +177,14 @@ func New(db AttemptReader, opts Options) *gin.Engine {
 	if opts.APILimit <= 0 {
 		opts.APILimit = 500
 	}
+	if opts.LiveInterval <= 0 {
+		opts.LiveInterval = 250 * time.Millisecond
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
 	s := &server{db: db, opts: opts, pages: parsePages()}
-	if _, ok := db.(Versioner); ok && opts.WarmLadders {
+	if _, ok := db.(Versioner); ok && (opts.WarmLadders || opts.LiveUpdate) {
 		// The first build reads every attempt; do it before the first page.
 		ctx := opts.Context
 		if ctx == nil {
@@ -186,6 +193,9 @@ func New(db AttemptReader, opts Options) *gin.Engine {
 		go func() {
 			if _, err := s.allLadders(ctx); err != nil && ctx.Err() == nil {
 				opts.Logger.Error("web: ladders", "err", err)
+			}
+			if opts.LiveUpdate {
+				s.keepCurrent(ctx)
 			}
 		}()
 	}

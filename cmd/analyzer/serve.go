@@ -110,7 +110,7 @@ func (m *serveMain) Open(ctx context.Context, fs *pflag.FlagSet) error {
 	}
 	m.lv.watchSIGHUP(ctx)
 	m.health = healthChecks(m.db, o.db, m.fol)
-	handler := web.New(m.db, web.Options{Routes: m.lv.routes, WarmLadders: true, Context: ctx, AllowedHosts: o.http.allowed(o.listen),
+	handler := web.New(m.db, web.Options{Routes: m.lv.routes, WarmLadders: true, LiveUpdate: true, Context: ctx, AllowedHosts: o.http.allowed(o.listen),
 		Health: m.health})
 	m.srv = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: o.http.readTimeout,
 		WriteTimeout: o.http.writeTimeout, IdleTimeout: o.http.idleTimeout, MaxHeaderBytes: 64 << 10}
