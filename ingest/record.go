@@ -210,12 +210,31 @@ func (keep fieldSet) inFields(name string, s int8) bool {
 func recordTime(r *flatRecord) (time.Time, bool) {
 	for _, s := range [...]int8{slotRealtime, slotSourceRealtime} {
 		if v := r.get(s); len(v) > 0 {
+			if us, ok := digits(v); ok {
+				return time.UnixMicro(us).In(time.Local), true
+			}
 			if us, err := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64); err == nil {
 				return time.UnixMicro(us).In(time.Local), true
 			}
 		}
 	}
 	return time.Time{}, false
+}
+
+// digits reads v as a decimal number of 1 to 18 digits and nothing else
+// (how journald writes its timestamps); ok is false for anything else,
+// which strconv then reads.
+func digits(v []byte) (n int64, ok bool) {
+	if len(v) == 0 || len(v) > 18 {
+		return 0, false
+	}
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
 }
 
 // text converts a field value to valid UTF-8.
