@@ -33,10 +33,14 @@ type Set struct {
 	// lineRules[engine] holds the line rules scoped to that engine plus
 	// the unscoped ones, in file order.
 	lineRules map[string][]*Rule
-	generic   []*Rule
-	endRules  []*Rule
-	all       []*Rule
-	pre       *prefilter
+	// ruleVisits[engine] is lineRules[engine] as matcher-id masks
+	// (MatchPrepared); byMatchID finds a rule by its matchID.
+	ruleVisits map[string]*ruleVisit
+	byMatchID  []*Rule
+	generic    []*Rule
+	endRules   []*Rule
+	all        []*Rule
+	pre        *prefilter
 	// fallback is the profile of attempts no engine profile claims.
 	fallback *Engine
 	// frames are the shared traceback-frame phase markers (File.Frames).
@@ -186,7 +190,7 @@ func LoadDir(dir string) (*Set, error) {
 // problem (file:line) when any file is invalid; nothing is half-loaded.
 func Load(fsys fs.FS) (*Set, error) {
 	files, names, errs := readDir(fsys)
-	s := &Set{Files: names, byName: map[string]*Engine{}, lineRules: map[string][]*Rule{}, pre: &prefilter{}}
+	s := &Set{Files: names, byName: map[string]*Engine{}, lineRules: map[string][]*Rule{}, ruleVisits: map[string]*ruleVisit{}, pre: &prefilter{}}
 	ids := map[string]string{}
 	for _, f := range files {
 		for _, es := range f.Engines {
@@ -316,9 +320,53 @@ func Load(fsys fs.FS) (*Set, error) {
 			}
 		}
 		s.lineRules[e.Name] = append(list, s.generic...)
+		s.ruleVisits[e.Name] = s.newRuleVisit(list, s.generic)
 	}
 	s.lineRules[""] = s.generic
+	s.ruleVisits[""] = s.newRuleVisit(nil, s.generic)
 	return s, nil
+}
+
+// ruleVisit is one engine's line rules as two passes over matcher ids
+// (the scoped rules, then the generic ones): in each, ids grow in file
+// order, as the rules do in lineRules, so visiting a line's candidate
+// bits in id order visits its rules in lineRules' order without asking
+// every rule.
+type ruleVisit struct {
+	passes [2]rulePass
+}
+
+// rulePass is one pass: mask holds the matchIDs of its rules, always those
+// of rules with a sequence or a count, which see every line.
+type rulePass struct {
+	mask, always []uint64
+}
+
+func (s *Set) newRuleVisit(lists ...[]*Rule) *ruleVisit {
+	if s.byMatchID == nil {
+		s.byMatchID = make([]*Rule, s.pre.n)
+		for _, r := range s.all {
+			if !r.End {
+				s.byMatchID[r.matchID] = r
+			}
+		}
+	}
+	v := &ruleVisit{}
+	for i, list := range lists {
+		ps := &v.passes[i]
+		for _, r := range list {
+			w := r.matchID / 64
+			for len(ps.mask) <= w {
+				ps.mask = append(ps.mask, 0)
+				ps.always = append(ps.always, 0)
+			}
+			ps.mask[w] |= 1 << (r.matchID % 64)
+			if r.after != nil || r.count != nil {
+				ps.always[w] |= 1 << (r.matchID % 64)
+			}
+		}
+	}
+	return v
 }
 
 // register gives every regex that runs per line a prefilter matcher id

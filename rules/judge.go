@@ -92,6 +92,11 @@ type Judge struct {
 
 	scan Line    // the line being judged (reused)
 	env  LineEnv // its rule environment (reused)
+	// visit is set's ruleVisit of visitEngine: looked up once per engine
+	// rather than per line.
+	visit       *ruleVisit
+	visitEngine string
+	visitSet    *Set
 }
 
 // pending is a finding before the attempt ends (its note is rendered at
@@ -483,7 +488,10 @@ func (j *Judge) match(l *Line, env *LineEnv, seq SeqState) []Hit {
 	if l == nil {
 		return j.set.MatchLine(env, seq)
 	}
-	return j.set.MatchPrepared(l, env, seq)
+	if j.visit == nil || j.visitEngine != env.Engine || j.visitSet != j.set {
+		j.visit, j.visitEngine, j.visitSet = j.set.ruleVisits[env.Engine], env.Engine, j.set
+	}
+	return j.set.matchVisit(j.visit, j.set.pre.line(l), env, seq)
 }
 
 // setPhase moves the attempt into p; it reports whether the phase changed.

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"math/bits"
 	"regexp"
 	"slices"
 	"strconv"
@@ -358,22 +359,37 @@ func (s *Set) MatchLine(env *LineEnv, seq SeqState) []Hit {
 // MatchPrepared is MatchLine with env.Line prepared as l (l.Text must be
 // env.Line).
 func (s *Set) MatchPrepared(l *Line, env *LineEnv, seq SeqState) []Hit {
-	l = s.pre.line(l)
+	return s.matchVisit(s.ruleVisits[env.Engine], s.pre.line(l), env, seq)
+}
+
+// matchVisit is MatchPrepared with env.Engine's ruleVisit v (nil: an
+// engine no profile names, which has no rules either) and l scanned by s.
+func (s *Set) matchVisit(v *ruleVisit, l *Line, env *LineEnv, seq SeqState) []Hit {
+	if v == nil {
+		return nil
+	}
 	var hits []Hit
 	var c matchCache
-	for _, r := range s.lineRules[env.Engine] {
-		if r.after == nil && r.count == nil {
-			// Most rules: no state, no call to step (this runs per rule per line).
-			if !l.may(r.matchID) {
-				continue
+	// The rules whose literals the line has, and those with a sequence or
+	// a count, in lineRules' order (ruleVisit).
+	for i := range v.passes {
+		ps := &v.passes[i]
+		for w, m := range ps.mask {
+			b := l.cand[w]&m | ps.always[w]
+			for b != 0 {
+				r := s.byMatchID[w*64+bits.TrailingZeros64(b)]
+				b &= b - 1
+				if r.after == nil && r.count == nil {
+					// Most rules: no state, no call to step.
+					if h, ok := r.matchLine(l, env, &c); ok {
+						hits = append(hits, h)
+					}
+					continue
+				}
+				if h, ok := r.step(l, env, seq, &c); ok {
+					hits = append(hits, h)
+				}
 			}
-			if h, ok := r.matchLine(l, env, &c); ok {
-				hits = append(hits, h)
-			}
-			continue
-		}
-		if h, ok := r.step(l, env, seq, &c); ok {
-			hits = append(hits, h)
 		}
 	}
 	return hits
