@@ -582,8 +582,8 @@ func (t *Tracker) podmanEvent(e domain.Entry, host, ev string) {
 
 // engineOutput judges the lines of e; logLoss is its LogLossField.
 func (t *Tracker) engineOutput(st *state, e domain.Entry, logLoss string) {
-	if reason := logLoss; reason != "" {
-		t.sideFinding(st, domain.FindingLogLoss, e, reason+": "+truncate(e.Message, 300))
+	if logLoss != "" {
+		t.sideFinding(st, domain.FindingLogLoss, e, logLoss+": "+truncate(e.Message, 300))
 	}
 	for line := range splitLines(e.Message) {
 		t.line(st, e, line)

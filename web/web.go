@@ -76,10 +76,10 @@ type Options struct {
 	// LiveInterval is how often LiveUpdate checks the database for a
 	// change; default 250ms.
 	LiveInterval time.Duration
-	// Context bounds that background build: it stops when Context is done
-	// (serve passes its own, so the build ends with it instead of running on
-	// against a closed database and logging that); default
-	// context.Background().
+	// Context bounds that background work (the first build, LiveUpdate's
+	// updates): it stops when Context is done (serve passes its own, so the
+	// work ends with it instead of running on against a closed database and
+	// logging that); default context.Background().
 	Context context.Context
 	// PageLimit caps the rows of the attempts page; default 200.
 	PageLimit int
