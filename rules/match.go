@@ -691,6 +691,13 @@ func (s *Set) detectWeighted(l *Line) (engine, version string, weight int, ok bo
 					return e.Name, "", e.detectW[i], true
 				}
 			}
+			if re.NumSubexp() == 0 {
+				// Nothing to capture: matching alone is cheaper.
+				if re.MatchString(line) {
+					return e.Name, "", e.detectW[i], true
+				}
+				continue
+			}
 			m := re.FindStringSubmatchIndex(line)
 			if m == nil {
 				continue
@@ -714,6 +721,13 @@ func (s *Set) fatalLine(l *Line) (exit int, ok bool) {
 		}
 		if f.alts != nil {
 			if matchAlts(l, f.alts) {
+				return -1, true
+			}
+			continue
+		}
+		if f.exit < 0 {
+			// No exit status to capture: matching alone is cheaper.
+			if f.re.MatchString(l.Text) {
 				return -1, true
 			}
 			continue
