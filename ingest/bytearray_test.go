@@ -45,7 +45,7 @@ func TestScanByteArray(t *testing.T) {
 			if err != nil || !bytes.Equal(rec["MESSAGE"], tc.want) {
 				t.Errorf("slow path: %q, %v", rec["MESSAGE"], err)
 			}
-			fast, ok := fastJSONRecord([]byte(`{"MESSAGE":` + tc.in + `}`))
+			fast, ok, _ := fastJSONRecord([]byte(`{"MESSAGE":` + tc.in + `}`))
 			if !ok || !bytes.Equal(fast["MESSAGE"], tc.want) {
 				t.Errorf("fast path: %q, %v", fast["MESSAGE"], ok)
 			}

@@ -60,10 +60,26 @@ func (r *run) exportRecords(push func(Record) error) error {
 		rec      = Record{}
 		bad      string
 		capped   []string
+		size     int // bytes of the record's values
 	)
+	// keep adds a field, unless the record would then hold more than
+	// maxRecordFields fields or more than twice recordCap bytes of values
+	// (a field capped at recordCap and the rest): one record must not take
+	// memory without bound.
+	keep := func(name string, v []byte, at int64) {
+		if _, ok := rec[name]; !ok && len(rec) >= maxRecordFields {
+			bad = fmt.Sprintf("byte %d: %v", at, errTooManyFields)
+			return
+		}
+		if size += len(v); size > 2*r.recordCap {
+			bad = fmt.Sprintf("byte %d: more than %d bytes of field values", at, 2*r.recordCap)
+			return
+		}
+		rec[name] = v
+	}
 	endRecord := func() error {
 		defer func() {
-			rec, bad, capped = Record{}, "", nil
+			rec, bad, capped, size = Record{}, "", nil, 0
 			recNo++
 			recStart = off
 		}()
@@ -109,7 +125,7 @@ func (r *run) exportRecords(push func(Record) error) error {
 			if long {
 				capped = append(capped, string(name))
 			}
-			rec[string(name)] = append([]byte{}, val...)
+			keep(string(name), append([]byte{}, val...), lineStart)
 			continue
 		}
 		if long {
@@ -159,7 +175,7 @@ func (r *run) exportRecords(push func(Record) error) error {
 			}
 			continue
 		}
-		rec[string(name)] = data
+		keep(string(name), data, lineStart)
 	}
 	return endRecord()
 }

@@ -87,11 +87,13 @@ type flatRecord struct {
 	vals  [][]byte
 	at    [numSlots]int32 // 1 + index of the slot's last occurrence; 0 = absent
 	arena []byte          // decoded values of the last parse
+	over  bool            // the last parse stopped at maxRecordFields
 }
 
 func (r *flatRecord) reset() {
 	r.names, r.slots, r.kept, r.vals = r.names[:0], r.slots[:0], r.kept[:0], r.vals[:0]
 	r.at = [numSlots]int32{}
+	r.over = false
 }
 
 func (r *flatRecord) add(name string, slot int8, kept bool, v []byte) {
@@ -333,8 +335,9 @@ type memberMemo struct {
 }
 
 const (
-	memoRetry   = 64
-	maxMemoSpan = 512 // bytes; longer members are parsed every time
+	memoRetry      = 64
+	maxMemoSpan    = 512 // bytes; longer members are parsed every time
+	maxMemoMembers = 128 // the first members of a record are remembered (journald's trusted fields are ~30)
 )
 
 // same reports whether the record's i-th member, at p.i, is byte for byte
@@ -361,7 +364,7 @@ func (c *keyCache) same(p *jscan, r *flatRecord, i int) bool {
 
 // remember records the i-th member just parsed from raw (see memberMemo).
 func (c *keyCache) remember(i int, raw []byte, name string, slot int8, kept bool, val []byte) {
-	if i > len(c.members) {
+	if i > len(c.members) || i >= maxMemoMembers {
 		return
 	}
 	if i == len(c.members) {

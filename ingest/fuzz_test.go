@@ -38,7 +38,7 @@ func FuzzJSONRecord(f *testing.F) {
 	f.Add([]byte(`{"MESSAGE":[27,91,49,109],"A":null,"B":["x","y"],"C":12.5e3,"D":true}`))
 	f.Add([]byte(`{"M":[`))
 	f.Fuzz(func(t *testing.T, line []byte) {
-		fast, ok := fastJSONRecord(line)
+		fast, ok, _ := fastJSONRecord(line)
 		if !ok {
 			return
 		}

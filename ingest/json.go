@@ -19,14 +19,34 @@ import (
 // of values (repeated field) → its last value; a number or boolean → its
 // JSON text. Errors: invalid JSON, a value of another type, a byte > 255.
 func ParseJSONRecord(line []byte) (Record, error) {
-	if rec, ok := fastJSONRecord(line); ok {
+	rec, ok, over := fastJSONRecord(line)
+	switch {
+	case ok:
 		return rec, nil
+	case over:
+		return nil, errTooManyFields
 	}
 	return slowJSONRecord(line)
 }
 
+// maxRecordFields bounds the fields of one record. journald stores at most
+// 1024 fields per entry (ENTRY_FIELD_COUNT_MAX, its fix of CVE-2018-16865)
+// and adds its own trusted ones; a record with more did not come from a
+// journal, and each field would cost memory.
+const maxRecordFields = 2048
+
+var errTooManyFields = fmt.Errorf("more than %d fields (journald stores at most 1024 per entry)", maxRecordFields)
+
+// maxSlowJSON bounds the lines slowJSONRecord decodes: it runs only on
+// lines the fast parser refused, to word the error, and encoding/json
+// holds a whole object's members at once.
+const maxSlowJSON = 1 << 20
+
 // slowJSONRecord is ParseJSONRecord with encoding/json.
 func slowJSONRecord(line []byte) (Record, error) {
+	if len(line) > maxSlowJSON {
+		return nil, fmt.Errorf("not a flat JSON object as journalctl prints (a line of %d bytes, not decoded further)", len(line))
+	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(line, &raw); err != nil {
 		return nil, err
@@ -140,6 +160,10 @@ func (r *run) readJSON() error {
 			continue
 		}
 		if !parseFlat(&rec, &kc, line) {
+			if rec.over {
+				r.malformed("%s:%d: bad JSON record: %v", r.source, lineNo, errTooManyFields)
+				continue
+			}
 			slow, perr := slowJSONRecord(line)
 			if perr != nil {
 				r.malformed("%s:%d: bad JSON record: %v", r.source, lineNo, perr)

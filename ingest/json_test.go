@@ -33,7 +33,7 @@ func TestFastJSONAgreesWithEncodingJSON(t *testing.T) {
 		lines = append(lines, []byte(s))
 	}
 	for _, l := range lines {
-		fast, ok := fastJSONRecord(l)
+		fast, ok, _ := fastJSONRecord(l)
 		slow, err := slowJSONRecord(l)
 		if !ok || err != nil {
 			t.Errorf("%.60s: fast ok=%v, slow err=%v", l, ok, err)
@@ -49,7 +49,7 @@ func TestFastJSONAgreesWithEncodingJSON(t *testing.T) {
 	}
 	for _, s := range bad {
 		t.Run(s, func(t *testing.T) {
-			if _, ok := fastJSONRecord([]byte(s)); ok {
+			if _, ok, _ := fastJSONRecord([]byte(s)); ok {
 				t.Errorf("fast parser accepted %q", s)
 			}
 		})

@@ -14,15 +14,17 @@ import (
 // string, null, number, boolean or array values) about 4x faster than
 // encoding/json. ok is false for anything else or invalid input; the caller
 // then uses encoding/json, which also words the error.
-func fastJSONRecord(s []byte) (rec Record, ok bool) {
+// over is set when it refused the record for having more than
+// maxRecordFields fields.
+func fastJSONRecord(s []byte) (rec Record, ok, over bool) {
 	var r flatRecord
 	var kc keyCache
 	// The values share one copy of s (and one buffer for decoded values)
 	// instead of one allocation each.
 	if !parseFlat(&r, &kc, append([]byte(nil), s...)) {
-		return nil, false
+		return nil, false, r.over
 	}
-	return r.toMap(), true
+	return r.toMap(), true, false
 }
 
 // maxArena caps the decode buffer a flatRecord keeps between lines.
@@ -56,6 +58,10 @@ func (p *jscan) object(r *flatRecord, kc *keyCache) bool {
 	}
 	kc.cur = kc.cur[:0]
 	for i := 0; ; i++ {
+		if i == maxRecordFields {
+			r.over = true
+			return false
+		}
 		p.ws()
 		if n := kc.sameRun(p, r, i); n > 0 {
 			i += n - 1
