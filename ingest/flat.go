@@ -306,17 +306,25 @@ func (c *keyCache) setRun(i, j int, raw []byte) {
 		if m.slot > slotNone {
 			u.slotted = append(u.slotted, int32(k))
 		}
-		switch {
-		case m.val == nil:
-			u.vals = append(u.vals, nil)
-		case len(m.val) == 0:
-			u.vals = append(u.vals, empty)
-		default:
-			start := len(u.vbuf)
-			u.vbuf = append(u.vbuf, m.val...) // within capacity: earlier values stay put
-			u.vals = append(u.vals, u.vbuf[start:len(u.vbuf):len(u.vbuf)])
-		}
+		var v []byte
+		u.vbuf, v = ownValue(u.vbuf, m.val) // within capacity: earlier values stay put
+		u.vals = append(u.vals, v)
 	}
+}
+
+// ownValue appends a parsed value to buf and returns buf and the copy,
+// capped: nil stays nil (JSON null) and an empty value stays non-nil (an
+// empty string), as the parser gives them.
+func ownValue(buf, val []byte) ([]byte, []byte) {
+	switch {
+	case val == nil:
+		return buf, nil
+	case len(val) == 0:
+		return buf, empty
+	}
+	start := len(buf)
+	buf = append(buf, val...)
+	return buf, buf[start:len(buf):len(buf)]
 }
 
 // memberMemo is one member of a record as written ("name":value, from the
@@ -378,15 +386,7 @@ func (c *keyCache) remember(i int, raw []byte, name string, slot int8, kept bool
 	}
 	m.raw = append(m.raw[:0], raw...)
 	m.name, m.slot, m.kept = name, slot, kept
-	switch {
-	case val == nil:
-		m.val = nil
-	case len(val) == 0:
-		m.val = empty
-	default:
-		m.vbuf = append(m.vbuf[:0], val...)
-		m.val = m.vbuf[:len(val):len(val)]
-	}
+	m.vbuf, m.val = ownValue(m.vbuf[:0], val)
 }
 
 // name returns the i-th key's name, its slot and whether it goes to

@@ -312,6 +312,12 @@ func Load(fsys fs.FS) (*Set, error) {
 	sort.SliceStable(s.engines, func(i, j int) bool { return s.engines[i].priority > s.engines[j].priority })
 	// Index line rules by engine: scoped rules first (an extending engine
 	// gets its parent's), then generic ones.
+	s.byMatchID = make([]*Rule, s.pre.n)
+	for _, r := range s.all {
+		if !r.End {
+			s.byMatchID[r.matchID] = r
+		}
+	}
 	for _, e := range s.engines {
 		var list []*Rule
 		for _, r := range s.all {
@@ -343,14 +349,6 @@ type rulePass struct {
 }
 
 func (s *Set) newRuleVisit(lists ...[]*Rule) *ruleVisit {
-	if s.byMatchID == nil {
-		s.byMatchID = make([]*Rule, s.pre.n)
-		for _, r := range s.all {
-			if !r.End {
-				s.byMatchID[r.matchID] = r
-			}
-		}
-	}
 	v := &ruleVisit{}
 	for i, list := range lists {
 		ps := &v.passes[i]
