@@ -1,14 +1,37 @@
 #!/usr/bin/env python3
 """Writes a large journalctl -o json capture built from the night fixture:
 N copies, each shifted by a day and with its own invocation, container and
-cursor ids, so the analyzer sees N x 16 distinct attempts.
+cursor ids, so the analyzer sees N x 16 distinct attempts. The dates and
+times the messages print (vLLM's "10-01 22:13:32", ISO "2025-10-01 22:13:32")
+are shifted too: copies repeat a night's lines as real nights do, not
+their timestamps.
 usage: bench-journal.py FIXTURE N OUT [FIRST] (copies FIRST..FIRST+N-1)"""
-import hashlib, json, sys
+import datetime, hashlib, json, re, sys
 
 src, n, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 first = int(sys.argv[4]) if len(sys.argv) > 4 else 0
 lines = [json.loads(l) for l in open(src)]
 ID_FIELDS = ("_SYSTEMD_INVOCATION_ID", "INVOCATION_ID", "CONTAINER_ID_FULL", "PODMAN_ID", "_STREAM_ID")
+
+STAMP = re.compile(rb"\b(?:(\d{4})-)?(\d\d)-(\d\d)([ T]\d\d:\d\d:\d\d)")
+
+def shift_stamps(text, days):
+    def sub(m):
+        year = int(m.group(1)) if m.group(1) else 2025
+        try:
+            d = datetime.date(year, int(m.group(2)), int(m.group(3))) + datetime.timedelta(days=days)
+        except ValueError:
+            return m.group(0)
+        head = b"%04d-" % d.year if m.group(1) else b""
+        return head + b"%02d-%02d" % (d.month, d.day) + m.group(4)
+    return STAMP.sub(sub, text)
+
+def shift_message(m, days):
+    if isinstance(m, str):
+        return shift_stamps(m.encode(), days).decode()
+    if isinstance(m, list):
+        return list(shift_stamps(bytes(m), days))
+    return m
 
 def remap(v, k):
     return hashlib.md5(f"{v}/{k}".encode()).hexdigest() if isinstance(v, str) else v
@@ -24,5 +47,7 @@ with open(out, "w") as f:
             if "CONTAINER_ID_FULL" in o and "_SYSTEMD_UNIT" in o and o["_SYSTEMD_UNIT"].startswith("libpod-conmon-"):
                 o["_SYSTEMD_UNIT"] = "libpod-conmon-" + o["CONTAINER_ID_FULL"] + ".scope"
             o["__REALTIME_TIMESTAMP"] = str(int(o["__REALTIME_TIMESTAMP"]) + shift)
+            if k and "MESSAGE" in o:
+                o["MESSAGE"] = shift_message(o["MESSAGE"], k)
             o["__CURSOR"] = o["__CURSOR"] + f";k={k}"
             f.write(json.dumps(o, separators=(",", ":")) + "\n")
