@@ -95,7 +95,7 @@ func splitTop(src string) []string {
 func matchAlts(l *Line, alts []alt) bool {
 	for i := range alts {
 		a := &alts[i]
-		if l.may(a.id) && (a.re == nil || holdsAll(l.Text, a.sets) && a.re.MatchString(l.Text)) {
+		if l.may(a.id) && (a.re == nil || holdsAll(l.Text, a.sets) && l.matchNear(a.id, a.re)) {
 			return true
 		}
 	}

@@ -367,36 +367,44 @@ func (s *Set) newRuleVisit(lists ...[]*Rule) *ruleVisit {
 	return v
 }
 
+// reAt is rs[i], nil past its end (a pattern that did not compile).
+func reAt(rs []*regexp.Regexp, i int) *regexp.Regexp {
+	if i < len(rs) {
+		return rs[i]
+	}
+	return nil
+}
+
 // register gives every regex that runs per line a prefilter matcher id
 // (before engines copy their parent's markers, ids included).
 func (s *Set) register() {
 	p := s.pre
 	for i := range s.frames {
-		s.frames[i].id = p.add(s.frames[i].lits)
+		s.frames[i].id = p.add(s.frames[i].lits, s.frames[i].re)
 		p.addAlts(s.frames[i].alts)
 	}
 	for i := range s.fatal {
-		s.fatal[i].id = p.add(s.fatal[i].lits)
+		s.fatal[i].id = p.add(s.fatal[i].lits, s.fatal[i].re)
 		p.addAlts(s.fatal[i].alts)
 	}
 	for _, e := range s.engines {
 		e.pre = p
-		for _, l := range e.detectLits {
-			e.detectIDs = append(e.detectIDs, p.add(l))
+		for i, l := range e.detectLits {
+			e.detectIDs = append(e.detectIDs, p.add(l, reAt(e.detect, i)))
 		}
-		for _, l := range e.bannerLits {
-			e.bannerIDs = append(e.bannerIDs, p.add(l))
+		for i, l := range e.bannerLits {
+			e.bannerIDs = append(e.bannerIDs, p.add(l, reAt(e.banner, i)))
 		}
 		for i, l := range e.readyLits {
-			e.readyIDs = append(e.readyIDs, p.add(l))
+			e.readyIDs = append(e.readyIDs, p.add(l, reAt(e.readyEv, i)))
 			p.addAlts(e.readyAlts[i])
 		}
 		for i := range e.phases {
-			e.phases[i].id = p.add(e.phases[i].lits)
+			e.phases[i].id = p.add(e.phases[i].lits, e.phases[i].re)
 			p.addAlts(e.phases[i].alts)
 		}
 		for i := range e.shape {
-			e.shape[i].id = p.add(e.shape[i].lits)
+			e.shape[i].id = p.add(e.shape[i].lits, e.shape[i].re)
 			e.shape[i].startID = p.startSet(e.shape[i].re)
 		}
 	}
@@ -404,14 +412,14 @@ func (s *Set) register() {
 		if r.End {
 			continue
 		}
-		r.matchID = p.add(r.literals)
+		r.matchID = p.add(r.literals, r.match)
 		r.startID = p.startSet(r.match)
 		p.addAlts(r.alts)
 		if r.after != nil {
-			r.afterID = p.add(r.afterLits)
+			r.afterID = p.add(r.afterLits, r.after)
 		}
 		if r.until != nil {
-			r.untilID = p.add(r.untilLits)
+			r.untilID = p.add(r.untilLits, r.until)
 		}
 	}
 }

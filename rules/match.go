@@ -56,7 +56,7 @@ func (s *Set) BannerLine(l *Line) (string, bool) {
 	l = s.pre.line(l)
 	for _, e := range s.engines {
 		for i, re := range e.banner {
-			if l.may(e.bannerIDs[i]) && re.MatchString(l.Text) {
+			if l.may(e.bannerIDs[i]) && l.matchNear(e.bannerIDs[i], re) {
 				return e.Name, true
 			}
 		}
@@ -135,7 +135,7 @@ func (e *Engine) phaseLine(l *Line, reachedReady bool, current domain.Phase) (p 
 		if current != "" && m.phase == current && !e.otherPhaseAfter(l, i, reachedReady, current) {
 			return "", false, false
 		}
-		if m.alts != nil && matchAlts(l, m.alts) || m.alts == nil && m.re.MatchString(l.Text) {
+		if m.alts != nil && matchAlts(l, m.alts) || m.alts == nil && l.matchNear(m.id, m.re) {
 			return m.phase, m.forwardOnly, true
 		}
 	}
@@ -172,7 +172,7 @@ func (e *Engine) IsReadyEvidenceLine(l *Line) bool {
 		if !l.may(e.readyIDs[i]) {
 			continue
 		}
-		if alts := e.readyAlts[i]; alts != nil && matchAlts(l, alts) || alts == nil && re.MatchString(l.Text) {
+		if alts := e.readyAlts[i]; alts != nil && matchAlts(l, alts) || alts == nil && l.matchNear(e.readyIDs[i], re) {
 			return true
 		}
 	}
@@ -198,6 +198,9 @@ func (e *Engine) UpdateShapeLine(l *Line, shape domain.Shape) bool {
 	changed := false
 	for _, sl := range e.shape {
 		if !l.may(sl.id) {
+			continue
+		}
+		if !l.mayMatchNear(sl.id, sl.re) {
 			continue
 		}
 		m := submatches(line, search(l, sl.re, sl.startID, line))
@@ -577,7 +580,7 @@ func (r *Rule) find(l *Line, line string) []int {
 	if r.alts != nil {
 		return findAlts(l, r.alts, line)
 	}
-	if !holdsAll(line, r.sets) {
+	if !holdsAll(line, r.sets) || l != nil && line == l.Text && !l.mayMatchNear(r.matchID, r.match) {
 		return nil
 	}
 	return search(l, r.match, r.startID, line)
@@ -598,7 +601,7 @@ func findAlts(l *Line, alts []alt, line string) []int {
 			if k := strings.Index(line, a.lits[0]); k >= 0 {
 				loc = []int{k, k + len(a.lits[0])}
 			}
-		} else if holdsAll(line, a.sets) {
+		} else if holdsAll(line, a.sets) && (l == nil || line != l.Text || l.mayMatchNear(a.id, a.re)) {
 			loc = a.re.FindStringIndex(line)
 		}
 		if loc != nil && (best == nil || loc[0] < best[0]) {
@@ -693,9 +696,12 @@ func (s *Set) detectWeighted(l *Line) (engine, version string, weight int, ok bo
 			}
 			if re.NumSubexp() == 0 {
 				// Nothing to capture: matching alone is cheaper.
-				if re.MatchString(line) {
+				if l.matchNear(e.detectIDs[i], re) {
 					return e.Name, "", e.detectW[i], true
 				}
+				continue
+			}
+			if !l.mayMatchNear(e.detectIDs[i], re) {
 				continue
 			}
 			m := re.FindStringSubmatchIndex(line)
@@ -727,9 +733,12 @@ func (s *Set) fatalLine(l *Line) (exit int, ok bool) {
 		}
 		if f.exit < 0 {
 			// No exit status to capture: matching alone is cheaper.
-			if f.re.MatchString(l.Text) {
+			if l.matchNear(f.id, f.re) {
 				return -1, true
 			}
+			continue
+		}
+		if !l.mayMatchNear(f.id, f.re) {
 			continue
 		}
 		m := f.re.FindStringSubmatch(l.Text)

@@ -18,6 +18,7 @@ type prefilter struct {
 	starts [][]int32        // literal id → start sets holding it
 	nstart int              // start sets
 	kind   []uint8          // literal id → wordError | wordMatters
+	span   []int32          // matcher id → matchSpan of its regex
 }
 
 // Kinds of literal the prefilter finds besides the matchers': words of
@@ -63,10 +64,12 @@ func (p *prefilter) addStarts(lits []string) int {
 	return id
 }
 
-// add registers a matcher needing one of lits and returns its id.
-func (p *prefilter) add(lits []string) int {
+// add registers a matcher needing one of lits, whose regex is re (nil:
+// the literal itself), and returns its id.
+func (p *prefilter) add(lits []string, re *regexp.Regexp) int {
 	id := p.n
 	p.n++
+	p.span = append(p.span, int32(matchSpan(re)))
 	for len(p.always)*64 < p.n {
 		p.always = append(p.always, 0)
 	}
@@ -88,7 +91,7 @@ func (p *prefilter) add(lits []string) int {
 // addAlts registers the alternatives of one pattern.
 func (p *prefilter) addAlts(alts []alt) {
 	for i := range alts {
-		alts[i].id = p.add(alts[i].lits)
+		alts[i].id = p.add(alts[i].lits, alts[i].re)
 	}
 }
 

@@ -1,0 +1,198 @@
+package rules
+
+import (
+	"regexp"
+	"regexp/syntax"
+	"unicode/utf8"
+)
+
+// Go's regexes cost in proportion to the line they run on, and the
+// slowest mode (the NFA, past a few KiB) is the one long lines get: a
+// traceback joined into one record, a line split at 8 KiB. Most patterns
+// match at most a few dozen bytes, and every match holds one of the
+// pattern's required literals, whose positions the prefilter's scan
+// already has. A pattern of bounded span can only match within span bytes
+// of such a literal, so on a line of some length its regex runs on those
+// windows first: no match there is no match in the line (in the night
+// bench, 11 % less time for explain).
+const (
+	// windowLine is the shortest text worth cutting into windows.
+	windowLine = 256
+	// maxWindowSpan is the longest span that still pays: longer ones run
+	// on the whole line.
+	maxWindowSpan = 512
+)
+
+// matchSpan returns the most bytes a match of the regex can span, or -1
+// when that is unbounded (a star, a plus, an open repeat) or above
+// maxWindowSpan.
+func matchSpan(re *regexp.Regexp) int {
+	if re == nil {
+		return -1
+	}
+	tree, err := syntax.Parse(re.String(), syntax.Perl)
+	if err != nil {
+		return -1
+	}
+	if n := spanOf(tree); n <= maxWindowSpan {
+		return n
+	}
+	return -1
+}
+
+// spanOf is matchSpan on a parsed regex, in bytes of UTF-8; -1 unbounded.
+func spanOf(re *syntax.Regexp) int {
+	switch re.Op {
+	case syntax.OpNoMatch, syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine,
+		syntax.OpBeginText, syntax.OpEndText, syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		return 0
+	case syntax.OpLiteral:
+		if re.Flags&syntax.FoldCase != 0 {
+			return utf8.UTFMax * len(re.Rune) // a folded rune may be longer ("k", Kelvin sign)
+		}
+		n := 0
+		for _, r := range re.Rune {
+			n += runeBytes(r)
+		}
+		return n
+	case syntax.OpCharClass:
+		if len(re.Rune) == 0 {
+			return 0
+		}
+		return runeBytes(re.Rune[len(re.Rune)-1]) // ranges are sorted: the last is the widest
+	case syntax.OpAnyCharNotNL, syntax.OpAnyChar:
+		return utf8.UTFMax
+	case syntax.OpCapture, syntax.OpQuest:
+		return spanOf(re.Sub[0])
+	case syntax.OpStar, syntax.OpPlus:
+		return -1
+	case syntax.OpRepeat:
+		n := spanOf(re.Sub[0])
+		if re.Max < 0 || n < 0 {
+			return -1
+		}
+		return min(re.Max*n, 1<<20)
+	case syntax.OpConcat, syntax.OpAlternate:
+		total := 0
+		for _, sub := range re.Sub {
+			n := spanOf(sub)
+			if n < 0 {
+				return -1
+			}
+			if re.Op == syntax.OpConcat {
+				total = min(total+n, 1<<20)
+			} else {
+				total = max(total, n)
+			}
+		}
+		return total
+	}
+	return -1
+}
+
+// runeBytes is the UTF-8 length of r; an invalid byte, which the regexp
+// package reads as U+FFFD, is one byte.
+func runeBytes(r rune) int {
+	if n := utf8.RuneLen(r); n > 0 {
+		return n
+	}
+	return utf8.UTFMax
+}
+
+// What a look at the windows of a line tells of a regex.
+const (
+	nearUnknown int8 = iota // run the regex on the line
+	nearNo                  // it does not match the line
+	nearYes                 // it matches the line
+)
+
+// near looks for matcher id's regex re around the occurrences of the
+// matcher's literals in a long line: each window is the span on both sides
+// of a literal and one byte more (the byte an assertion such as \b or
+// (?m)^ looks at). No match in any window: the line has none. A match in a
+// window that keeps a byte of the window on each side (or reaches the
+// line's own start or end) is one in the line: every assertion in it saw
+// the line's bytes. Any other case, or a short line, is nearUnknown.
+func (l *Line) near(id int, re *regexp.Regexp) int8 {
+	if l == nil || len(l.Text) < windowLine || id >= len(l.pre.span) {
+		return nearUnknown
+	}
+	span := int(l.pre.span[id])
+	if span < 0 || l.pre.always[id/64]&(1<<(id%64)) != 0 {
+		return nearUnknown // unbounded, or needs no literal
+	}
+	text := l.Text
+	look := func(from, to int) int8 {
+		// Whole runes only: the regexp package reads runes from where its
+		// text starts, so a window starts and ends where the line's runes
+		// do (a byte that does not continue a rune starts one). The extra
+		// byte of each window already keeps a match away from a cut rune
+		// and from the window's edges; these checks keep the verdicts
+		// right should the windows change.
+		for from > 0 && !utf8.RuneStart(text[from]) {
+			from--
+		}
+		for to < len(text) && !utf8.RuneStart(text[to]) {
+			to++
+		}
+		loc := re.FindStringIndex(text[from:to])
+		switch {
+		case loc == nil:
+			return nearNo
+		case (loc[0] > 0 || from == 0) && (loc[1] < to-from || to == len(text)):
+			return nearYes
+		}
+		return nearUnknown
+	}
+	from, to := -1, -1 // the window being grown
+	run := 0           // bytes looked at so far
+	for _, h := range l.hits {
+		if h.Start < l.off || !l.pre.uses(h.Lit, id) {
+			continue
+		}
+		s, e := max(h.Start-l.off-span-1, 0), min(h.End-l.off+span+1, len(text))
+		if from >= 0 && s <= to {
+			from, to = min(from, s), max(to, e) // hits come by end: windows overlap or follow
+			continue
+		}
+		if from >= 0 {
+			if v := look(from, to); v != nearNo {
+				return v
+			}
+			run += to - from
+			if run > len(text)/2 {
+				return nearUnknown // windows cover most of the line: run it whole
+			}
+		}
+		from, to = s, e
+	}
+	if from < 0 {
+		return nearUnknown // no literal seen: the caller's prefilter decides
+	}
+	return look(from, to)
+}
+
+// matchNear is re.MatchString(l.Text) for matcher id (see near).
+func (l *Line) matchNear(id int, re *regexp.Regexp) bool {
+	switch l.near(id, re) {
+	case nearNo:
+		return false
+	case nearYes:
+		return true
+	}
+	return re.MatchString(l.Text)
+}
+
+// mayMatchNear reports whether matcher id's regex re may match l.Text:
+// false when near says it does not.
+func (l *Line) mayMatchNear(id int, re *regexp.Regexp) bool { return l.near(id, re) != nearNo }
+
+// uses reports whether matcher id needs literal lit.
+func (p *prefilter) uses(lit, id int) bool {
+	for _, m := range p.users[lit] {
+		if int(m) == id {
+			return true
+		}
+	}
+	return false
+}
