@@ -1110,10 +1110,11 @@ func matchText(line string, at, end int) string {
 // occurrences have (roles[i] is in[i]'s). The result is a new slice: the
 // findings' evidence, which may share in's, gets no role.
 func dedupeEvidence(in []domain.Evidence, roles []domain.EvidenceRole) []domain.Evidence {
-	at := map[string]int{}
+	type line struct{ cursor, message string }
+	at := map[line]int{} // a pair, not their concatenation: messages run to 8 KiB
 	out := in[:0:0]
 	for i, e := range in {
-		k := e.Cursor + "\x00" + e.Message
+		k := line{e.Cursor, e.Message}
 		if n, ok := at[k]; ok {
 			out[n].Role |= roles[i]
 			continue
