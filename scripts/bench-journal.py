@@ -15,9 +15,9 @@ ID_FIELDS = ("_SYSTEMD_INVOCATION_ID", "INVOCATION_ID", "CONTAINER_ID_FULL", "PO
 
 STAMP = re.compile(rb"\b(?:(\d{4})-)?(\d\d)-(\d\d)([ T]\d\d:\d\d:\d\d)")
 
-def shift_stamps(text, days):
+def shift_stamps(text, days, year0):
     def sub(m):
-        year = int(m.group(1)) if m.group(1) else 2025
+        year = int(m.group(1)) if m.group(1) else year0  # vLLM prints no year
         try:
             d = datetime.date(year, int(m.group(2)), int(m.group(3))) + datetime.timedelta(days=days)
         except ValueError:
@@ -26,11 +26,11 @@ def shift_stamps(text, days):
         return head + b"%02d-%02d" % (d.month, d.day) + m.group(4)
     return STAMP.sub(sub, text)
 
-def shift_message(m, days):
+def shift_message(m, days, year0):
     if isinstance(m, str):
-        return shift_stamps(m.encode(), days).decode()
+        return shift_stamps(m.encode(), days, year0).decode()
     if isinstance(m, list):
-        return list(shift_stamps(bytes(m), days))
+        return list(shift_stamps(bytes(m), days, year0))
     return m
 
 def remap(v, k):
@@ -46,8 +46,9 @@ with open(out, "w") as f:
                     o[fld] = remap(o[fld], k)
             if "CONTAINER_ID_FULL" in o and "_SYSTEMD_UNIT" in o and o["_SYSTEMD_UNIT"].startswith("libpod-conmon-"):
                 o["_SYSTEMD_UNIT"] = "libpod-conmon-" + o["CONTAINER_ID_FULL"] + ".scope"
-            o["__REALTIME_TIMESTAMP"] = str(int(o["__REALTIME_TIMESTAMP"]) + shift)
             if k and "MESSAGE" in o:
-                o["MESSAGE"] = shift_message(o["MESSAGE"], k)
+                year0 = datetime.datetime.fromtimestamp(int(o["__REALTIME_TIMESTAMP"]) / 1e6, datetime.timezone.utc).year
+                o["MESSAGE"] = shift_message(o["MESSAGE"], k, year0)
+            o["__REALTIME_TIMESTAMP"] = str(int(o["__REALTIME_TIMESTAMP"]) + shift)
             o["__CURSOR"] = o["__CURSOR"] + f";k={k}"
             f.write(json.dumps(o, separators=(",", ":")) + "\n")
