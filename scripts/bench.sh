@@ -8,7 +8,8 @@
 # and the note latency (needs root).
 #
 # Inputs (scripts/bench-journal.py, scripts/bench-serving.py):
-#   night:   the night fixture shifted N times: a boot attempt every ~54 lines
+#   night:   the night fixture shifted N times by a day (the dates its messages
+#            print too): a boot attempt every ~54 lines
 #   serving: 5 boots, the rest uvicorn access and throughput/KV-usage stats
 #            lines, a third ANSI-coloured (byte arrays, as journald exports them)
 # Every timed command is pinned with taskset (one core: -c 0, two: -c 0,1);
