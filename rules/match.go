@@ -580,7 +580,7 @@ func (r *Rule) find(l *Line, line string) []int {
 	if r.alts != nil {
 		return findAlts(l, r.alts, line)
 	}
-	if !holdsAll(line, r.sets) || l != nil && line == l.Text && !l.mayMatchNear(r.matchID, r.match) {
+	if !holdsAll(line, r.sets) || !l.mayMatchText(r.matchID, r.match, line) {
 		return nil
 	}
 	return search(l, r.match, r.startID, line)
@@ -601,7 +601,7 @@ func findAlts(l *Line, alts []alt, line string) []int {
 			if k := strings.Index(line, a.lits[0]); k >= 0 {
 				loc = []int{k, k + len(a.lits[0])}
 			}
-		} else if holdsAll(line, a.sets) && (l == nil || line != l.Text || l.mayMatchNear(a.id, a.re)) {
+		} else if holdsAll(line, a.sets) && l.mayMatchText(a.id, a.re, line) {
 			loc = a.re.FindStringIndex(line)
 		}
 		if loc != nil && (best == nil || loc[0] < best[0]) {

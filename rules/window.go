@@ -188,6 +188,12 @@ func (l *Line) matchNear(id int, re *regexp.Regexp) bool {
 // false when near says it does not.
 func (l *Line) mayMatchNear(id int, re *regexp.Regexp) bool { return l.near(id, re) != nearNo }
 
+// mayMatchText is mayMatchNear for a text that may not be l's (a rule
+// test's line, l nil): true unless text is l.Text and near says no.
+func (l *Line) mayMatchText(id int, re *regexp.Regexp, text string) bool {
+	return l == nil || text != l.Text || l.mayMatchNear(id, re)
+}
+
 // uses reports whether matcher id needs literal lit.
 func (p *prefilter) uses(lit, id int) bool {
 	for _, m := range p.users[lit] {
