@@ -13,8 +13,10 @@
 #   serving: 5 boots, the rest uvicorn access and throughput/KV-usage stats
 #            lines, a third ANSI-coloured (byte arrays, as journald exports them)
 # Every timed command is pinned with taskset (one core: -c 0, two: -c 0,1);
-# each number is the median of BENCH_RUNS runs (3; BENCH_BIG_RUNS, 1, for
-# the 1M-line inputs). BENCH_SIZES="43500 1000000" picks the sizes.
+# each number is the median of BENCH_RUNS rounds (3; BENCH_BIG_RUNS, 1, for
+# the 1M-line inputs), a round running every command once; each ratio is the
+# median of the ratios within a round. BENCH_SIZES="43500 1000000" picks the
+# sizes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${BENCH_RUNS:-3}
@@ -33,22 +35,24 @@ for tool in jq /usr/bin/time; do
   command -v "$tool" >/dev/null || { echo "bench needs $tool (scripts/install-deps.sh bench)" >&2; exit 1; }
 done
 
-# measure N CMD...: runs CMD N times, prints "median_seconds median_peak_rss_kib".
-measure() {
-  local n=$1; shift
-  local ts=() rs=()
-  for _ in $(seq "$n"); do
-    /usr/bin/time -f "%e %M" -o "$work/time" "$@" > "$work/out" 2>/dev/null || true
-    read -r t r < "$work/time"
-    ts+=("$t"); rs+=("$r")
-  done
-  printf "%s %s\n" "$(printf "%s\n" "${ts[@]}" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')" \
-    "$(printf "%s\n" "${rs[@]}" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')"
+# once NAME CMD...: runs CMD once and appends "seconds peak_rss_kib" to
+# the results of NAME.
+once() {
+  local name=$1; shift
+  /usr/bin/time -f "%e %M" -o "$work/time" "$@" > "$work/out" 2>/dev/null || true
+  # time(1) puts "Command exited with non-zero status N" before a failed
+  # command's line.
+  tail -n 1 "$work/time" >> "$work/res.$name"
 }
+# median FILE COLUMN: the median of a column of numbers.
+median() { awk -v c="$2" '{print $c}' "$1" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+# same_round A B: the median over rounds of B's seconds / A's, each pair
+# measured in the same round: a ratio a busy minute of the shared cores
+# moves far less than it moves either time.
+same_round() { paste -d ' ' "$work/res.$1" "$work/res.$2" | awk '{ print ($1 > 0 ? $3 / $1 : 0) }' | sort -g | awk '{a[NR]=$1} END {printf "%.2f", a[int((NR+1)/2)]}'; }
 row() { # row LABEL LINES SECONDS RSS_KIB
   awk -v l="$1" -v n="$2" -v t="$3" -v r="$4" 'BEGIN { printf "  %-44s %8.2f s %10.0f lines/s %7.0f MiB\n", l, t, (t > 0 ? n / t : 0), r / 1024 }'
 }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 
 go build -o "$work/analyzer-bench" ./cmd/analyzer-bench
 # The binary measured is a copy written as install(1), cp and package
@@ -58,7 +62,7 @@ go build -o "$work/analyzer-bench" ./cmd/analyzer-bench
 # of the serving journal: 62.6 against 55.7 MiB, same binary).
 an=$work/analyzer
 install -m 0755 bin/analyzer "$an"
-echo "analyzer $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(nproc) cores, medians of $runs runs ($big_runs for 1M lines)"
+echo "analyzer $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(nproc) cores, medians of $runs rounds ($big_runs for 1M lines)"
 for kind in serving night; do
   for size in $sizes; do
     in=$work/$kind-$size.json
@@ -71,17 +75,7 @@ for kind in serving night; do
     n=$runs; [ "$lines" -gt 100000 ] && n=$big_runs
     echo
     echo "$kind journal: $lines lines, $(( $(stat -c %s "$in") / 1048576 )) MiB"
-    read -r t_rep1 r_rep1 < <(measure "$n" sh -c "rm -f '$work/b.db'*; exec ${pin1[*]} $an replay --db '$work/b.db' '$in'")
-    read -r t_exp1 r_exp1 < <(measure "$n" "${pin1[@]}" "$an" explain --format json "$in")
-    read -r t_rep2 r_rep2 < <(measure "$n" sh -c "rm -f '$work/b.db'*; exec ${pin2[*]} $an replay --db '$work/b.db' '$in'")
-    read -r t_jq r_jq < <(measure "$n" "${pin1[@]}" jq -c --arg re "$literals" 'select((.MESSAGE // "" | if type == "array" then implode else . end) | test($re))' "$in")
-    read -r t_grep r_grep < <(measure "$n" "${pin1[@]}" grep -E -c "$literals" "$in")
-    row "analyzer replay, one core" "$lines" "$t_rep1" "$r_rep1"
-    row "analyzer explain --format json, one core" "$lines" "$t_exp1" "$r_exp1"
-    row "analyzer replay, two cores" "$lines" "$t_rep2" "$r_rep2"
-    row "jq select on the rule literals, one core" "$lines" "$t_jq" "$r_jq"
-    row "grep -E -c on the rule literals, one core" "$lines" "$t_grep" "$r_grep"
-    t_jc=""
+    have_jc=""
     if [ -x /lib/systemd/systemd-journal-remote ]; then
       python3 scripts/json2export.py "$in" > "$work/in.export"
       rm -f "$work"/in*.journal
@@ -89,18 +83,36 @@ for kind in serving night; do
       # (in@….journal beside in.journal): journalctl reads them all.
       /lib/systemd/systemd-journal-remote -o "$work/in.journal" "$work/in.export" 2>/dev/null
       rm -f "$work/in.export"
-      if journalctl --file "$work/in*.journal" -q --no-pager -n 1 >/dev/null 2>&1; then
-        read -r t_jc r_jc < <(measure "$n" "${pin1[@]}" journalctl --file "$work/in*.journal" -q --no-pager --grep "$literals")
-        row "journalctl --file --grep, one core" "$lines" "$t_jc" "$r_jc"
-      else
-        echo "  journalctl --file --grep: systemd-journal-remote wrote no readable journal"
-        t_jc=""
-      fi
-      rm -f "$work"/in*.journal
+      journalctl --file "$work/in*.journal" -q --no-pager -n 1 >/dev/null 2>&1 && have_jc=1
     fi
-    printf "  replay vs jq %sx, vs grep %sx" "$(ratio "$t_jq" "$t_rep1")" "$(ratio "$t_grep" "$t_rep1")"
-    [ -n "$t_jc" ] && printf ", vs journalctl --grep %sx" "$(ratio "$t_jc" "$t_rep1")"
-    printf "; two cores vs one %sx (above 1: the analyzer is faster)\n" "$(ratio "$t_rep1" "$t_rep2")"
+    # Rounds, each running every command once, journalctl --grep right
+    # after the replay it is held against: the load of the shared cores
+    # drifts over minutes, and a baseline timed minutes apart from what it
+    # was compared with was off by up to 1.7x.
+    rm -f "$work"/res.*
+    for _ in $(seq "$n"); do
+      once rep1 sh -c "rm -f '$work/b.db'*; exec ${pin1[*]} $an replay --db '$work/b.db' '$in'"
+      [ -n "$have_jc" ] && once jc "${pin1[@]}" journalctl --file "$work/in*.journal" -q --no-pager --grep "$literals"
+      once exp1 "${pin1[@]}" "$an" explain --format json "$in"
+      once rep2 sh -c "rm -f '$work/b.db'*; exec ${pin2[*]} $an replay --db '$work/b.db' '$in'"
+      once grep "${pin1[@]}" grep -E -c "$literals" "$in"
+      once jq "${pin1[@]}" jq -c --arg re "$literals" 'select((.MESSAGE // "" | if type == "array" then implode else . end) | test($re))' "$in"
+    done
+    rm -f "$work"/in*.journal
+    r() { row "$1" "$lines" "$(median "$work/res.$2" 1)" "$(median "$work/res.$2" 2)"; }
+    r "analyzer replay, one core" rep1
+    r "analyzer explain --format json, one core" exp1
+    r "analyzer replay, two cores" rep2
+    r "jq select on the rule literals, one core" jq
+    r "grep -E -c on the rule literals, one core" grep
+    if [ -n "$have_jc" ]; then
+      r "journalctl --file --grep, one core" jc
+    elif [ -x /lib/systemd/systemd-journal-remote ]; then
+      echo "  journalctl --file --grep: systemd-journal-remote wrote no readable journal"
+    fi
+    printf "  same-round ratios, medians (above 1: the analyzer is faster): replay vs jq %sx, vs grep %sx" "$(same_round rep1 jq)" "$(same_round rep1 grep)"
+    [ -n "$have_jc" ] && printf ", vs journalctl --grep %sx (explain %sx)" "$(same_round rep1 jc)" "$(same_round exp1 jc)"
+    printf "; two cores vs one %sx\n" "$(same_round rep2 rep1)"
     rm -f "$in"
   done
 done
