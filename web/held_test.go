@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -106,6 +107,85 @@ func TestHeldPagesFollowSaves(t *testing.T) {
 	_, body, _ := get(t, live, "/?limit=1")
 	if want := fmt.Sprintf("1–1 of %d attempts", p.Total); !strings.Contains(body, want) {
 		t.Errorf("list after the last save does not say %q:\n%s", want, body)
+	}
+}
+
+// failingReads fails the reads of attempts by id (an update's reads of
+// what changed) while fail is set, after the first pass of them.
+type failingReads struct {
+	*store.DB
+	fail atomic.Bool
+	pass atomic.Int32
+}
+
+func (d *failingReads) ListAttempts(ctx context.Context, f domain.AttemptFilter) ([]*domain.Attempt, error) {
+	if len(f.IDs) > 0 && d.fail.Load() && d.pass.Add(-1) < 0 {
+		return nil, errors.New("database is locked")
+	}
+	return d.DB.ListAttempts(ctx, f)
+}
+
+// TestHeldUpdateRetriesAFailedRead: when reading the attempts a save
+// changed fails, the next update reads them again; the held attempts,
+// ladders and failure groups then match the store's.
+func TestHeldUpdateRetriesAFailedRead(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		saved, again int   // attempts saved, then saved again judged otherwise
+		pass         int32 // reads by id that succeed before one fails
+	}{
+		{"first read fails", 9, 1, 0},
+		// An update reads 500 ids at a time: the second read fails after
+		// the first one's attempts were read.
+		{"second read fails", 520, 520, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			db, err := store.Open(filepath.Join(t.TempDir(), "held.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.Close() })
+			reads := &failingReads{DB: db}
+			live := httptest.NewServer(New(reads, Options{Location: time.UTC}))
+			t.Cleanup(live.Close)
+			plain := httptest.NewServer(New(readerOnly{db}, Options{Location: time.UTC}))
+			t.Cleanup(plain.Close)
+
+			many := storetest.Many(tc.saved)
+			if err := db.SaveAttempts(ctx, many, nil); err != nil {
+				t.Fatal(err)
+			}
+			paths := []string{"/", "/failures", "/api/v1/ladders"}
+			for _, path := range paths {
+				if code, _, _ := get(t, live, path); code != http.StatusOK {
+					t.Fatalf("%s: %d", path, code)
+				}
+			}
+			time.Sleep(2 * time.Millisecond) // a later updated_at than the save before
+			var again []*domain.Attempt
+			for _, a := range many[:tc.again] {
+				b := *a
+				b.Verdict, b.Rule = domain.VerdictUnknownFailure, "test.unknown_failure"
+				again = append(again, &b)
+			}
+			if err := db.SaveAttempts(ctx, again, nil); err != nil {
+				t.Fatal(err)
+			}
+			reads.pass.Store(tc.pass)
+			reads.fail.Store(true)
+			if code, _, _ := get(t, live, "/api/v1/ladders"); code == http.StatusOK {
+				t.Fatal("ladders answered while a read of the changed attempts failed")
+			}
+			reads.fail.Store(false)
+			for _, path := range paths {
+				code, got, _ := get(t, live, path)
+				wantCode, want, _ := get(t, plain, path)
+				if code != wantCode || got != want {
+					t.Fatalf("after a failed update, %s of the live server (%d) differs from the store's (%d):\n%.2000s\nwant\n%.2000s", path, code, wantCode, got, want)
+				}
+			}
+		})
 	}
 }
 

@@ -313,18 +313,17 @@ func (s *server) update(ctx context.Context) (*heldState, error) {
 	prevCount, prevLast := int64(-1), int64(0)
 	_, _ = fmt.Sscanf(prevVersion, "%d/%d", &prevCount, &prevLast)
 	var fetch []string // ids to read again; nil: read all
+	var stamps map[string]int64
 	if s.laddersSeen != nil && prevLast > 0 {
 		// Saves of another process may carry a slightly older clock: look
 		// back a little; only ids whose updated_at moved are read again.
-		stamps, err := v.Updated(ctx, time.UnixMicro(prevLast).Add(-laddersClockSlack))
-		if err != nil {
+		if stamps, err = v.Updated(ctx, time.UnixMicro(prevLast).Add(-laddersClockSlack)); err != nil {
 			return nil, err
 		}
 		fetch = []string{}
 		for id, at := range stamps {
 			if s.laddersStamp[id] != at {
 				fetch = append(fetch, id)
-				s.laddersStamp[id] = at
 			}
 		}
 	}
@@ -347,20 +346,26 @@ func (s *server) update(ctx context.Context) (*heldState, error) {
 			return nil, err
 		}
 	default:
+		// Every read is done before what is held changes: a failed read
+		// leaves the held attempts and their stamps as they were, so the
+		// next update asks for the same attempts again.
 		var fresh []*domain.Attempt
-		replaced := map[*domain.Attempt]bool{}
 		for i := 0; i < len(fetch); i += 500 {
 			as, err := s.db.ListAttempts(ctx, domain.AttemptFilter{Brief: true, IDs: fetch[i:min(i+500, len(fetch))]})
 			if err != nil {
 				return nil, err
 			}
-			for _, a := range as {
-				if old := s.laddersSeen[a.ID]; old != nil {
-					replaced[old] = true
-				}
-				s.laddersSeen[a.ID] = a
-				fresh = append(fresh, a)
+			fresh = append(fresh, as...)
+		}
+		replaced := map[*domain.Attempt]bool{}
+		for _, a := range fresh {
+			if old := s.laddersSeen[a.ID]; old != nil {
+				replaced[old] = true
 			}
+			s.laddersSeen[a.ID] = a
+		}
+		for _, id := range fetch {
+			s.laddersStamp[id] = stamps[id]
 		}
 		if int64(len(s.laddersSeen)) != count {
 			// Attempts were deleted: read all.
