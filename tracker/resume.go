@@ -1,6 +1,8 @@
 package tracker
 
 import (
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/llmfleet/analyzer/domain"
@@ -38,15 +40,20 @@ func (t *Tracker) Resume(a *domain.Attempt) {
 }
 
 // continueResumed takes up the stored attempt of key when an entry at time
-// at continues it; nil when there is none or the entry re-reads it.
-func (t *Tracker) continueResumed(key string, at time.Time) *state {
+// at (cursor: its __CURSOR) continues it; nil when there is none or the
+// entry re-reads it.
+func (t *Tracker) continueResumed(key string, at time.Time, cursor string) *state {
 	a := t.resumable[key]
 	if a == nil {
 		return nil
 	}
 	t.forgetResumed(key)
-	if !at.IsZero() && !a.StartedAt.IsZero() && !at.After(a.StartedAt) {
-		return nil // the input holds it from its start
+	if !at.IsZero() && !a.StartedAt.IsZero() && !at.After(a.StartedAt) && !(at.Equal(a.StartedAt) && heldEarlier(a, cursor)) {
+		// The input holds it from its start. An entry stamped with the
+		// start time itself (journald gives a burst of lines one
+		// timestamp) continues it when the attempt holds an entry that
+		// came before it in the same journal.
+		return nil
 	}
 	st := t.resumeState(a)
 	if last := lastKnown(a); at.IsZero() || !at.Before(last) {
@@ -58,10 +65,10 @@ func (t *Tracker) continueResumed(key string, at time.Time) *state {
 }
 
 // takeUpResumed continues the latest stored open attempt of unit uk
-// ("host|unit") for a record at time at about the unit, not of an
-// invocation (journald's suppression notice); nil when there is none or
-// the record re-reads it from its start.
-func (t *Tracker) takeUpResumed(uk string, at time.Time) *state {
+// ("host|unit") for a record at time at (cursor: its __CURSOR) about the
+// unit, not of an invocation (journald's suppression notice); nil when
+// there is none or the record re-reads it from its start.
+func (t *Tracker) takeUpResumed(uk string, at time.Time, cursor string) *state {
 	var key string
 	var latest *domain.Attempt
 	for k, a := range t.resumable {
@@ -72,7 +79,89 @@ func (t *Tracker) takeUpResumed(uk string, at time.Time) *state {
 	if latest == nil {
 		return nil
 	}
-	return t.continueResumed(key, at)
+	return t.continueResumed(key, at, cursor)
+}
+
+// heldEarlier reports whether stored attempt a holds a line of the
+// journal that cursor is a position in, written before it: journald
+// numbers the entries of a journal (the cursor's s=) in the order it writes
+// them (i=).
+func heldEarlier(a *domain.Attempt, cursor string) bool {
+	id, n, ok := journalSeqnum(cursor)
+	if !ok {
+		return false
+	}
+	first, ok := firstSeqnums(a)[id]
+	return ok && first < n
+}
+
+// storedCursors calls f with the cursor of every line stored attempt a
+// holds: phase marks, evidence, context and findings' evidence.
+func storedCursors(a *domain.Attempt, f func(cursor string)) {
+	for _, m := range a.Timeline {
+		f(m.Cursor)
+	}
+	for _, list := range [][]domain.Evidence{a.Evidence, a.Context} {
+		for _, e := range list {
+			f(e.Cursor)
+		}
+	}
+	for _, fd := range a.Findings {
+		for _, e := range fd.Evidence {
+			f(e.Cursor)
+		}
+	}
+}
+
+// firstSeqnums and lastSeqnums map each journal stored attempt a has lines
+// of (cursor s=) to the first and last of those lines (i=).
+func firstSeqnums(a *domain.Attempt) map[string]uint64 { return seqnums(a, false) }
+func lastSeqnums(a *domain.Attempt) map[string]uint64  { return seqnums(a, true) }
+
+func seqnums(a *domain.Attempt, last bool) map[string]uint64 {
+	var m map[string]uint64
+	storedCursors(a, func(c string) {
+		id, n, ok := journalSeqnum(c)
+		if !ok {
+			return
+		}
+		if m == nil {
+			m = map[string]uint64{}
+		}
+		if cur, seen := m[id]; !seen || (last && n > cur) || (!last && n < cur) {
+			m[id] = n
+		}
+	})
+	return m
+}
+
+// journalSeqnum reads the sequence number id (s=) and sequence number (i=,
+// hexadecimal) of a journald cursor ("s=…;i=…;b=…;m=…;t=…;x=…", see
+// sd_journal_get_cursor(3)); ok is false for anything else.
+func journalSeqnum(cursor string) (id string, n uint64, ok bool) {
+	var haveN bool
+	for len(cursor) > 0 {
+		part := cursor
+		if i := strings.IndexByte(cursor, ';'); i >= 0 {
+			part, cursor = cursor[:i], cursor[i+1:]
+		} else {
+			cursor = ""
+		}
+		switch {
+		case strings.HasPrefix(part, "s="):
+			id = part[2:]
+		case strings.HasPrefix(part, "i="):
+			v, err := strconv.ParseUint(part[2:], 16, 64)
+			if err != nil {
+				return "", 0, false
+			}
+			n, haveN = v, true
+		}
+	}
+	if id == "" || !haveN {
+		return "", 0, false
+	}
+	return id, n, true
 }
 
 // replaceResumed ends the unit's stored open attempts that started before
@@ -95,7 +184,19 @@ func (t *Tracker) forgetResumed(key string) {
 
 // reread reports whether e was read by the run that stored st's attempt.
 func (st *state) reread(e domain.Entry) bool {
-	return !st.skipUntil.IsZero() && !e.Time.IsZero() && !e.Time.After(st.skipUntil)
+	if !st.skipUntil.IsZero() && !e.Time.IsZero() && !e.Time.After(st.skipUntil) {
+		return true
+	}
+	// An entry a stored line comes after in its journal was read before,
+	// whatever its time (a burst of lines shares one).
+	if len(st.skipSeq) > 0 {
+		if id, n, ok := journalSeqnum(e.Cursor); ok {
+			if last, ok := st.skipSeq[id]; ok && n <= last {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // resumeState rebuilds the working state of stored attempt a and registers
@@ -104,7 +205,7 @@ func (t *Tracker) resumeState(a *domain.Attempt) *state {
 	c := *a
 	c.Shape, c.Timeline, c.Context = nil, nil, nil
 	c.Findings, c.Evidence, c.Note, c.Rule, c.Fingerprint = nil, nil, "", "", ""
-	st := &state{a: &c, j: t.rules.NewJudge("", t.opt), seq0: t.created, skipUntil: lastKnown(a), stopReq: a.StopRequested}
+	st := &state{a: &c, j: t.rules.NewJudge("", t.opt), seq0: t.created, skipUntil: lastKnown(a), skipSeq: lastSeqnums(a), stopReq: a.StopRequested}
 	// The stored log goes on: number the new lines after the stored ones
 	// (the store adds only lines after the last it has).
 	st.log.total, st.log.headFull = a.Lines, a.Lines >= domain.LogHead

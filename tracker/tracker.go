@@ -114,11 +114,12 @@ type state struct {
 	failed  bool   // the unit failed (non-zero exit or failed result)
 
 	endLine   *domain.Evidence
-	exitLine  *domain.Evidence // the main process's exit record
-	first     string           // cursor of the attempt's first entry
-	seq0      int              // creation order
-	skipUntil time.Time        // resumed: entries up to this time were read before
-	log       logBuf           // the attempt's own lines (Options.KeepLog)
+	exitLine  *domain.Evidence  // the main process's exit record
+	first     string            // cursor of the attempt's first entry
+	seq0      int               // creation order
+	skipUntil time.Time         // resumed: entries up to this time were read before
+	skipSeq   map[string]uint64 // resumed: journal (cursor s=) → the last entry (i=) the stored attempt holds
+	log       logBuf            // the attempt's own lines (Options.KeepLog)
 	// notedHost and notedUnit: the host|unit last put in engineUnits.
 	notedHost, notedUnit string
 
@@ -189,14 +190,15 @@ func (t *Tracker) newState(host, unit, inv string, at time.Time) *state {
 	return st
 }
 
-// journalAttempt returns the attempt of host|unit|inv, creating it (and
-// ending the unit's previous attempt as replaced) when it is new.
-func (t *Tracker) journalAttempt(host, unit, inv string, at time.Time) *state {
+// journalAttempt returns the attempt of host|unit|inv for an entry at time
+// at with cursor cursor, creating it (and ending the unit's previous
+// attempt as replaced) when it is new.
+func (t *Tracker) journalAttempt(host, unit, inv string, at time.Time, cursor string) *state {
 	key := host + "|" + unit + "|" + inv
 	if st, ok := t.byKey[key]; ok {
 		return st
 	}
-	if st := t.continueResumed(key, at); st != nil {
+	if st := t.continueResumed(key, at, cursor); st != nil {
 		return st
 	}
 	uk := host + "|" + unit
@@ -259,7 +261,7 @@ func (t *Tracker) Add(e domain.Entry) {
 	if cid := f.containerIDFull; cid != "" {
 		st = t.byContainer[cid]
 		if a := t.resumable[t.resumableCID[cid]]; st == nil && a != nil {
-			st = t.journalAttempt(a.Host, a.Unit, a.InvocationID, e.Time)
+			st = t.journalAttempt(a.Host, a.Unit, a.InvocationID, e.Time, e.Cursor)
 		}
 	}
 	if st == nil && f.containerName != "" {
@@ -288,12 +290,12 @@ func (t *Tracker) Add(e domain.Entry) {
 		}
 	}
 	if st == nil && e.InvocationID != "" && e.Unit != "" {
-		st = t.journalAttempt(host, e.Unit, e.InvocationID, e.Time)
+		st = t.journalAttempt(host, e.Unit, e.InvocationID, e.Time, e.Cursor)
 	}
 	if st == nil && e.Unit != "" {
 		st = t.lastByUnit[host+"|"+e.Unit]
 		if st == nil {
-			st = t.journalAttempt(host, e.Unit, "", e.Time)
+			st = t.journalAttempt(host, e.Unit, "", e.Time, e.Cursor)
 		}
 	}
 	if st == nil || st.reread(e) {
@@ -451,7 +453,7 @@ func (t *Tracker) suppressed(e domain.Entry) {
 	}
 	st := t.lastByUnit[e.Host+"|"+unit]
 	if st == nil {
-		st = t.takeUpResumed(e.Host+"|"+unit, e.Time)
+		st = t.takeUpResumed(e.Host+"|"+unit, e.Time, e.Cursor)
 	}
 	if st != nil && !st.reread(e) {
 		t.sideFinding(st, domain.FindingLogLoss, e, e.Message)
@@ -467,7 +469,7 @@ func (t *Tracker) lifecycle(e domain.Entry, host, unit string) {
 		if s, ok := t.byKey[uk+"|"+inv]; ok {
 			st = s
 		} else if _, ok := t.resumable[uk+"|"+inv]; ok {
-			st = t.journalAttempt(host, unit, inv, e.Time)
+			st = t.journalAttempt(host, unit, inv, e.Time, e.Cursor)
 		}
 	} else {
 		st = t.lastByUnit[uk]
@@ -476,7 +478,7 @@ func (t *Tracker) lifecycle(e domain.Entry, host, unit string) {
 	switch msgID {
 	case msgUnitStarting, msgUnitStarted:
 		if inv != "" && e.Field("JOB_TYPE") != "stop" {
-			st = t.journalAttempt(host, unit, inv, e.Time)
+			st = t.journalAttempt(host, unit, inv, e.Time, e.Cursor)
 			st.touch(e)
 		}
 		return
@@ -555,7 +557,7 @@ func (t *Tracker) podmanEvent(e domain.Entry, host, ev string) {
 	if e.InvocationID == "" || e.Unit == "" {
 		return
 	}
-	st := t.journalAttempt(host, e.Unit, e.InvocationID, e.Time)
+	st := t.journalAttempt(host, e.Unit, e.InvocationID, e.Time, e.Cursor)
 	if st.reread(e) {
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -142,9 +143,10 @@ func sameAttempts(t *testing.T, what string, got, want map[string]string) {
 // journalRecord is one record of a made-up journal: a PID 1 record about
 // the unit (msgID set) or a line of the unit's engine.
 type journalRecord struct {
-	msgID  string            // PID 1's MESSAGE_ID; "" for engine output
-	msg    string            // MESSAGE
-	fields map[string]string // more fields (EXIT_CODE, UNIT_RESULT, ...)
+	msgID    string            // PID 1's MESSAGE_ID; "" for engine output
+	msg      string            // MESSAGE
+	fields   map[string]string // more fields (EXIT_CODE, UNIT_RESULT, ...)
+	sameTime bool              // stamped with the record before's time (a burst)
 }
 
 // systemd's MESSAGE_IDs of the unit lifecycle records.
@@ -157,14 +159,17 @@ const (
 )
 
 // writeJournal writes recs as `journalctl -o json` of host "resumehost",
-// unit name.service and one invocation, a record a second.
+// unit name.service and one invocation, a record a second (sameTime: none).
 func writeJournal(t *testing.T, path, name string, recs []journalRecord) {
 	t.Helper()
 	unit, inv := name+".service", fmt.Sprintf("%032x", len(name)*7919)
 	start := time.Date(2026, 10, 2, 3, 0, 0, 0, time.UTC)
 	var buf bytes.Buffer
+	at := start.Add(-time.Second)
 	for i, r := range recs {
-		at := start.Add(time.Duration(i) * time.Second)
+		if !r.sameTime {
+			at = at.Add(time.Second)
+		}
 		m := map[string]string{"MESSAGE": r.msg, "_HOSTNAME": "resumehost", "_BOOT_ID": "5a1e5a1e5a1e5a1e5a1e5a1e5a1e5a1e",
 			"__CURSOR": fmt.Sprintf("s=5e5;i=%x;b=5a1e;t=%x", i+1, at.UnixMicro()), "__REALTIME_TIMESTAMP": fmt.Sprint(at.UnixMicro())}
 		switch {
@@ -190,6 +195,15 @@ func writeJournal(t *testing.T, path, name string, recs []journalRecord) {
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// inBurst returns recs stamped with the time of the first.
+func inBurst(recs []journalRecord) []journalRecord {
+	out := slices.Clone(recs)
+	for i := 1; i < len(out); i++ {
+		out[i].sameTime = true
+	}
+	return out
 }
 
 // engineLines are engine output records.
@@ -252,6 +266,11 @@ var resumeJournals = map[string][]journalRecord{
 	// exit record is the evidence (analyzer.killed_by_signal), also while
 	// the attempt waits for systemd's "Failed" record.
 	"killed-silently": joinRecords(started, sglangBoot, []journalRecord{exitedKilled, failedSignal}),
+	// The same, its unit's start records and first engine lines stamped
+	// with one time, as journald stamps a burst: a part starting inside
+	// the burst continues the stored attempt (journald's sequence numbers
+	// tell), it does not re-read it from its start.
+	"one-burst": joinRecords(inBurst(joinRecords(started, sglangBoot[:3])), sglangBoot[3:], []journalRecord{exitedKilled, failedSignal}),
 	// A launcher's death line no rule names, then the failed exit:
 	// unknown_failure on the death line.
 	"death-line": joinRecords(started, sglangBoot, engineLines("launch: python3 exited with code 3"), []journalRecord{
