@@ -1,8 +1,6 @@
 package tracker
 
 import (
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/llmfleet/analyzer/domain"
@@ -87,7 +85,7 @@ func (t *Tracker) takeUpResumed(uk string, at time.Time, cursor string) *state {
 // numbers the entries of a journal (the cursor's s=) in the order it writes
 // them (i=).
 func heldEarlier(a *domain.Attempt, cursor string) bool {
-	id, n, ok := journalSeqnum(cursor)
+	id, n, ok := domain.CursorSeqnum(cursor)
 	if !ok {
 		return false
 	}
@@ -121,7 +119,7 @@ func lastSeqnums(a *domain.Attempt) map[string]uint64  { return seqnums(a, true)
 func seqnums(a *domain.Attempt, last bool) map[string]uint64 {
 	var m map[string]uint64
 	storedCursors(a, func(c string) {
-		id, n, ok := journalSeqnum(c)
+		id, n, ok := domain.CursorSeqnum(c)
 		if !ok {
 			return
 		}
@@ -133,35 +131,6 @@ func seqnums(a *domain.Attempt, last bool) map[string]uint64 {
 		}
 	})
 	return m
-}
-
-// journalSeqnum reads the sequence number id (s=) and sequence number (i=,
-// hexadecimal) of a journald cursor ("s=…;i=…;b=…;m=…;t=…;x=…", see
-// sd_journal_get_cursor(3)); ok is false for anything else.
-func journalSeqnum(cursor string) (id string, n uint64, ok bool) {
-	var haveN bool
-	for len(cursor) > 0 {
-		part := cursor
-		if i := strings.IndexByte(cursor, ';'); i >= 0 {
-			part, cursor = cursor[:i], cursor[i+1:]
-		} else {
-			cursor = ""
-		}
-		switch {
-		case strings.HasPrefix(part, "s="):
-			id = part[2:]
-		case strings.HasPrefix(part, "i="):
-			v, err := strconv.ParseUint(part[2:], 16, 64)
-			if err != nil {
-				return "", 0, false
-			}
-			n, haveN = v, true
-		}
-	}
-	if id == "" || !haveN {
-		return "", 0, false
-	}
-	return id, n, true
 }
 
 // replaceResumed ends the unit's stored open attempts that started before
@@ -190,7 +159,7 @@ func (st *state) reread(e domain.Entry) bool {
 	// An entry a stored line comes after in its journal was read before,
 	// whatever its time (a burst of lines shares one).
 	if len(st.skipSeq) > 0 {
-		if id, n, ok := journalSeqnum(e.Cursor); ok {
+		if id, n, ok := domain.CursorSeqnum(e.Cursor); ok {
 			if last, ok := st.skipSeq[id]; ok && n <= last {
 				return true
 			}

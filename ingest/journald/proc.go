@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/ingest"
 )
 
@@ -312,7 +313,7 @@ func (r *ProcReader) runChild(seek []string) {
 		}
 		r.mu.Lock()
 		r.lastCursor = cursor
-		if id, n, ok := cursorSeq(cursor); ok && n > r.seqRead[id] {
+		if id, n, ok := domain.CursorSeqnum(cursor); ok && n > r.seqRead[id] {
 			if _, known := r.seqRead[id]; known || len(r.seqRead) < 4096 {
 				r.seqRead[id] = n
 			}
@@ -404,7 +405,7 @@ func (r *ProcReader) scanFiles(report bool) {
 			continue
 		}
 		head, cursor, ok := firstEntry(n)
-		seqID, seq, _ := cursorSeq(cursor)
+		seqID, seq, _ := domain.CursorSeqnum(cursor)
 		r.mu.Lock()
 		pos := r.lastTime
 		read, known := r.seqRead[seqID]
@@ -421,23 +422,6 @@ func (r *ProcReader) scanFiles(report bool) {
 
 // fileID names a file by device and inode.
 type fileID struct{ dev, ino uint64 }
-
-// cursorSeq returns the sequence-number id and number of a journal cursor
-// ("s=<id>;i=<hex seqnum>;b=...", sd_journal_get_cursor(3)).
-func cursorSeq(cursor string) (id string, seq uint64, ok bool) {
-	var haveID, haveSeq bool
-	for _, part := range strings.Split(cursor, ";") {
-		k, v, _ := strings.Cut(part, "=")
-		switch k {
-		case "s":
-			id, haveID = v, true
-		case "i":
-			n, err := strconv.ParseUint(v, 16, 64)
-			seq, haveSeq = n, err == nil
-		}
-	}
-	return id, seq, haveID && haveSeq
-}
 
 // firstEntry is the time and cursor of the first entry of a journal file.
 func firstEntry(file string) (at time.Time, cursor string, ok bool) {

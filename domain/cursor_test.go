@@ -1,4 +1,4 @@
-package tracker
+package domain
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func TestJournalSeqnum(t *testing.T) {
+func TestCursorSeqnum(t *testing.T) {
 	for _, tc := range []struct {
 		cursor string
 		id     string
@@ -22,28 +22,28 @@ func TestJournalSeqnum(t *testing.T) {
 		{"text:/var/log/vllm.log:120", "", 0, false}, // a text file's position
 		{"", "", 0, false},
 	} {
-		id, n, ok := journalSeqnum(tc.cursor)
+		id, n, ok := CursorSeqnum(tc.cursor)
 		if id != tc.id || n != tc.n || ok != tc.ok {
-			t.Errorf("journalSeqnum(%q) = %q, %d, %v; want %q, %d, %v", tc.cursor, id, n, ok, tc.id, tc.n, tc.ok)
+			t.Errorf("CursorSeqnum(%q) = %q, %d, %v; want %q, %d, %v", tc.cursor, id, n, ok, tc.id, tc.n, tc.ok)
 		}
 	}
 }
 
-// FuzzJournalSeqnum: any cursor is read without panicking, and what is read
+// FuzzCursorSeqnum: any cursor is read without panicking, and what is read
 // comes back from the cursor journald would write with it.
-func FuzzJournalSeqnum(f *testing.F) {
+func FuzzCursorSeqnum(f *testing.F) {
 	f.Add("s=739ad463348b4ceca5a9e69c95a3c93d;i=4ece7;b=6c7c;m=10b8;t=5c9c;x=f9c1")
 	f.Add("s=;i=;")
 	f.Add(";;;s=a;;i=0")
 	f.Fuzz(func(t *testing.T, cursor string) {
-		id, n, ok := journalSeqnum(cursor)
+		id, n, ok := CursorSeqnum(cursor)
 		if !ok {
 			return
 		}
 		if strings.ContainsRune(id, ';') || id == "" {
 			t.Fatalf("id %q", id)
 		}
-		id2, n2, ok2 := journalSeqnum(fmt.Sprintf("s=%s;i=%x", id, n))
+		id2, n2, ok2 := CursorSeqnum(fmt.Sprintf("s=%s;i=%x", id, n))
 		if !ok2 || id2 != id || n2 != n {
 			t.Fatalf("%q: %q %d, written back: %q %d %v", cursor, id, n, id2, n2, ok2)
 		}
