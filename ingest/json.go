@@ -42,10 +42,48 @@ var errTooManyFields = fmt.Errorf("more than %d fields (journald stores at most 
 // holds a whole object's members at once.
 const maxSlowJSON = 1 << 20
 
+// maxJournalDepth is how deep journalctl -o json nests: the record
+// object, a repeated field's array of values, a value's byte array.
+const maxJournalDepth = 3
+
+// maxAppDepth bounds the nesting of an application's JSON log line (its
+// message is at most two objects down; real loggers nest a few levels).
+const maxAppDepth = 32
+
+// jsonDepth returns the deepest nesting of arrays and objects in b, a JSON
+// text, looking no further than limit+1: one pass, strings skipped. It
+// bounds the depth before a decoder descends (encoding/json allows 10000,
+// and jsonArray re-decodes each level).
+func jsonDepth(b []byte, limit int) int {
+	depth, deepest := 0, 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+		case '[', '{':
+			if depth++; depth > deepest {
+				if deepest = depth; deepest > limit {
+					return deepest
+				}
+			}
+		case ']', '}':
+			depth--
+		}
+	}
+	return deepest
+}
+
 // slowJSONRecord is ParseJSONRecord with encoding/json.
 func slowJSONRecord(line []byte) (Record, error) {
 	if len(line) > maxSlowJSON {
 		return nil, fmt.Errorf("not a flat JSON object as journalctl prints (a line of %d bytes, not decoded further)", len(line))
+	}
+	if d := jsonDepth(line, maxJournalDepth); d > maxJournalDepth {
+		return nil, fmt.Errorf("not a journal record: JSON nested more than %d deep (journalctl writes %d)", d-1, maxJournalDepth)
 	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(line, &raw); err != nil {
@@ -184,7 +222,7 @@ func (r *run) readJSON() error {
 // under another name and none of journald's.
 func appLog(line []byte) bool {
 	var m map[string]any
-	if json.Unmarshal(line, &m) != nil {
+	if jsonDepth(line, maxAppDepth) > maxAppDepth || json.Unmarshal(line, &m) != nil {
 		return false
 	}
 	for _, k := range []string{"MESSAGE", "__CURSOR", "__REALTIME_TIMESTAMP", "_HOSTNAME", "_SYSTEMD_UNIT"} {
@@ -230,6 +268,10 @@ func appField(m map[string]any, keys []string) (string, bool) {
 // at its time.
 func (r *run) appEntry(line []byte, lineNo int) error {
 	var m map[string]any
+	if d := jsonDepth(line, maxAppDepth); d > maxAppDepth {
+		r.malformed("%s:%d: bad JSON record: nested more than %d deep", r.source, lineNo, maxAppDepth)
+		return nil
+	}
 	if err := json.Unmarshal(line, &m); err != nil {
 		r.malformed("%s:%d: bad JSON record: %v", r.source, lineNo, err)
 		return nil

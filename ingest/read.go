@@ -14,7 +14,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/klauspost/compress/zstd"
-	"github.com/ulikunitz/xz"
 
 	"github.com/llmfleet/analyzer/domain"
 )
@@ -60,6 +59,7 @@ type Stats struct {
 	Malformed int64  // bad lines/records, skipped
 	Truncated int64  // entries with Truncated set (MESSAGE was null)
 	Orphans   int64  // entries with FieldLogLoss (lines not reassembled)
+	Repaired  int64  // export records kept whole whose separator was lost
 	// Errors holds the first 20 malformed-input messages ("file:line: why").
 	Errors []string
 }
@@ -98,8 +98,8 @@ func ReadFile(ctx context.Context, path string, opt Options, fn func(domain.Entr
 func Read(ctx context.Context, r io.Reader, source string, opt Options, fn func(domain.Entry) error) (Stats, error) {
 	opt = opt.withDefaults()
 	cr := &countingReader{r: r}
-	rn := &run{ctx: ctx, fn: fn, source: source, opt: opt, cr: cr,
-		br: bufio.NewReaderSize(cr, readBufSize), recordCap: max(64<<20, 8*opt.MaxLineBytes)}
+	rn := &run{ctx: ctx, fn: fn, source: source, opt: opt, cr: cr, recordCap: max(64<<20, 8*opt.MaxLineBytes)}
+	rn.setInput(cr)
 	err := rn.read()
 	rn.st.Bytes = cr.n
 	if opt.Progress != nil {
@@ -141,9 +141,9 @@ func (r *run) decompress() (io.Closer, error) {
 		}
 		zr, closer = d, closerFunc(d.Close)
 	case bytes.HasPrefix(b, xzMagic):
-		x, err := xz.NewReader(r.br)
+		x, err := newXZReader(r.br)
 		if err != nil {
-			return nil, fmt.Errorf("ingest: xz: %w", err)
+			return nil, fmt.Errorf("ingest: %w", err)
 		}
 		zr = x
 	case bytes.HasPrefix(b, bzip2Magic) && len(b) > 3 && b[3] >= '1' && b[3] <= '9':
@@ -151,8 +151,14 @@ func (r *run) decompress() (io.Closer, error) {
 	default:
 		return nil, nil
 	}
-	r.br = bufio.NewReaderSize(zr, readBufSize)
+	r.setInput(zr)
 	return closer, nil
+}
+
+// setInput makes src the run's input.
+func (r *run) setInput(src io.Reader) {
+	r.rw = &rewinder{src: src}
+	r.br = bufio.NewReaderSize(r.rw, readBufSize)
 }
 
 type closerFunc func()
@@ -196,7 +202,8 @@ type run struct {
 	source       string
 	opt          Options
 	cr           *countingReader
-	br           *bufio.Reader
+	br           *bufio.Reader // reads rw
+	rw           *rewinder     // the input, with bytes a reader gave back in front
 	recordCap    int // bytes per JSON line / export field
 	st           Stats
 	lastProgress int64

@@ -149,6 +149,9 @@ func Analyze(ctx context.Context, set *rules.Set, inputs []Input, opt BatchOptio
 			}
 			opt.Warn(msg)
 		}
+		if stats.Repaired > 0 && opt.Warn != nil {
+			opt.Warn(fmt.Sprintf("%s: %d export records had lost the empty line that ends them; kept", in.Name, stats.Repaired))
+		}
 		results = append(results, res)
 	}
 	tr.Finish()
