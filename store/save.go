@@ -109,8 +109,9 @@ const (
 			ON CONFLICT(attempt_id, finding_id, rule) DO NOTHING`
 	insertLine = `INSERT INTO evidence (attempt_id, seq, evidence_seq, context_seq, finding_id, role, time, time_us, cursor, message, log_seq)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	insertLogChunk = `INSERT OR IGNORE INTO attempt_log (attempt_id, first_seq, lines, data) VALUES (?, ?, ?, ?)`
-	updateLogLines = `UPDATE attempts SET log_lines = ?, log_last = ? WHERE id = ?`
+	selectStoredLog = `SELECT data FROM attempt_log WHERE attempt_id = ? ORDER BY first_seq`
+	insertLogChunk  = `INSERT OR IGNORE INTO attempt_log (attempt_id, first_seq, lines, data) VALUES (?, ?, ?, ?)`
+	updateLogLines  = `UPDATE attempts SET log_lines = ?, log_last = ? WHERE id = ?`
 )
 
 // saveLog adds the lines of a.Log after last (the seq of the last line
@@ -144,7 +145,7 @@ func (s *saver) saveLog(ctx context.Context, a *domain.Attempt, last int) error 
 // its attempts: compiling them again per row was a third of a replay's save.
 type saver struct {
 	upsert, delFindings, delEvidence, finding, line *sql.Stmt
-	logChunk, logTotal                              *sql.Stmt
+	logChunk, logTotal, storedLog                   *sql.Stmt
 	now                                             int64 // µs since epoch: updated_at of the saved attempts
 }
 
@@ -155,7 +156,7 @@ func prepareSaver(ctx context.Context, tx *sql.Tx, now int64) (*saver, error) {
 		q    string
 	}{{&s.upsert, upsertAttempt}, {&s.delFindings, deleteFindings}, {&s.delEvidence, deleteEvidence},
 		{&s.finding, insertFinding}, {&s.line, insertLine},
-		{&s.logChunk, insertLogChunk}, {&s.logTotal, updateLogLines}} {
+		{&s.logChunk, insertLogChunk}, {&s.logTotal, updateLogLines}, {&s.storedLog, selectStoredLog}} {
 		st, err := tx.PrepareContext(ctx, p.q)
 		if err != nil {
 			s.close()
@@ -167,7 +168,7 @@ func prepareSaver(ctx context.Context, tx *sql.Tx, now int64) (*saver, error) {
 }
 
 func (s *saver) close() {
-	for _, st := range []*sql.Stmt{s.upsert, s.delFindings, s.delEvidence, s.finding, s.line, s.logChunk, s.logTotal} {
+	for _, st := range []*sql.Stmt{s.upsert, s.delFindings, s.delEvidence, s.finding, s.line, s.logChunk, s.logTotal, s.storedLog} {
 		if st != nil {
 			_ = st.Close()
 		}
@@ -279,15 +280,11 @@ func (s *saver) saveLines(ctx context.Context, a *domain.Attempt, evSeq map[line
 		}
 		rows = append(rows, row{e: e, time: t, context: ctxSeq})
 	}
-	var inLog map[string]int // message → seq of a log line this save stores
-	if len(rows) > 0 && a.Log != nil {
-		inLog = make(map[string]int, len(a.Log.Lines))
-		for _, l := range a.Log.Lines {
-			if l.Seq > logLast {
-				if _, dup := inLog[l.Message]; !dup {
-					inLog[l.Message] = l.Seq
-				}
-			}
+	var inLog map[string]int
+	if len(rows) > 0 {
+		var err error
+		if inLog, err = s.logIndex(ctx, a, logLast); err != nil {
+			return err
 		}
 	}
 	for seq, r := range rows {
@@ -309,6 +306,52 @@ func (s *saver) saveLines(ctx context.Context, a *domain.Attempt, evSeq map[line
 		}
 	}
 	return nil
+}
+
+// logIndex maps each message of the attempt's stored log, as it stands
+// once this save is done, to the seq of its first line. So whether an
+// evidence row refers to a log line depends on the log alone, not on which
+// save stored it: a second replay, or one resumed after a kill, leaves the
+// rows a clean one leaves. The log in memory is the tracker's: from line 0
+// on, it holds every line earlier saves stored of the attempt (they store
+// what it held); an attempt resumed from the database holds only lines
+// after the stored ones, which are then read back.
+func (s *saver) logIndex(ctx context.Context, a *domain.Attempt, logLast int) (map[string]int, error) {
+	var lines []domain.LogLine
+	if a.Log != nil {
+		lines = a.Log.Lines
+	}
+	covered := len(lines) > 0 && lines[0].Seq == 0 && lines[len(lines)-1].Seq >= logLast
+	idx := make(map[string]int, len(lines))
+	if logLast >= 0 && !covered {
+		rows, err := s.storedLog.QueryContext(ctx, a.ID)
+		if err != nil {
+			return nil, fmt.Errorf("stored log: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var data []byte
+			if err := rows.Scan(&data); err != nil {
+				return nil, fmt.Errorf("stored log: %w", err)
+			}
+			if err := walkLogChunk(data, func(seq int, _ int64, msg []byte) {
+				if _, dup := idx[string(msg)]; !dup {
+					idx[string(msg)] = seq
+				}
+			}); err != nil {
+				return nil, fmt.Errorf("stored log: %w", err)
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("stored log: %w", err)
+		}
+	}
+	for _, l := range lines {
+		if _, dup := idx[l.Message]; !dup && (covered || l.Seq > logLast) {
+			idx[l.Message] = l.Seq
+		}
+	}
+	return idx, nil
 }
 
 // lineKey identifies an evidence line: the same text at another cursor
