@@ -204,7 +204,7 @@ type run struct {
 	cr           *countingReader
 	br           *bufio.Reader // reads rw
 	rw           *rewinder     // the input, with bytes a reader gave back in front
-	recordCap    int // bytes per JSON line / export field
+	recordCap    int           // bytes per JSON line / export field
 	st           Stats
 	lastProgress int64
 	out          []domain.Entry // entries of the last push, reused
