@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/llmfleet/analyzer/internal/race"
 )
 
 // exportField is where one field of an encoded record lies.
@@ -100,7 +102,7 @@ func TestExportKeepsEveryOtherRecord(t *testing.T) {
 		t.Fatalf("clean export: %d records, stats %+v", len(recs), st)
 	}
 	step := 1
-	if testing.Short() || raceEnabled {
+	if testing.Short() || race.Enabled {
 		step = 7 // every 7th record: the race detector makes a full pass take minutes
 	}
 	for _, withCursor := range []bool{true, false} {

@@ -81,8 +81,45 @@ func (d *DB) Close() error {
 	return d.db.Close()
 }
 
-// Ping checks the database answers (for health checks).
-func (d *DB) Ping(ctx context.Context) error { return d.db.PingContext(ctx) }
+// Ping checks the database answers a real read (for readiness checks): the
+// first page of the attempt list, children included, as the UI's first page
+// reads it. An open connection alone says nothing of a file whose pages are
+// garbage.
+func (d *DB) Ping(ctx context.Context) error {
+	if _, err := d.PageAttempts(ctx, Filter{Limit: 50}); err != nil {
+		return fmt.Errorf("store: reading the newest attempts: %w", err)
+	}
+	return nil
+}
+
+// QuickCheck runs SQLite's PRAGMA quick_check (the b-trees, pages and
+// records of the whole file, without checking indexes against tables): nil
+// when it says "ok", else an error with its first problems. It reads the
+// whole database: seconds for a large one.
+func (d *DB) QuickCheck(ctx context.Context) error {
+	rows, err := d.db.QueryContext(ctx, `PRAGMA quick_check(5)`)
+	if err != nil {
+		return fmt.Errorf("store: quick_check: %w", err)
+	}
+	defer rows.Close()
+	var problems []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return fmt.Errorf("store: quick_check: %w", err)
+		}
+		if line != "ok" {
+			problems = append(problems, line)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("store: quick_check: %w", err)
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("store: quick_check: %s", strings.Join(problems, "; "))
+	}
+	return nil
+}
 
 // Writable checks the database takes writes: it takes the write lock and
 // lets it go (a read-only or vanished file fails; a full disk shows in the

@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"math/rand"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +16,8 @@ import (
 
 	"github.com/llmfleet/analyzer/internal/journaldtest"
 	"github.com/llmfleet/analyzer/internal/race"
+	"github.com/llmfleet/analyzer/store"
+	"github.com/llmfleet/analyzer/web"
 )
 
 // hostileLogs are inputs that once took the analyzer down; each must be
@@ -151,5 +156,62 @@ func TestHostileLinesThroughServe(t *testing.T) {
 	}
 	if code, body := httpDo(t, http.MethodGet, base+"/healthz"); code != 200 {
 		t.Fatalf("/healthz after the hostile logs: %d %s", code, body)
+	}
+}
+
+// TestReadyFailsOnGarbagePages: a database file with 8 pages of garbage
+// (the reviewer's case) is not ready: the quick_check serve runs at start
+// fails, and so does the read of the newest attempts that /-/ready makes,
+// while the same checks pass on the intact file.
+func TestReadyFailsOnGarbagePages(t *testing.T) {
+	dir := t.TempDir()
+	dbPath := filepath.Join(dir, "a.db")
+	runCmd(t, append([]string{"replay", "--db", dbPath}, fixtures...)...)
+	ready := func() (int, string) {
+		t.Helper()
+		db, err := store.Open(dbPath)
+		if err != nil {
+			return 0, "open: " + err.Error()
+		}
+		defer db.Close()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		health := healthChecks(ctx, db, dbPath, nil)
+		srv := httptest.NewServer(web.New(db, web.Options{Health: health}))
+		defer srv.Close()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			resp, err := http.Get(srv.URL + "/-/ready")
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if !strings.Contains(string(b), "database-integrity ok: checking") || time.Now().After(deadline) {
+				return resp.StatusCode, string(b)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	if code, body := ready(); code != http.StatusOK || !strings.Contains(body, "database-integrity ok\n") {
+		t.Fatalf("intact database: %d %q", code, body)
+	}
+	f, err := os.OpenFile(dbPath, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := f.Stat()
+	const page = 4096
+	rng := rand.New(rand.NewSource(1))
+	garbage := make([]byte, 8*page)
+	rng.Read(garbage)
+	at := st.Size() / page / 2 * page
+	if _, err := f.WriteAt(garbage, at); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	code, body := ready()
+	if code != http.StatusServiceUnavailable || !strings.HasPrefix(body, "fail\n") || !strings.Contains(body, "database-integrity FAIL") {
+		t.Errorf("8 garbage pages at byte %d of %d: %d %q", at, st.Size(), code, body)
 	}
 }

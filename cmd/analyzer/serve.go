@@ -109,7 +109,7 @@ func (m *serveMain) Open(ctx context.Context, fs *pflag.FlagSet) error {
 		m.lv.rules.Add(m.fol.pipeline)
 	}
 	m.lv.watchSIGHUP(ctx)
-	m.health = healthChecks(m.db, o.db, m.fol)
+	m.health = healthChecks(ctx, m.db, o.db, m.fol)
 	handler := web.New(m.db, web.Options{Routes: m.lv.routes, WarmLadders: true, LiveUpdate: true, Context: ctx, AllowedHosts: o.http.allowed(o.listen),
 		Health: m.health})
 	m.srv = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: o.http.readTimeout,

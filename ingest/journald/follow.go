@@ -119,7 +119,15 @@ type FollowOptions struct {
 	// Logf, when set, receives Start's status lines (a journal gap, why
 	// the follower stopped), without a trailing newline.
 	Logf func(format string, args ...any)
+	// StallAfter: a Follower whose sink has not taken a batch for this
+	// long is unhealthy (Health); default DefaultStallAfter.
+	StallAfter time.Duration
 }
+
+// DefaultStallAfter is how long a sink may hold a batch before the
+// Follower counts as stalled: the live pipeline takes a batch in well under
+// a second unless it is wedged.
+const DefaultStallAfter = 2 * time.Minute
 
 // FollowStats are the follower's counters since it started.
 type FollowStats struct {

@@ -4,6 +4,7 @@ package journald
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -78,6 +79,10 @@ type Follower struct {
 	err    error
 	// stopped says why Follow returned; nil while it runs.
 	stopped atomic.Pointer[string]
+	// handing is when the batch the sink holds was handed over (unix ns),
+	// 0 while the sink holds none.
+	handing    atomic.Int64
+	stallAfter time.Duration
 }
 
 // Start runs Follow in the background until ctx is done or Stop is
@@ -87,7 +92,10 @@ type Follower struct {
 // reported through opt.Logf.
 func Start(ctx context.Context, opt FollowOptions, resume Resume, sink Sink) *Follower {
 	ctx, cancel := context.WithCancel(ctx)
-	f := &Follower{cancel: cancel, done: make(chan struct{})}
+	f := &Follower{cancel: cancel, done: make(chan struct{}), stallAfter: opt.StallAfter}
+	if f.stallAfter <= 0 {
+		f.stallAfter = DefaultStallAfter
+	}
 	logf := opt.Logf
 	if logf == nil {
 		logf = func(string, ...any) {}
@@ -99,6 +107,8 @@ func Start(ctx context.Context, opt FollowOptions, resume Resume, sink Sink) *Fo
 			if b.Gap != "" {
 				logf("journal gap: %s", b.Gap)
 			}
+			f.handing.Store(time.Now().UnixNano())
+			defer f.handing.Store(0)
 			return sink.AddWait(ctx, b.WithGap(time.Now()), source, b.Cursor, b.CatchUp)
 		})
 		why := "done"
@@ -112,11 +122,18 @@ func Start(ctx context.Context, opt FollowOptions, resume Resume, sink Sink) *Fo
 	return f
 }
 
-// Health reports whether the follower still reads the journal, and when it
-// does not, why it stopped ("stopped: " and the error, or "stopped: done").
+// Health reports whether the follower still reads the journal and its
+// sink takes what it reads; when not, why: it stopped ("stopped: " and the
+// error, or "stopped: done"), or its sink has held one batch for longer than
+// FollowOptions.StallAfter ("stalled: ..."; a quiet journal is healthy).
 func (f *Follower) Health() (ok bool, why string) {
 	if why := f.stopped.Load(); why != nil {
 		return false, "stopped: " + *why
+	}
+	if at := f.handing.Load(); at != 0 {
+		if held := time.Since(time.Unix(0, at)); held > f.stallAfter {
+			return false, fmt.Sprintf("stalled: the pipeline has not taken a batch for %v", held.Round(time.Second))
+		}
 	}
 	return true, ""
 }

@@ -231,3 +231,38 @@ func TestStartStopsWithContext(t *testing.T) {
 		t.Errorf("Stop = %v, want nil", err)
 	}
 }
+
+// wedgedSink takes no batch until released, as a pipeline whose store
+// hangs.
+type wedgedSink struct{ release chan struct{} }
+
+func (s wedgedSink) AddWait(ctx context.Context, _ []domain.Entry, _, _ string, _ bool) error {
+	select {
+	case <-s.release:
+	case <-ctx.Done():
+	}
+	return nil
+}
+
+// TestStartReportsStalledSink: a follower that is alive but whose sink has
+// held a batch past StallAfter is unhealthy (serve's /-/ready fails), and
+// healthy again once the sink takes it.
+func TestStartReportsStalledSink(t *testing.T) {
+	j := journaldfake.New()
+	s := wedgedSink{release: make(chan struct{})}
+	f := journald.Start(context.Background(), journald.FollowOptions{
+		Open: func() (journald.Journal, error) { return j, nil }, StallAfter: 100 * time.Millisecond,
+	}, journald.Resume{}, s)
+	defer f.Stop()
+	<-j.Waiting()
+	if ok, why := f.Health(); !ok {
+		t.Errorf("Health of an idle follower = false, %q", why)
+	}
+	j.Append(fixtureRecords(t, 5)...)
+	waitUntil(t, "the follower to report the stall", func() bool { ok, _ := f.Health(); return !ok })
+	if _, why := f.Health(); !strings.HasPrefix(why, "stalled: the pipeline has not taken a batch for ") {
+		t.Errorf("Health says %q", why)
+	}
+	close(s.release)
+	waitUntil(t, "the follower to be healthy again", func() bool { ok, _ := f.Health(); return ok })
+}
