@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -354,7 +355,11 @@ func TestExportBinaryFieldWithNewlines(t *testing.T) {
 func TestMalformedLinesAreSkipped(t *testing.T) {
 	lines := fixtureLines(t, "dankclaw-day")
 	var b bytes.Buffer
+	var at []int // where each bad line starts
 	for i, l := range lines {
+		if i == 10 || i == 30 || i == 40 {
+			at = append(at, b.Len())
+		}
 		switch i {
 		case 10:
 			b.WriteString("this is not json\n") // file line 11
@@ -371,7 +376,9 @@ func TestMalformedLinesAreSkipped(t *testing.T) {
 	if st.Malformed != 3 || len(es) != 65 || st.Records != 66 {
 		t.Fatalf("stats %+v", st)
 	}
-	for i, prefix := range []string{"bad.json:11: not a JSON object", "bad.json:32: bad JSON record", "bad.json:43: bad JSON record: field MESSAGE: byte array element above 255"} {
+	for i, prefix := range []string{fmt.Sprintf("bad.json:11 (byte %d): not a JSON object", at[0]),
+		fmt.Sprintf("bad.json:32 (byte %d): bad JSON record", at[1]),
+		fmt.Sprintf("bad.json:43 (byte %d): bad JSON record: field MESSAGE: byte array element above 255", at[2])} {
 		if !strings.HasPrefix(st.Errors[i], prefix) {
 			t.Errorf("error %d = %q, want prefix %q", i, st.Errors[i], prefix)
 		}

@@ -3,12 +3,18 @@ package ingest
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/internal/fuzzcost"
+	"github.com/llmfleet/analyzer/internal/race"
 )
 
 // seedLines adds the first lines of the bundled example journals and of the
@@ -59,8 +65,10 @@ func FuzzJSONRecord(f *testing.F) {
 
 // FuzzRead runs every input format's reader (journald JSON, export, plain
 // text with every paste envelope, compressed input) on arbitrary bytes: it
-// must end, emit no more entries than the input has bytes, and keep each
-// message under the line cap.
+// must end within its budget of time and allocated bytes, emit no more
+// entries than the input has bytes, and keep each message under the line
+// cap. Its seeds include a journal-JSON field nested 9,990 deep and
+// compressed inputs of each kind.
 func FuzzRead(f *testing.F) {
 	seedLines(f, 20)
 	f.Add([]byte("__CURSOR=s=1\n__REALTIME_TIMESTAMP=1\nMESSAGE\n\x05\x00\x00\x00\x00\x00\x00\x00hello\n\n"))
@@ -70,17 +78,34 @@ func FuzzRead(f *testing.F) {
 	for _, fm := range []Format{FormatAuto, FormatJSON, FormatExport, FormatText} {
 		f.Add([]byte{byte(fm)})
 	}
+	deep := strings.Repeat("[", 9990) + strings.Repeat("]", 9990)
+	f.Add([]byte(`{"__REALTIME_TIMESTAMP":"1","MESSAGE":"x","X":` + deep + "}\n"))
+	f.Add([]byte(`{"msg":"x","a":` + deep + "}\n"))
+	plain := []byte("INFO 10-01 09:00:00 a line\nERROR 10-01 09:00:01 another\n")
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, _ = zw.Write(plain)
+	_ = zw.Close()
+	f.Add(gz.Bytes())
+	if zs, err := zstd.NewWriter(nil); err == nil {
+		f.Add(zs.EncodeAll(plain, nil))
+	}
+	f.Add(xzTool(f, plain, "-0"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, fm := range []Format{FormatAuto, FormatJSON, FormatExport, FormatText} {
 			n := 0
-			_, _ = Read(context.Background(), bytes.NewReader(data), "fuzz", Options{Format: fm, MaxLineBytes: 4096},
-				func(e domain.Entry) error {
-					n++
-					if len(e.Message) > 64<<10 {
-						t.Fatalf("format %v: a message of %d bytes from %d input bytes", fm, len(e.Message), len(data))
-					}
-					return nil
-				})
+			// What one input may cost: the read buffers, a decoder's window
+			// (64 MiB at most) and the entries; and no quadratic work.
+			fuzzcost.Check(t, fuzzcost.Budget{Bytes: 96 << 20, Time: race.Budget(time.Second)}, func() {
+				_, _ = Read(context.Background(), bytes.NewReader(data), "fuzz", Options{Format: fm, MaxLineBytes: 4096},
+					func(e domain.Entry) error {
+						n++
+						if len(e.Message) > 64<<10 {
+							t.Fatalf("format %v: a message of %d bytes from %d input bytes", fm, len(e.Message), len(data))
+						}
+						return nil
+					})
+			})
 			if n > 2*len(data)+2 {
 				t.Fatalf("format %v: %d entries from %d bytes", fm, n, len(data))
 			}

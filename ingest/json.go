@@ -160,8 +160,10 @@ func (r *run) readJSON() error {
 		kc  = keyCache{keep: asm.keep}
 		app int // 0 undecided, 1 journald records, 2 an application's JSON lines
 	)
+	var off, at int64 // offset of the next line, and of this one
 	for lineNo := 1; ; lineNo++ {
-		line, _, long, err := lr.next()
+		line, n, long, err := lr.next()
+		at, off = off, off+n
 		if err == io.EOF {
 			break
 		}
@@ -179,10 +181,10 @@ func (r *run) readJSON() error {
 		case len(line) == 0, bytes.HasPrefix(line, []byte("-- ")):
 			continue
 		case long:
-			r.malformed("%s:%d: line longer than %d bytes, skipped", r.source, lineNo, r.recordCap)
+			r.malformed("%s:%d (byte %d): line longer than %d bytes, skipped", r.source, lineNo, at, r.recordCap)
 			continue
 		case line[0] != '{':
-			r.malformed("%s:%d: not a JSON object: %.40q", r.source, lineNo, line)
+			r.malformed("%s:%d (byte %d): not a JSON object: %.40q", r.source, lineNo, at, line)
 			continue
 		}
 		if app == 0 {
@@ -199,12 +201,12 @@ func (r *run) readJSON() error {
 		}
 		if !parseFlat(&rec, &kc, line) {
 			if rec.over {
-				r.malformed("%s:%d: bad JSON record: %v", r.source, lineNo, errTooManyFields)
+				r.malformed("%s:%d (byte %d): bad JSON record: %v", r.source, lineNo, at, errTooManyFields)
 				continue
 			}
 			slow, perr := slowJSONRecord(line)
 			if perr != nil {
-				r.malformed("%s:%d: bad JSON record: %v", r.source, lineNo, perr)
+				r.malformed("%s:%d (byte %d): bad JSON record: %v", r.source, lineNo, at, perr)
 				continue
 			}
 			rec.fromMap(slow, asm.keep)

@@ -117,9 +117,12 @@ var (
 	bzip2Magic = []byte("BZh")
 )
 
-// zstdMaxMemory caps what the zstd decoder may allocate (its window):
-// the input is untrusted.
-const zstdMaxMemory = 128 << 20
+// zstdMaxMemory caps what the zstd decoder may allocate (its window), in
+// bytes, as MaxXZDictionary caps xz's: the input is untrusted. zstd -19
+// uses an 8 MiB window; only --ultra -22 and --long beyond 26 need more.
+// bzip2 needs no cap: its blocks are 900 kB at most by format, gzip's
+// window 32 KiB.
+const zstdMaxMemory = 64 << 20
 
 // decompress wraps r.br in the decompressor its magic bytes name, if any.
 func (r *run) decompress() (io.Closer, error) {
@@ -137,7 +140,7 @@ func (r *run) decompress() (io.Closer, error) {
 		d, err := zstd.NewReader(r.br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(zstdMaxMemory),
 			zstd.WithDecoderMaxWindow(zstdMaxMemory))
 		if err != nil {
-			return nil, fmt.Errorf("ingest: zstd: %w", err)
+			return nil, fmt.Errorf("ingest: zstd (window capped at %d MiB): %w", zstdMaxMemory>>20, err)
 		}
 		zr, closer = d, closerFunc(d.Close)
 	case bytes.HasPrefix(b, xzMagic):
