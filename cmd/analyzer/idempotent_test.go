@@ -93,10 +93,7 @@ func TestReplayChangesNothing(t *testing.T) {
 	if testing.Short() {
 		return
 	}
-	bin := filepath.Join(dir, "analyzer")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v: %s", err, out)
-	}
+	bin := analyzerBinary(t)
 	// How long an uninterrupted replay takes, to kill within it.
 	start := time.Now()
 	if out, err := exec.Command(bin, append([]string{"replay", "--db", filepath.Join(dir, "timing.db")}, fixtures...)...).CombinedOutput(); err != nil {

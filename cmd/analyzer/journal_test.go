@@ -210,10 +210,7 @@ func TestServeSurvivesSIGKILL(t *testing.T) {
 	journaldtest.Ensure(t)
 	host := fmt.Sprintf("kill-%d", time.Now().UnixNano())
 	recs := exportRecords(t, "../../examples/dankserver-night-ladder.journal.json", host)
-	bin := filepath.Join(t.TempDir(), "analyzer")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v: %s", err, out)
-	}
+	bin := analyzerBinary(t)
 	dir, dbPath := t.TempDir(), filepath.Join(t.TempDir(), "a.db")
 	args := []string{"serve", "--db", dbPath, "--journal-dir", dir, "--since", "2000-01-01T00:00:00Z", "--listen", "127.0.0.1:0"}
 	rng := rand.New(rand.NewSource(time.Now().UnixNano()))

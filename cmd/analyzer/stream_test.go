@@ -65,10 +65,7 @@ func TestReplaySavesAttemptsAsTheyEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short mode: builds the binary")
 	}
-	bin := filepath.Join(t.TempDir(), "analyzer")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v: %s", err, out)
-	}
+	bin := analyzerBinary(t)
 	copies := nightCopies(t, 12)
 	input := filepath.Join(t.TempDir(), "all.json")
 	if err := os.WriteFile(input, bytes.Join(copies, nil), 0o644); err != nil {
