@@ -39,3 +39,25 @@ func TestSplitCompose(t *testing.T) {
 		})
 	}
 }
+
+// TestSplitPodPrefix: kubectl's pod column, and lines that only look like it.
+func TestSplitPodPrefix(t *testing.T) {
+	for _, tc := range []struct {
+		line, pod, rest string
+		ok              bool
+	}{
+		{"[pod/vllm-0/vllm] INFO x", "pod/vllm-0/vllm", "INFO x", true},
+		{"[pod/a.b_c-1/main]", "pod/a.b_c-1/main", "", true},
+		{"[pod/vllm-0] INFO x", "", "[pod/vllm-0] INFO x", false},   // no container
+		{"[pod/vllm-0/] INFO x", "", "[pod/vllm-0/] INFO x", false}, // empty container
+		{"[pod/a/b/c] INFO x", "", "[pod/a/b/c] INFO x", false},     // one slash too many
+		{"[pod/a b/c] INFO x", "", "[pod/a b/c] INFO x", false},     // a blank inside
+		{"[2025-01-01 10:00:00 TP0] x", "", "[2025-01-01 10:00:00 TP0] x", false},
+		{"[pod/" + string(make([]byte, 400)), "", "[pod/" + string(make([]byte, 400)), false},
+	} {
+		pod, rest, ok := SplitPodPrefix(tc.line)
+		if pod != tc.pod || rest != tc.rest || ok != tc.ok {
+			t.Errorf("SplitPodPrefix(%q) = %q, %q, %v; want %q, %q, %v", tc.line, pod, rest, ok, tc.pod, tc.rest, tc.ok)
+		}
+	}
+}

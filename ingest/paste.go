@@ -26,8 +26,9 @@ import (
 // lines ("2025-01-01T00:00:00.123456789Z stdout F msg", P marking a line
 // continued in the next), `kubectl logs --timestamps` and `docker logs -t`
 // (an RFC 3339 stamp), Docker Desktop's time column ("2025-07-10
-// 08:59:40.123 | msg"), and docker compose's service column ("vllm-1  |
-// msg", where each service is its own stream).
+// 08:59:40.123 | msg"), docker compose's service column ("vllm-1  |
+// msg", where each service is its own stream) and `kubectl logs
+// --prefix`'s pod column ("[pod/vllm-0/vllm] msg", a stream per container).
 
 var (
 	// syslogLine is journalctl's short and short-precise line. The month
@@ -134,6 +135,12 @@ func newPasteReader(source string) *pasteReader {
 // p.before until the next call.
 func (p *pasteReader) read(line string, e *domain.Entry) bool {
 	p.before = p.before[:0]
+	if pod, rest, ok := domain.SplitPodPrefix(line); ok {
+		// Each pod's container is its own stream of attempts; the line
+		// inside may still carry kubectl's --timestamps stamp.
+		e.Source = p.source + "|" + pod
+		line, e.Message = rest, rest
+	}
 	if catalogLine.MatchString(line) {
 		if m := catalogUnit.FindStringSubmatch(line); m != nil {
 			p.resolvePending(m[1])

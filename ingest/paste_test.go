@@ -77,6 +77,8 @@ func TestPasteEnvelopes(t *testing.T) {
 		{"kubectl --timestamps", "2025-01-01T10:00:00.123456789Z (APIServer pid=1) INFO x", "(APIServer pid=1) INFO x", "paste", ""},
 		{"Docker Desktop column", "2025-05-30 18:35:36.952 | INFO 05-30 16:35:36 [core.py:1] x", "INFO 05-30 16:35:36 [core.py:1] x", "paste", ""},
 		{"compose", "vllm-1  | 2025-01-01 10:00:00 INFO x", "2025-01-01 10:00:00 INFO x", "paste|vllm-1", ""},
+		{"kubectl --prefix", "[pod/vllm-7d9f-x2/vllm] 2025-01-01 10:00:00 INFO x", "2025-01-01 10:00:00 INFO x", "paste|pod/vllm-7d9f-x2/vllm", ""},
+		{"kubectl --prefix --timestamps", "[pod/llama-0/server] 2025-01-01T10:00:00.123456789Z main: x", "main: x", "paste|pod/llama-0/server", ""},
 		{"TGI's own stamp stays", "2024-03-06T17:53:31.052367Z ERROR shard-manager: x", "2024-03-06T17:53:31.052367Z ERROR shard-manager: x", "paste", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
