@@ -150,8 +150,11 @@ type Rule struct {
 	// whenFirst: when reads no captures, so it is evaluated before the
 	// regex; a false condition (most lines) then costs no search.
 	whenFirst bool
-	note      *template.Template
-	count     *counting // nil: the rule fires on every matching line
+	// onUsage: when reads usage_text, so the rule is run on the first
+	// line of a usage block (the only rules that are).
+	onUsage bool
+	note    *template.Template
+	count   *counting // nil: the rule fires on every matching line
 }
 
 // counting is a compiled count block (CountSpec).
@@ -666,6 +669,7 @@ func compileRule(rs RuleSpec) (*Rule, Errors) {
 		}
 		r.when = prog
 		r.whenFirst = !strings.Contains(rs.When, "captures")
+		r.onUsage = strings.Contains(rs.When, "usage_text")
 	}
 	if rs.Note != "" {
 		t, err := template.New(rs.ID).Option("missingkey=zero").Funcs(noteFuncs).Parse(rs.Note)

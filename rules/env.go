@@ -28,6 +28,9 @@ type LineEnv struct {
 	// Frames are the frames of the traceback an exception line ends, one
 	// "file:function" per line, outermost first ("" for other lines).
 	Frames string `expr:"frames"`
+	// Usage: the line opens an argument parser's usage or help text (the
+	// judge gives the rules only that line of the block).
+	Usage bool `expr:"usage_text"`
 	// Time is the line's timestamp (zero when unknown), for count windows;
 	// `when` does not see it.
 	Time time.Time `expr:"-"`

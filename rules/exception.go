@@ -110,6 +110,11 @@ func envelope(line string) (rest, key, level string) {
 			s = t[len(m[0]):]
 			continue
 		}
+		if m := loggerPrefix.FindStringSubmatch(t); m != nil {
+			level = levelWord(m[1])
+			s = t[len(m[0]):]
+			continue
+		}
 		if m := sourcePrefix.FindString(t); m != "" {
 			s = t[len(m):]
 			continue
@@ -127,12 +132,17 @@ func envelope(line string) (rest, key, level string) {
 var (
 	// One ^ in front of the alternation: the regexp package then tries
 	// position 0 only (a ^ per alternative made it scan the whole line).
-	procPrefix    = mustPrefixRegexp(`^(?:\(([A-Za-z][\w:.-]*(?: rank=\d+)? pid=\d+|[A-Z][\w:.-]*)(?:, ip=[0-9a-fA-F.:]+)?\)\s?|\[(rank\d+)\]:\s?|(\[rank\d+\]:))`)
+	procPrefix    = mustPrefixRegexp(`^(?:\(((?:[A-Za-z][\w:.-]*(?: rank=\d+)? )?pid=\d+|[A-Z][\w:.-]*)(?:, ip=[0-9a-fA-F.:]+)?\)\s?|\[(rank\d+)\]:\s?|(\[rank\d+\]:))`)
 	bracketPrefix = mustPrefixRegexp(`^\[([^\]]{1,60})\]:?\s?`)
 	tpRank        = regexp.MustCompile(`\b(?:TP|DP|PP|EP|RANK |rank)\s?\d+\b`)
 	stampPrefix   = mustPrefixRegexp(`^(?:\d{4}[-/]\d\d[-/]\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?|\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?|\d\d:\d\d:\d\d(?:\.\d+)?|[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [\w.]+:\d+\])\s`)
 	levelPrefix   = mustPrefixRegexp(`^(DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|CRITICAL|FATAL|PANIC)(?::\s*|\s+)`)
-	sourcePrefix  = mustPrefixRegexp(`^(?:\[?[\w./-]+\.(?:py|cc|cpp|cu|go|rs|h):\d+(?:\[\])?\]:?|[a-z_]+(?:::[a-z_]+)+: |(?:text_generation_launcher|shard-manager|text_generation_router\S*): )\s?`)
+	// Python logging's common formats after the time: "%(asctime)s -
+	// %(name)s - %(levelname)s - %(message)s" (the logging cookbook's, used
+	// by wrappers such as GPUStack and by scripts around the engines) and
+	// "%(asctime)s - %(levelname)s - %(message)s".
+	loggerPrefix = mustPrefixRegexp(`^-\s(?:[A-Za-z_][\w.:-]{0,100}\s-\s)?(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\s-\s`)
+	sourcePrefix = mustPrefixRegexp(`^(?:\[?[\w./-]+\.(?:py|cc|cpp|cu|go|rs|h):\d+(?:\[\])?\]:?|[a-z_]+(?:::[a-z_]+)+: |(?:text_generation_launcher|shard-manager|text_generation_router\S*): )\s?`)
 )
 
 // levelWord normalizes a log level or returns "".

@@ -88,6 +88,8 @@ type Judge struct {
 	also       []domain.Evidence // restored: lines of root causes that lost to the verdict
 	steps      []step            // forward boot-phase steps, in order
 	exit       int               // exit status a line stated (-1: none)
+	usage      usageText         // inside an argument parser's usage text
+	lastMarker *domain.Evidence  // the last phase-marker line: where a boot in progress got to
 	version    uint64
 
 	scan Line    // the line being judged (reused)
@@ -345,6 +347,7 @@ func (j *Judge) reset() {
 	j.side, j.sideOrder = map[string]*pending{}, nil
 	j.exc = excReader{}
 	j.steps, j.exit = nil, -1
+	j.usage, j.lastMarker = usageText{}, nil
 	for i, ev := range j.external {
 		j.addSide(j.set.findingRule(j.externalID[i]), a.Phase, nil, "", ev)
 	}
@@ -387,6 +390,10 @@ func (j *Judge) judgeLine(ev domain.Evidence, l *Line) {
 		j.eng.StripLine(l)
 	}
 	text := l.Text
+	if inside, first := j.usage.step(text); inside {
+		j.usageLine(ev, l, first)
+		return
+	}
 	errorLike := l.LooksLikeError()
 	if errorLike {
 		j.lastErrors = append(j.lastErrors, ev)
@@ -401,6 +408,10 @@ func (j *Judge) judgeLine(ev domain.Evidence, l *Line) {
 	if p, fwd, ok := j.eng.phaseLine(l, !a.ReadyAt.IsZero(), current); ok {
 		if p == domain.PhaseReady {
 			j.addReadyEvidence(ev)
+		}
+		if !fwd {
+			m := ev
+			j.lastMarker = &m
 		}
 		before := a.Phase.Rank()
 		if j.setPhase(p, fwd, ev) {
@@ -454,6 +465,29 @@ func (j *Judge) judgeLine(ev domain.Evidence, l *Line) {
 					j.roots[n-1].block = info.block
 				}
 			}
+		}
+	}
+}
+
+// usageLine judges a line of usage text: its words are option help, not
+// events, so no phase marker, shape pattern or readiness applies. The
+// block's first line puts a boot that had not got past its arguments in
+// `args` and is given to the rules as usage_text (the engine prints its
+// usage when it rejects its command line).
+func (j *Judge) usageLine(ev domain.Evidence, l *Line, first bool) {
+	a := &j.a
+	if !first || !a.ReadyAt.IsZero() {
+		return
+	}
+	if a.Phase.Rank() < domain.PhaseArgs.Rank() {
+		j.setPhase(domain.PhaseArgs, false, ev)
+	}
+	env := &j.env
+	*env = LineEnv{Line: l.Text, Phase: string(a.Phase), Engine: a.Engine, Unit: a.Unit, Shape: a.Shape,
+		Time: ev.Time, Usage: true}
+	for _, h := range j.match(l, env, j.seq) {
+		if h.Rule.onUsage {
+			j.hit(h, ev, l.Text, lineInfo{})
 		}
 	}
 }
@@ -943,9 +977,10 @@ func (j *Judge) Judge(base *domain.Attempt, end End) *domain.Attempt {
 		if end.Line != nil {
 			failedAt = end.Line.Time
 		}
-	case reached || (end.Text && a.Phase == domain.PhaseWarmup):
-		// A plain-text excerpt that ends after the engine's last boot step
-		// (warmup) with no failure booted; its readiness line is often cut.
+	case reached:
+		// Only the engine's readiness line or a served request proves it:
+		// an excerpt that stops at a milestone (warmup, graph capture) is
+		// still running in the phase it reached.
 		a.Verdict = domain.VerdictReady
 		a.Phase = domain.PhaseReady
 		add(domain.RoleMilestone, milestones(j.a.Timeline, domain.PhaseWarmup, domain.PhaseReady)...)
@@ -958,6 +993,9 @@ func (j *Judge) Judge(base *domain.Attempt, end End) *domain.Attempt {
 		// size, concurrency). Stored, they also let a later replay that
 		// continues the attempt quote them once it is ready.
 		add(domain.RoleReady, j.readyEv...)
+		if m := j.lastMarker; m != nil && a.Phase != domain.PhaseStart {
+			add(domain.RoleMilestone, *m)
+		}
 	}
 	if a.Rule == ruleKilledBySignal {
 		status := "?"

@@ -116,10 +116,12 @@ func (e *Engine) PhaseLine(l *Line, reachedReady bool) (p domain.Phase, forwardO
 }
 
 // phaseLine is PhaseLine for an attempt in phase current (other than
-// ready, whose marker lines are also readiness evidence): a marker into
-// current changes nothing, so once the candidates left all lead there
-// their regexes need not run (on a serving journal every request line is
-// a candidate of the serving markers). ok is then false.
+// ready, whose marker lines are also readiness evidence). Once the engine
+// is ready a marker into current changes nothing, so when the candidates
+// left all lead there their regexes need not run (on a serving journal
+// every request line is a candidate of the serving markers); ok is then
+// false. Before readiness such a marker is reported: it is where the boot
+// got to.
 func (e *Engine) phaseLine(l *Line, reachedReady bool, current domain.Phase) (p domain.Phase, forwardOnly, ok bool) {
 	if e == nil {
 		return "", false, false
@@ -132,7 +134,7 @@ func (e *Engine) phaseLine(l *Line, reachedReady bool, current domain.Phase) (p 
 		if !l.may(m.id) {
 			continue
 		}
-		if current != "" && m.phase == current && !e.otherPhaseAfter(l, i, reachedReady, current) {
+		if current != "" && m.phase == current && reachedReady && !e.otherPhaseAfter(l, i, reachedReady, current) {
 			return "", false, false
 		}
 		if m.alts != nil && matchAlts(l, m.alts) || m.alts == nil && l.matchNear(m.id, m.re) {
