@@ -416,7 +416,7 @@ func (st *state) touch(e domain.Entry) {
 func (t *Tracker) addText(e domain.Entry) {
 	for line := range splitLines(e.Message) {
 		st := t.textCurrent[e.Source]
-		clean := stripCompose(stripColour(line))
+		clean := stripRayRepeat(stripCompose(stripColour(line)))
 		if _, ok := t.rules.Banner(clean); ok {
 			// A banner opens a new attempt once the current one has failed
 			// or moved past its start (one start may print several).
@@ -599,6 +599,26 @@ func stripCompose(line string) string {
 	return rest
 }
 
+// stripRayRepeat removes the count Ray's log deduplication appends to a
+// line its workers printed alike ("... [repeated 7x across cluster]",
+// ray/_private/ray_logging log_dedup): the engine's line ends before it.
+func stripRayRepeat(line string) string {
+	const tail = "x across cluster]"
+	if !strings.HasSuffix(line, tail) {
+		return line
+	}
+	i := strings.LastIndex(line, " [repeated ")
+	if i < 0 {
+		return line
+	}
+	for _, c := range line[i+len(" [repeated ") : len(line)-len(tail)] {
+		if c < '0' || c > '9' {
+			return line
+		}
+	}
+	return line[:i]
+}
+
 // colourRemnant is an ANSI colour code whose ESC byte was lost in a paste
 // ("[1;36m"); at least one digit, so "[multiproc_executor.py:523]" stays.
 var colourRemnant = regexp.MustCompile(`\[[0-9]{1,3}(?:;[0-9]{1,3})*m`)
@@ -620,7 +640,7 @@ func stripColour(line string) string {
 
 // line processes one line of engine output for an attempt.
 func (t *Tracker) line(st *state, e domain.Entry, raw string) {
-	line := stripCompose(stripColour(raw))
+	line := stripRayRepeat(stripCompose(stripColour(raw)))
 	ev := domain.Evidence{Time: e.Time, Cursor: e.Cursor, Message: strings.TrimSpace(line)}
 	t.learnZone(st.a.Host, line, e.Time)
 	if t.opt.KeepLog {
