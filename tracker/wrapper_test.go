@@ -1,6 +1,7 @@
 package tracker_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,8 +12,9 @@ import (
 )
 
 // TestWrappersChangeNothing: the same engine output read through the
-// prefixes of the tools that carry it — `kubectl logs --prefix`, and for
-// vLLM Ray's worker tags with its deduplication counts — gives the same
+// prefixes of the tools that carry it — `kubectl logs --prefix`, Docker
+// Desktop's time column, docker compose's service column, and for vLLM
+// Ray's worker tags with its deduplication counts — gives the same
 // engine, verdict and phase as the output alone, for every plain-text case
 // of our corpus (each case through one wrapper, in turn; under -race
 // every third case, the race detector makes it five times slower).
@@ -28,6 +30,10 @@ func TestWrappersChangeNothing(t *testing.T) {
 		}
 		return "(pid=4512, ip=10.0.0.2) " + line
 	}
+	desktop := func(line string, i int) string {
+		return fmt.Sprintf("2025-07-10 08:59:%02d.%03d | %s", i/1000%60, i%1000, line)
+	}
+	compose := func(line string, _ int) string { return "engine-1  | " + line }
 	n := 0
 	for k, c := range cases {
 		if race.Enabled && k%3 != 0 {
@@ -51,7 +57,12 @@ func TestWrappersChangeNothing(t *testing.T) {
 		}
 		want := brief(analyzeFile(t, plain))
 		name, wrap := "kubectl --prefix", kubectl
-		if engine == "vllm" && n%2 == 0 {
+		switch {
+		case n%4 == 1:
+			name, wrap = "Docker Desktop", desktop
+		case n%4 == 2:
+			name, wrap = "docker compose", compose
+		case n%4 == 3 && engine == "vllm":
 			name, wrap = "ray", ray // Ray's tags are stripped by the vLLM profile
 		}
 		lines := strings.Split(strings.TrimRight(string(log), "\n"), "\n")
