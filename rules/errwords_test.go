@@ -20,3 +20,20 @@ func TestLooksLikeError(t *testing.T) {
 		}
 	}
 }
+
+// TestIsErrorText: the log viewer's "next error" stops where the judge sees
+// an error: error words, unless the line is logged below error level.
+func TestIsErrorText(t *testing.T) {
+	for line, want := range map[string]bool{
+		"WARNING 01-01 10:00:00 [plugins.py:12] failed to load plugin foo":     false,
+		"ERROR 01-01 10:00:00 [core.py:12] EngineCore failed to start.":        true,
+		"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2 GiB.": true,
+		"2025-03-01 10:00:10,123 - vllm.worker - WARNING - retry failed once":  false,
+		"2025-03-01 10:00:10,123 - vllm.worker - ERROR - Worker failed":        true,
+		"INFO 01-01 10:00:00 [core.py:12] all good":                            false,
+	} {
+		if got := IsErrorText(line); got != want {
+			t.Errorf("IsErrorText(%q) = %v, want %v", line, got, want)
+		}
+	}
+}

@@ -69,6 +69,14 @@ func orUnknown(s string) string {
 	return s
 }
 
+// IsErrorText reports whether a line of engine output reports an error as
+// the judge reads it: error words (errorWords) in a line not logged below
+// error level (a WARNING that something failed is not one). It is the one
+// definition the log viewer's "next error" and the judge share.
+func IsErrorText(text string) bool {
+	return isErrorLine(text, looksLikeError(text), lineInfo{})
+}
+
 // errorWords make a line look like an error (for unknown failures); plain
 // substring tests, since this runs on every line.
 var errorWords = []string{"Error", "ERROR", "error", "Exception", "Traceback", "FATAL", "Fatal", "fatal",

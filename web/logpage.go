@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/rules"
 )
 
 // GET /attempts/:id/log is the attempt's own log as the tracker kept it
@@ -77,7 +78,7 @@ func buildFullLog(a *domain.Attempt, l *domain.AttemptLog) []logLine {
 	marked := false
 	for _, ln := range l.Lines {
 		ll := logLine{Time: ln.Time, N: ln.Seq + 1, Skipped: ln.Seq - next,
-			Evidence: cited[ln.Time.Format(time.RFC3339Nano)+"\x00"+ln.Message], Error: looksLikeError(ln.Message)}
+			Evidence: cited[ln.Time.Format(time.RFC3339Nano)+"\x00"+ln.Message], Error: rules.IsErrorText(ln.Message)}
 		m := ""
 		if !marked && match != "" && ln.Message == decisiveMsg {
 			m = match

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/rules"
 )
 
 // The attempt page shows its evidence and context as a log viewer would
@@ -99,7 +100,7 @@ func buildLogView(a *domain.Attempt) []logLine {
 	out := make([]logLine, 0, len(lines))
 	marked := false
 	for _, l := range lines {
-		ll := logLine{Time: l.e.Time, Evidence: l.evidence, Error: looksLikeError(l.e.Message)}
+		ll := logLine{Time: l.e.Time, Evidence: l.evidence, Error: rules.IsErrorText(l.e.Message)}
 		m := ""
 		if !marked && match != "" && l.e.Message == decisiveMsg {
 			m = match
@@ -238,19 +239,6 @@ func sameParts(a, b []logPart) bool {
 		}
 	}
 	return true
-}
-
-// errorWords mark a line worth stopping at when jumping from error to
-// error; they are the levels and exception shapes engines print.
-var errorWords = []string{"ERROR", "Error", "error:", "Traceback", "Exception", "FATAL", "CRITICAL", "failed", "Killed"}
-
-func looksLikeError(msg string) bool {
-	for _, w := range errorWords {
-		if strings.Contains(msg, w) {
-			return true
-		}
-	}
-	return false
 }
 
 // numberErrors numbers the error lines and links each to the next, the
