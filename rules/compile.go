@@ -65,6 +65,7 @@ type Engine struct {
 	priority    int
 	Defaults    map[string]any
 	BlockTokens int
+	Flags       map[string]string // shape key → the engine's flag (EngineSpec.Flags)
 	detect      []*regexp.Regexp
 	detectW     []int        // weight of evidence per detect pattern
 	detectDFA   []*prefixDFA // per detect pattern anchored at the start: its DFA
@@ -457,7 +458,7 @@ func compileEngine(es EngineSpec) (*Engine, Errors) {
 	if es.Engine == "" {
 		return nil, Errors{{es.file, es.line, "engine: missing name"}}
 	}
-	e := &Engine{Name: es.Engine, Extends: es.Extends, priority: es.DetectPriority, Defaults: es.Defaults, BlockTokens: es.BlockTokens,
+	e := &Engine{Name: es.Engine, Extends: es.Extends, priority: es.DetectPriority, Defaults: es.Defaults, BlockTokens: es.BlockTokens, Flags: es.Flags,
 		fallback: es.Fallback}
 	if e.BlockTokens == 0 {
 		e.BlockTokens = 4096

@@ -107,6 +107,27 @@ type NoteData struct {
 	Captures map[string]string
 	Shape    domain.Shape
 	Line     string
+	// Flags are the engine's names for shape keys (its profile's flags).
+	Flags map[string]string
+}
+
+// isEnvName reports whether a flag is an environment variable
+// (OLLAMA_NUM_PARALLEL): upper-case letters, digits and underscores.
+func isEnvName(f string) bool {
+	for i := 0; i < len(f); i++ {
+		if c := f[i]; !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return f != ""
+}
+
+// flagName is the engine's flag for a shape key, or the key itself.
+func (d NoteData) flagName(key string) string {
+	if f := d.Flags[key]; f != "" {
+		return f
+	}
+	return key
 }
 
 var noteFuncs = template.FuncMap{
@@ -118,6 +139,26 @@ var noteFuncs = template.FuncMap{
 		return "?"
 	},
 	"summary": func(s domain.Shape) string { return s.Summary() },
+	// flag names a shape key as the engine's operator sets it
+	// ("--ctx-size" for llama.cpp's max_model_len).
+	"flag": func(d NoteData, key string) string { return d.flagName(key) },
+	// settings renders the known values of the given shape keys with the
+	// engine's flag names ("--ctx-size 8192, --parallel 4"); "" when none
+	// is known, so a note can leave the clause out.
+	"settings": func(d NoteData, keys ...string) string {
+		var parts []string
+		for _, k := range keys {
+			if v := d.Shape.String(k); v != "" {
+				f := d.flagName(k)
+				if isEnvName(f) {
+					parts = append(parts, f+"="+v) // HALOGEN_CTX=8192
+				} else {
+					parts = append(parts, f+" "+v)
+				}
+			}
+		}
+		return strings.Join(parts, ", ")
+	},
 	"gib": func(v any) string {
 		f, ok := toFloat(v)
 		if !ok {

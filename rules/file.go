@@ -111,6 +111,10 @@ type EngineSpec struct {
 	Defaults map[string]any `yaml:"defaults"`
 	// BlockTokens is the KV block granularity in tokens (ladders; 0 = 4096).
 	BlockTokens int `yaml:"block_tokens"`
+	// Flags names, per shape key, the flag or setting an operator of this
+	// engine changes ("max_model_len: --ctx-size"): notes speak the
+	// engine's own words.
+	Flags map[string]string `yaml:"flags"`
 	// Extends names an engine whose phases, shape lines, prefixes and
 	// rules also apply (Ollama embeds llama.cpp's runner). An attempt
 	// detected as the parent is upgraded when a line of this engine shows.

@@ -1027,9 +1027,13 @@ func (j *Judge) Judge(base *domain.Attempt, end End) *domain.Attempt {
 			Severity: domain.SeverityError, MessageID: MessageIDUnknownFailure, Phase: a.Phase, Time: failedAt,
 			Note: a.Note, Evidence: a.Evidence})
 	}
+	var flags map[string]string
+	if j.eng != nil {
+		flags = j.eng.Flags
+	}
 	data := func(p *pending) NoteData {
 		return NoteData{Rule: p.rule.ID, Verdict: string(a.Verdict), Phase: string(p.phase), Engine: a.Engine,
-			Unit: a.Unit, Captures: p.captures, Shape: a.Shape, Line: p.line}
+			Unit: a.Unit, Captures: p.captures, Shape: a.Shape, Line: p.line, Flags: flags}
 	}
 	if b := best; b != nil {
 		note := b.rule.RenderNote(data(b))
