@@ -1,8 +1,10 @@
 package ladder
 
 import (
+	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -218,10 +220,13 @@ type Model struct {
 	Granularity int64
 	// BytesPerToken is the KV bytes per token per KV dtype (median).
 	BytesPerToken map[string]float64
-	points        []*point
-	ref           *Rung
-	mmlCap        int64
-	seqsCap       int64
+	// OutOfRange names the rungs left out because a shape value is beyond
+	// any device (domain.CheckShapeValue): "rung 7: max_num_seqs: ...".
+	OutOfRange []string
+	points     []*point
+	ref        *Rung
+	mmlCap     int64
+	seqsCap    int64
 }
 
 // NewModel builds the capacity model of l from its rungs, leaving out the
@@ -242,6 +247,12 @@ func NewModel(l *Ladder, exclude ...int) *Model {
 	for i := range l.Rungs {
 		r := &l.Rungs[i]
 		if skip[r.N] || r.Boot == ClassOther {
+			continue
+		}
+		if err := r.Shape.CheckLimits(); err != nil {
+			// A log line states it; no engine ran it. It must not bound
+			// the search (two billion sequences once took it forever).
+			m.OutOfRange = append(m.OutOfRange, fmt.Sprintf("rung %d: %v", r.N, err))
 			continue
 		}
 		p := m.pointOf(r.Shape)
@@ -812,14 +823,33 @@ func gib(b int64) string {
 	return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
 }
 
-// Largest searches the engine's grid for the largest contract
+// Largest is LargestContext without a deadline.
+func (m *Model) Largest(dtype string, mem Memory) Largest {
+	lg, _ := m.LargestContext(context.Background(), dtype, mem)
+	return lg
+}
+
+// maxSearchCalls bounds the predictions one search makes (each costs a
+// pass over the rungs): the search below needs a few hundred.
+const maxSearchCalls = 1 << 16
+
+// LargestContext searches the engine's grid for the largest contract
 // (max_num_seqs × max_model_len) predicted to boot and to survive at one
 // KV dtype ("" = the latest rung's) and memory setting. max_model_len runs
 // over multiples of the ladder's granularity up to the largest one tried
 // (the model's own limit is not in the journal), max_num_seqs up to the
 // largest tried. With a pinned pool the contract must fit in the pool.
 // On a tie the longer max_model_len wins.
-func (m *Model) Largest(dtype string, mem Memory) Largest {
+//
+// The search is logarithmic in the shape, not linear: a prediction only
+// changes where a sequence count crosses a rung's, so the counts tried are
+// 1..64, each rung's count and its neighbours, and the powers of two (a
+// count inside an interval predicts as its ends do; where the pool is
+// the limit, rounding to the grid may leave a contract up to one grid
+// step per sequence larger untried); for each count, max_model_len is
+// bisected (a longer context never boots where a shorter one fails). It
+// returns ctx's error, with what it found so far, when ctx ends first.
+func (m *Model) LargestContext(ctx context.Context, dtype string, mem Memory) (Largest, error) {
 	if dtype == "" && m.ref != nil {
 		dtype = m.ref.Shape.String(domain.ShapeKVCacheDtype)
 	}
@@ -827,48 +857,66 @@ func (m *Model) Largest(dtype string, mem Memory) Largest {
 	g := max(m.Granularity, 1)
 	if m.mmlCap < g || m.seqsCap < 1 {
 		out.Reason = "no rung with max_num_seqs and max_model_len to search from"
-		return out
+		return out, nil
 	}
 	steps := m.mmlCap / g
 	stride := int64(1)
 	if steps > 4096 {
 		stride = (steps + 4095) / 4096
 	}
-	for n := int64(1); n <= m.seqsCap; n++ {
+	grid := (steps-1)/stride + 1 // k = steps - i*stride for i in [0, grid)
+	calls := 0
+	fits := func(n, mml int64, survive bool) (Prediction, bool) {
+		calls++
+		pr := m.WhatIf(n, mml, dtype, mem)
+		c := pr.Boot
+		if survive {
+			c = pr.Survive
+		}
+		return pr, c.Outcome == OutcomeBoots && (pr.PoolTokens == nil || *pr.PoolTokens >= n*mml)
+	}
+	for _, n := range m.seqCandidates() {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+		if calls > maxSearchCalls {
+			out.Reason = fmt.Sprintf("stopped after %d predictions", calls)
+			return out, nil
+		}
 		for _, survive := range []bool{false, true} {
-			cur := out.Boot
+			cur := &out.Boot
 			if survive {
-				cur = out.Survive
+				cur = &out.Survive
 			}
-			for k := steps; k >= 1; k -= stride {
-				mml := k * g
-				if cur != nil && n*mml < cur.ContractTokens {
-					break
+			// The first grid index whose max_model_len fits (the longest).
+			lo, hi := int64(0), grid
+			for lo < hi {
+				mid := lo + (hi-lo)/2
+				if _, ok := fits(n, (steps-mid*stride)*g, survive); ok {
+					hi = mid
+				} else {
+					lo = mid + 1
 				}
-				pr := m.WhatIf(n, mml, dtype, mem)
-				c := pr.Boot
-				if survive {
-					c = pr.Survive
-				}
-				if c.Outcome != OutcomeBoots || (pr.PoolTokens != nil && *pr.PoolTokens < n*mml) {
-					continue
-				}
-				if cur == nil || n*mml > cur.ContractTokens || (n*mml == cur.ContractTokens && mml > cur.MaxModelLen) {
-					s := m.Proposal(n, mml, dtype, mem)
-					for k, v := range c.Settings {
-						if x, err := strconv.ParseInt(v, 10, 64); err == nil {
-							s[k] = x
-						}
-					}
-					cur = &Fit{MaxNumSeqs: n, MaxModelLen: mml, ContractTokens: n * mml, Flags: SizingFlags(m.Engine, s), Prediction: pr}
-				}
-				break
 			}
+			if lo == grid {
+				continue
+			}
+			mml := (steps - lo*stride) * g
+			if c := *cur; c != nil && (n*mml < c.ContractTokens || n*mml == c.ContractTokens && mml <= c.MaxModelLen) {
+				continue
+			}
+			pr, _ := fits(n, mml, survive)
+			call := pr.Boot
 			if survive {
-				out.Survive = cur
-			} else {
-				out.Boot = cur
+				call = pr.Survive
 			}
+			sh := m.Proposal(n, mml, dtype, mem)
+			for k, v := range call.Settings {
+				if x, err := strconv.ParseInt(v, 10, 64); err == nil {
+					sh[k] = x
+				}
+			}
+			*cur = &Fit{MaxNumSeqs: n, MaxModelLen: mml, ContractTokens: n * mml, Flags: SizingFlags(m.Engine, sh), Prediction: pr}
 		}
 	}
 	out.Reason = fmt.Sprintf("searched max_num_seqs 1..%d and max_model_len in steps of %d up to %d (the largest tried)", m.seqsCap, g*stride, m.mmlCap)
@@ -878,6 +926,37 @@ func (m *Model) Largest(dtype string, mem Memory) Largest {
 	if out.Survive == nil {
 		out.Reason += "; no shape is predicted to survive"
 	}
+	return out, nil
+}
+
+// seqCandidates are the sequence counts Largest tries, ascending: 1..64,
+// each rung's count and its neighbours, the powers of two and their
+// predecessors, and the largest count tried, all within 1..seqsCap.
+func (m *Model) seqCandidates() []int64 {
+	set := map[int64]bool{}
+	add := func(n int64) {
+		if n >= 1 && n <= m.seqsCap {
+			set[n] = true
+		}
+	}
+	for n := int64(1); n <= 64; n++ {
+		add(n)
+	}
+	for p := int64(1); p > 0 && p <= m.seqsCap; p *= 2 {
+		add(p - 1)
+		add(p)
+	}
+	for _, p := range m.points {
+		add(p.seqs - 1)
+		add(p.seqs)
+		add(p.seqs + 1)
+	}
+	add(m.seqsCap)
+	out := make([]int64, 0, len(set))
+	for n := range set {
+		out = append(out, n)
+	}
+	slices.Sort(out)
 	return out
 }
 

@@ -615,7 +615,7 @@ func (s *server) ladderPage(c *gin.Context) {
 		y = domain.ShapeMaxModelLen
 	}
 	ld := &ladderData{L: l, Y: y, YOptions: chartDims}
-	ld.WhatIf = whatIfPage(c.Request.URL.Query(), l)
+	ld.WhatIf = whatIfPage(c.Request.Context(), c.Request.URL.Query(), l)
 	ld.Chart = buildChartWith(l, y, ld.WhatIf.point(y))
 	dts := make([]string, 0, len(l.KVBytesPerToken))
 	for dt := range l.KVBytesPerToken {
@@ -625,7 +625,11 @@ func (s *server) ladderPage(c *gin.Context) {
 	for _, dt := range dts {
 		ld.KVPerDtype = append(ld.KVPerDtype, dtypeFigure{Dtype: dt, Bytes: fmt.Sprintf("%.0f", l.KVBytesPerToken[dt])})
 	}
-	s.render(c, http.StatusOK, "ladder", pageData{Title: "Ladder " + l.Target, LD: ld})
+	status := http.StatusOK
+	if ld.WhatIf.Invalid != "" {
+		status = http.StatusBadRequest // the page still renders, the form names the parameter
+	}
+	s.render(c, status, "ladder", pageData{Title: "Ladder " + l.Target, LD: ld})
 }
 
 // ladderSummaryJSON is a ladder in GET /api/v1/ladders: everything but the
@@ -834,7 +838,15 @@ func buildChartWith(l *ladder.Ladder, dim string, pred *predictedPoint) *chartVi
 		ch.Predicted = pred
 	}
 	tstep := niceStep((hi - lo) / 4)
-	for v := math.Ceil(lo/tstep) * tstep; v <= hi; v += tstep {
+	// By index, at most a dozen: with values near 2^63 (a log line states
+	// what it likes) v += tstep no longer moves v, and a range that
+	// overflowed gives a step of 1.
+	start := math.Ceil(lo/tstep) * tstep
+	for i := 0; i < 12; i++ {
+		v := start + float64(i)*tstep
+		if v > hi || math.IsNaN(v) {
+			break
+		}
 		ch.Ticks = append(ch.Ticks, chartTick{Y: round1(yOf(v)), Label: strconv.FormatFloat(v, 'f', decimals(tstep), 64)})
 	}
 	for _, g := range guides {

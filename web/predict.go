@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -78,10 +79,10 @@ func parseWhatIf(q url.Values, l *ladder.Ladder, strict bool) (whatIf, error) {
 		if v == "" || err != nil || n <= 0 {
 			return w, &paramError{Param: p.name, Msg: fmt.Sprintf("%s must be a positive integer (%s), not %q", p.name, p.unit, v)}
 		}
+		if err := domain.CheckShapeValue(p.name, float64(n)); err != nil {
+			return w, &paramError{Param: p.name, Msg: err.Error() + " (beyond any device)"}
+		}
 		*p.dst = n
-	}
-	if w.seqs > 1<<20 || w.mml > 1<<40 {
-		return w, &paramError{Param: domain.ShapeMaxModelLen, Msg: "max_num_seqs or max_model_len is implausibly large"}
 	}
 	w.dtype = get(domain.ShapeKVCacheDtype)
 	if dts := ladderDtypes(l); w.dtype != "" && !slices.Contains(dts, w.dtype) {
@@ -100,11 +101,15 @@ func parseWhatIf(q url.Values, l *ladder.Ladder, strict bool) (whatIf, error) {
 		if !ok || b <= 0 {
 			return w, &paramError{Param: domain.ShapeKVCacheMemoryBytes, Msg: fmt.Sprintf("kv_cache_memory_bytes must be a positive number of bytes (or a size such as 9.68 GiB), not %q", kvb)}
 		}
+		if err := domain.CheckShapeValue(domain.ShapeKVCacheMemoryBytes, float64(b)); err != nil {
+			return w, &paramError{Param: domain.ShapeKVCacheMemoryBytes, Msg: err.Error() + " (beyond any device)"}
+		}
 		w.mem.KVCacheMemoryBytes = b
 	}
 	if util != "" {
 		u, err := strconv.ParseFloat(util, 64)
-		if err != nil || u <= 0 || u > 1 {
+		// NaN compares false with everything: CheckShapeValue names it.
+		if err != nil || domain.CheckShapeValue(domain.ShapeGPUMemoryUtilization, u) != nil {
 			return w, &paramError{Param: domain.ShapeGPUMemoryUtilization, Msg: fmt.Sprintf("gpu_memory_utilization must be a fraction in (0, 1], not %q", util)}
 		}
 		w.mem.GPUMemoryUtilization = u
@@ -135,7 +140,11 @@ func (s *server) apiLadderPredict(c *gin.Context) {
 	}
 	m := ladder.NewModel(l)
 	pr := m.WhatIf(w.seqs, w.mml, w.dtype, w.mem)
-	c.JSON(http.StatusOK, predictJSON{Ladder: l.ID, Host: l.Host, Target: l.Target, Prediction: pr, Largest: m.Largest(pr.KVDtype, w.mem)})
+	lg, err := m.LargestContext(c.Request.Context(), pr.KVDtype, w.mem)
+	if err != nil {
+		return // the client went away: nobody reads the answer
+	}
+	c.JSON(http.StatusOK, predictJSON{Ladder: l.ID, Host: l.Host, Target: l.Target, Prediction: pr, Largest: lg})
 }
 
 // whatIfView is the ladder page's what-if form: the values entered, and
@@ -145,13 +154,16 @@ type whatIfView struct {
 	Form   map[string]string
 	Dtypes []string
 	Error  string
-	P      *ladder.Prediction
+	// Invalid is the parameter the error is about ("" when none), for
+	// the form's aria-invalid.
+	Invalid string
+	P       *ladder.Prediction
 	L      *ladder.Largest
 }
 
 // whatIfPage reads the what-if form of the ladder page; no max_num_seqs
 // and max_model_len in the query: an empty form.
-func whatIfPage(q url.Values, l *ladder.Ladder) *whatIfView {
+func whatIfPage(ctx context.Context, q url.Values, l *ladder.Ladder) *whatIfView {
 	v := &whatIfView{Form: map[string]string{}, Dtypes: ladderDtypes(l)}
 	for _, p := range predictParams {
 		v.Form[p] = q.Get(p)
@@ -162,11 +174,18 @@ func whatIfPage(q url.Values, l *ladder.Ladder) *whatIfView {
 	w, err := parseWhatIf(q, l, false)
 	if err != nil {
 		v.Error = err.Error()
+		if pe, ok := err.(*paramError); ok {
+			v.Invalid = pe.Param
+		}
 		return v
 	}
 	m := ladder.NewModel(l)
 	pr := m.WhatIf(w.seqs, w.mml, w.dtype, w.mem)
-	lg := m.Largest(pr.KVDtype, w.mem)
+	lg, err := m.LargestContext(ctx, pr.KVDtype, w.mem)
+	if err != nil {
+		v.Error = err.Error()
+		return v
+	}
 	v.P, v.L = &pr, &lg
 	return v
 }

@@ -6,7 +6,10 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/internal/race"
 	"github.com/llmfleet/analyzer/ladder"
 )
 
@@ -50,6 +53,12 @@ func TestLadderPredictAPI(t *testing.T) {
 		{"?max_num_seqs=2&max_model_len=8192&gpu_memory_utilization=1.5", "gpu_memory_utilization", "(0, 1]"},
 		{"?max_num_seqs=2&max_model_len=8192&gpu_memory_utilization=0.9&kv_cache_memory_bytes=1000", "gpu_memory_utilization", "not both"},
 		{"?max_num_seqs=2&max_num_seqs=3&max_model_len=8192", "max_num_seqs", "once"},
+		// NaN compares false with every bound; Inf and overflow are past them.
+		{"?max_num_seqs=2&max_model_len=8192&gpu_memory_utilization=NaN", "gpu_memory_utilization", "(0, 1]"},
+		{"?max_num_seqs=2&max_model_len=8192&gpu_memory_utilization=Inf", "gpu_memory_utilization", "(0, 1]"},
+		{"?max_num_seqs=2000000000&max_model_len=8192", "max_num_seqs", "beyond any device"},
+		{"?max_num_seqs=2&max_model_len=99999999999999999999", "max_model_len", "positive integer"},
+		{"?max_num_seqs=2&max_model_len=8192&kv_cache_memory_bytes=1e300", "kv_cache_memory_bytes", "kv_cache_memory_bytes"},
 	} {
 		t.Run(c.query, func(t *testing.T) {
 			code, body, _ := get(t, srv, base+c.query)
@@ -112,14 +121,40 @@ func TestLadderPageWhatIf(t *testing.T) {
 	if n := strings.Count(body, `<circle class="pt `); n != 16 {
 		t.Errorf("%d rung points", n)
 	}
-	// A bad value is shown on the page, not a crash.
+	// A bad value is shown on the page (a 400), the field marked invalid,
+	// not a crash.
 	code, body, _ = get(t, srv, ladderURL(night.ID)+"?max_num_seqs=x&max_model_len=8192")
-	if code != http.StatusOK || !strings.Contains(body, `id="whatif-error"`) || !strings.Contains(body, "max_num_seqs must be a positive integer") || strings.Contains(body, `id="predicted-point"`) {
+	if code != http.StatusBadRequest || !strings.Contains(body, `id="whatif-error"`) || !strings.Contains(body, "max_num_seqs must be a positive integer") || strings.Contains(body, `id="predicted-point"`) ||
+		!strings.Contains(body, `name="max_num_seqs" aria-invalid="true"`) {
 		t.Errorf("bad what-if value: %d", code)
+	}
+	code, body, _ = get(t, srv, ladderURL(night.ID)+"?max_num_seqs=2&max_model_len=8192&gpu_memory_utilization=NaN")
+	if code != http.StatusBadRequest || !strings.Contains(body, `name="gpu_memory_utilization" aria-invalid="true"`) {
+		t.Errorf("NaN in the form: %d", code)
 	}
 	// Without the form, no prediction and no point.
 	_, body, _ = get(t, srv, ladderURL(night.ID))
 	if strings.Contains(body, `id="prediction"`) || strings.Contains(body, `id="predicted-point"`) || !strings.Contains(body, `id="whatif"`) {
 		t.Error("plain ladder page shows a prediction, or no form")
+	}
+}
+
+// TestChartOfHugeValues: rungs whose logs state values near 2^63 (any
+// local user writes to journald) draw a chart with a bounded axis; the
+// tick loop once never ended there.
+func TestChartOfHugeValues(t *testing.T) {
+	l := &ladder.Ladder{Target: "t", Engine: "vllm", Granularity: 16}
+	for i, v := range []int64{9223372036854775000, 9223372036854775000, 9223372036854775000} {
+		l.Rungs = append(l.Rungs, ladder.Rung{N: i + 1, Shape: domain.Shape{domain.ShapeKVCacheMemoryBytes: v, domain.ShapeMaxModelLen: v}})
+	}
+	done := make(chan *chartView, 1)
+	go func() { done <- buildChartWith(l, domain.ShapeKVCacheMemoryBytes, nil) }()
+	select {
+	case ch := <-done:
+		if len(ch.Ticks) == 0 || len(ch.Ticks) > 12 || len(ch.Points) != 3 {
+			t.Fatalf("%d ticks, %d points", len(ch.Ticks), len(ch.Points))
+		}
+	case <-time.After(race.Budget(5 * time.Second)):
+		t.Fatal("the chart of a rung near 2^63 does not finish")
 	}
 }

@@ -62,6 +62,7 @@ func TestEveryCommandEndsOnSIGTERM(t *testing.T) {
 		"explain": {"explain", "-"},
 		"replay":  {"replay", "--db", filepath.Join(dir, "r.db"), "-"},
 		"ladder":  {"ladder", "-"},
+		"fit":     {"fit", "--target", "frank-primary", "--max-num-seqs", "4", "--max-model-len", "262144", "-"},
 		"serve":   {"serve", "--db", filepath.Join(dir, "s.db"), "--no-journal", "--listen", "127.0.0.1:0"},
 	}
 	for name, args := range cmds {

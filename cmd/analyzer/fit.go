@@ -96,13 +96,22 @@ func runFit(ctx context.Context, o *fitOpts, fs *pflag.FlagSet, files []string, 
 		return usageError{msg: "--max-num-seqs and --max-model-len are required, positive integers"}
 	case fs.Changed("kv-cache-memory-bytes") && fs.Changed("gpu-memory-utilization"):
 		return usageError{msg: "give --kv-cache-memory-bytes or --gpu-memory-utilization, not both"}
-	case fs.Changed("gpu-memory-utilization") && (o.util <= 0 || o.util > 1):
+	case fs.Changed("gpu-memory-utilization") && domain.CheckShapeValue(domain.ShapeGPUMemoryUtilization, o.util) != nil:
+		// NaN compares false with both bounds: the shape check names it.
 		return usageError{msg: fmt.Sprintf("--gpu-memory-utilization %g: want a fraction in (0, 1]", o.util)}
+	}
+	for _, v := range []struct {
+		key string
+		n   int64
+	}{{domain.ShapeMaxNumSeqs, o.seqs}, {domain.ShapeMaxModelLen, o.mml}} {
+		if err := domain.CheckShapeValue(v.key, float64(v.n)); err != nil {
+			return usageError{msg: err.Error() + " (beyond any device)"}
+		}
 	}
 	var mem ladder.Memory
 	if o.kvBytes != "" {
 		b, ok := domain.ParseByteCount(o.kvBytes)
-		if !ok || b <= 0 {
+		if !ok || b <= 0 || domain.CheckShapeValue(domain.ShapeKVCacheMemoryBytes, float64(b)) != nil {
 			return usageError{msg: fmt.Sprintf("--kv-cache-memory-bytes %q: want a positive number of bytes or a size such as 9.68GiB", o.kvBytes)}
 		}
 		mem.KVCacheMemoryBytes = b
@@ -149,7 +158,11 @@ func runFit(ctx context.Context, o *fitOpts, fs *pflag.FlagSet, files []string, 
 	}
 	m := ladder.NewModel(l)
 	pr := m.WhatIf(o.seqs, o.mml, o.dtype, mem)
-	doc := fitJSON{Ladder: l.ID, Host: l.Host, Target: l.Target, Prediction: pr, Largest: m.Largest(pr.KVDtype, mem)}
+	lg, err := m.LargestContext(ctx, pr.KVDtype, mem)
+	if err != nil {
+		return err // interrupted
+	}
+	doc := fitJSON{Ladder: l.ID, Host: l.Host, Target: l.Target, Prediction: pr, Largest: lg}
 	if o.format == "json" {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", " ")

@@ -66,6 +66,9 @@ func TestFit(t *testing.T) {
 		{[]string{"--target", "frank-primary", "--max-num-seqs", "6", "--max-model-len", "8192", "--kv-cache-memory-bytes", "1GiB", "--gpu-memory-utilization", "0.9"}, "not both"},
 		{[]string{"--target", "frank-primary", "--max-num-seqs", "6", "--max-model-len", "8192", "--gpu-memory-utilization", "1.5"}, "(0, 1]"},
 		{[]string{"--target", "frank-primary", "--max-num-seqs", "6", "--max-model-len", "8192", "--kv-cache-dtype", "fp9"}, "not one the ladder ran (auto, fp8)"},
+		{[]string{"--target", "frank-primary", "--max-num-seqs", "6", "--max-model-len", "8192", "--gpu-memory-utilization", "NaN"}, "(0, 1]"},
+		{[]string{"--target", "frank-primary", "--max-num-seqs", "2000000000", "--max-model-len", "8192"}, "max_num_seqs: 2e+09 is outside"},
+		{[]string{"--target", "frank-primary", "--max-num-seqs", "6", "--max-model-len", "8192", "--kv-cache-memory-bytes", "1e300"}, "--kv-cache-memory-bytes"},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			err := run(t.Context(), append([]string{"fit", "--db", db}, c.args...))
