@@ -158,7 +158,7 @@ type whatIfView struct {
 	// the form's aria-invalid.
 	Invalid string
 	P       *ladder.Prediction
-	L      *ladder.Largest
+	L       *ladder.Largest
 }
 
 // whatIfPage reads the what-if form of the ladder page; no max_num_seqs
