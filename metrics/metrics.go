@@ -80,6 +80,10 @@ type Options struct {
 	Findings []string
 	// Units are exported at 0 even before they appear in the database.
 	Units []Unit
+	// Version is the version the binary reports (--version: the stamp of
+	// make build, else the module version and revision); "" takes the
+	// module version the toolchain recorded ("(devel)" for a local build).
+	Version string
 	// ScrapeTimeout bounds the database read of one scrape (default 5 s).
 	ScrapeTimeout time.Duration
 	// Now is the clock (tests); default time.Now.
@@ -200,6 +204,9 @@ func New(opts Options) *Metrics {
 	m.rulesReloadTime = gauge("rules_last_reload_timestamp_seconds", "Time of the last load of the rule files, successful or not (Unix seconds).")
 	m.rulesLoaded = gauge("rules_loaded", "Rules in the rule set in use.")
 	version, revision, goVersion := BuildInfo()
+	if opts.Version != "" {
+		version = opts.Version
+	}
 	buildInfoGauge := prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "build_info",
 		Help: "1, labelled with the analyzer's module version, VCS revision and Go version (alerts use it to tell the analyzer was up)."},
 		[]string{"version", "revision", "goversion"})

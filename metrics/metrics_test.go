@@ -342,9 +342,9 @@ func TestSetFindingsExportsNewFindingAtZero(t *testing.T) {
 }
 
 // TestBuildInfo: analyzer_build_info is 1, labelled with the Go version
-// that built the binary and a revision.
+// that built the binary, a revision and the version --version prints.
 func TestBuildInfo(t *testing.T) {
-	m := metrics.New(metrics.Options{NoProcessMetrics: true})
+	m := metrics.New(metrics.Options{NoProcessMetrics: true, Version: "v1.2.3-4-gabcdef"})
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	var line string
@@ -353,7 +353,8 @@ func TestBuildInfo(t *testing.T) {
 			line = l
 		}
 	}
-	if !strings.Contains(line, `goversion="`+runtime.Version()+`"`) || !strings.Contains(line, `revision="`) || !strings.HasSuffix(line, " 1") {
+	if !strings.Contains(line, `goversion="`+runtime.Version()+`"`) || !strings.Contains(line, `revision="`) || !strings.HasSuffix(line, " 1") ||
+		!strings.Contains(line, `version="v1.2.3-4-gabcdef"`) {
 		t.Fatalf("analyzer_build_info: %q", line)
 	}
 }

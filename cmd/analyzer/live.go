@@ -155,7 +155,7 @@ func startLive(ctx context.Context, db *store.DB, lf *liveFlags) (*live, error) 
 		return nil, err
 	}
 	set := rl.Current()
-	m := metrics.New(metrics.Options{Store: db})
+	m := metrics.New(metrics.Options{Store: db, Version: versionLabel()})
 	rl.Observe(func(st rules.ReloadStatus, n int) { m.RulesReloaded(st.OK, st.Time, n) })
 	pusher, err := lf.loki.pusher(m)
 	if err != nil {
@@ -208,7 +208,7 @@ type findingPush struct {
 
 // startFindingPush returns nil when no --loki-url is set.
 func startFindingPush(lf *lokiFlags) (*findingPush, error) {
-	m := metrics.New(metrics.Options{NoProcessMetrics: true})
+	m := metrics.New(metrics.Options{NoProcessMetrics: true, Version: versionLabel()})
 	p, err := lf.pusher(m)
 	if err != nil || p == nil {
 		return nil, err

@@ -251,9 +251,16 @@ var buildVersion string
 // version is the stamped version, else the module version and VCS revision
 // the Go toolchain recorded, and the Go version.
 func version() string {
-	v, rev, goVersion := metrics.BuildInfo()
+	_, _, goVersion := metrics.BuildInfo()
+	return versionLabel() + " " + goVersion
+}
+
+// versionLabel is version without the Go version: analyzer_build_info's
+// version label, so /metrics and --version say the same.
+func versionLabel() string {
+	v, rev, _ := metrics.BuildInfo()
 	if buildVersion != "" {
-		return buildVersion + " " + goVersion
+		return buildVersion
 	}
 	if rev != "unknown" {
 		short, dirty := strings.CutSuffix(rev, "-dirty")
@@ -266,5 +273,5 @@ func version() string {
 		}
 		v += ")"
 	}
-	return v + " " + goVersion
+	return v
 }
