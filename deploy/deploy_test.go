@@ -711,3 +711,15 @@ func TestAlloyIndentedWithTabs(t *testing.T) {
 		t.Fatal("no .alloy file found")
 	}
 }
+
+// TestAlloyJobMatchesReplayQuery: the job label the shipped Alloy config
+// gives the journal streams is the one `replay --from-loki` selects by
+// default, so the defaults read what the defaults ship.
+func TestAlloyJobMatchesReplayQuery(t *testing.T) {
+	src := read(t, "alloy/config.alloy")
+	m := regexp.MustCompile(`(?m)^\s*labels\s*=\s*\{\s*job\s*=\s*"([^"]+)"\s*\}`).FindStringSubmatch(src)
+	q := regexp.MustCompile(`job="([^"]+)"`).FindStringSubmatch(loki.DefaultQuery)
+	if m == nil || q == nil || m[1] != q[1] {
+		t.Fatalf("Alloy labels job %v, replay --from-loki selects %s", m, loki.DefaultQuery)
+	}
+}

@@ -37,6 +37,11 @@ const (
 	maxSamePages = 64
 )
 
+// DefaultQuery selects the journal streams the shipped Alloy config
+// (deploy/alloy/config.alloy) labels, the job name Promtail's and
+// Alloy's journal examples use.
+const DefaultQuery = `{job="systemd-journal"}`
+
 // QueryConfig configures QueryRange.
 type QueryConfig struct {
 	// URL is the Loki base URL (http://HOST:3100) or the full query_range URL.

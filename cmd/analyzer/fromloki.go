@@ -30,7 +30,7 @@ var fromLokiOnly = []string{"query", "since", "until", "from-loki-user", "from-l
 func addFromLokiFlags(fs *pflag.FlagSet) *fromLokiFlags {
 	f := &fromLokiFlags{}
 	fs.StringVar(&f.url, "from-loki", "", "read the journal entries from this Loki's query_range API (http://HOST:3100) instead of FILEs")
-	fs.StringVar(&f.query, "query", `{job="systemd-journal"}`, "--from-loki: LogQL log query selecting the hosts' journal streams")
+	fs.StringVar(&f.query, "query", loki.DefaultQuery, "--from-loki: LogQL log query selecting the hosts' journal streams")
 	fs.StringVar(&f.since, "since", "30d", "--from-loki: first entry time (RFC 3339, 2026-01-01[ 10:00], yesterday, today, or a duration ago: 30d, -12h)")
 	fs.StringVar(&f.until, "until", "now", "--from-loki: end of the range, exclusive (same forms as --since)")
 	fs.StringVar(&f.user, "from-loki-user", "", "basic-auth user for --from-loki")
