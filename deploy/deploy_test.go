@@ -2,6 +2,7 @@ package deploy_test
 
 import (
 	"bufio"
+	"fmt"
 	"context"
 	"encoding/json"
 	"io/fs"
@@ -9,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,7 +18,6 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/llmfleet/analyzer/deploy"
-	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/internal/fixturetest"
 	"github.com/llmfleet/analyzer/loki"
 	"github.com/llmfleet/analyzer/metrics"
@@ -532,26 +531,13 @@ func TestQueriesUseExportedNames(t *testing.T) {
 		}
 	}
 
-	// The failed-attempt rule names exactly the failure verdicts.
-	var failing []string
-	for _, v := range domain.Verdicts {
-		if v.IsFailure() {
-			failing = append(failing, string(v))
-		}
-	}
-	sort.Strings(failing)
+	// The failed-attempt rule reads when a unit last failed, which /metrics
+	// exports for failure verdicts only (metrics.TestLastFailedTimestamp),
+	// never a counter that backfills and restarts move.
 	for _, q := range qs {
-		if q.where != "alert analyzer-new-failed-attempt" {
-			continue
-		}
-		m := regexp.MustCompile(`verdict=~"([^"]+)"`).FindStringSubmatch(q.expr)
-		if m == nil {
-			t.Fatalf("the failed-attempt rule has no verdict regex: %s", q.expr)
-		}
-		got := strings.Split(m[1], "|")
-		sort.Strings(got)
-		if strings.Join(got, "|") != strings.Join(failing, "|") {
-			t.Errorf("failed-attempt verdicts %v, want %v", got, failing)
+		if q.where == "alert analyzer-new-failed-attempt" &&
+			(!strings.Contains(q.expr, "analyzer_attempt_last_failed_timestamp_seconds") || strings.Contains(q.expr, "increase(")) {
+			t.Errorf("the failed-attempt rule does not read the last-failed time: %s", q.expr)
 		}
 	}
 }
@@ -599,11 +585,23 @@ func TestPrometheusRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	squash := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	// Grafana's query A with threshold C ("lt 900") is Prometheus's
+	// expression with its comparison ("... < 900").
 	var gexpr string
 	for _, g := range gr.Groups {
 		for _, r := range g.Rules {
-			if r.UID == "analyzer-new-failed-attempt" {
-				gexpr, _ = r.Data[0].Model["expr"].(string)
+			if r.UID != "analyzer-new-failed-attempt" {
+				continue
+			}
+			gexpr, _ = r.Data[0].Model["expr"].(string)
+			conds, _ := r.Data[2].Model["conditions"].([]any)
+			if len(conds) == 1 {
+				ev, _ := conds[0].(map[string]any)["evaluator"].(map[string]any)
+				params, _ := ev["params"].([]any)
+				op := map[string]string{"lt": "<", "gt": ">"}[fmt.Sprint(ev["type"])]
+				if op != "" && len(params) == 1 {
+					gexpr += fmt.Sprintf(" %s %v", op, params[0])
+				}
 			}
 		}
 	}

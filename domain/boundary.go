@@ -30,6 +30,10 @@ type Position struct {
 type AttemptCount struct {
 	Host, Unit, Engine, Verdict string
 	N, Ended                    int64
+	// LastEnded is the latest end time of those attempts (zero when none
+	// ended): when the unit last ended an attempt with this verdict, as
+	// the journal dates it, whatever replay or re-save stored it.
+	LastEnded time.Time
 }
 
 // FindingCount is the number of stored findings of one host, unit and

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -356,5 +357,56 @@ func TestBuildInfo(t *testing.T) {
 	if !strings.Contains(line, `goversion="`+runtime.Version()+`"`) || !strings.Contains(line, `revision="`) || !strings.HasSuffix(line, " 1") ||
 		!strings.Contains(line, `version="v1.2.3-4-gabcdef"`) {
 		t.Fatalf("analyzer_build_info: %q", line)
+	}
+}
+
+// TestLastFailedTimestamp: analyzer_attempt_last_failed_timestamp_seconds
+// is the journal's end time of the unit's newest failure of each verdict:
+// saving an older failure later (a backfill) or re-saving an old attempt
+// with another verdict does not move it to the time of the save.
+func TestLastFailedTimestamp(t *testing.T) {
+	db, err := store.Open(filepath.Join(t.TempDir(), "m.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	day := time.Date(2026, 10, 1, 12, 0, 0, 0, time.UTC)
+	att := func(id string, end time.Time, v domain.Verdict) *domain.Attempt {
+		return &domain.Attempt{ID: id, Host: "gpu-01", Unit: "frank.service", Engine: "vllm", StartedAt: end.Add(-time.Minute),
+			EndedAt: end, EndedBy: domain.EndedByExit, Verdict: v, Phase: domain.PhaseKVAlloc, Shape: domain.Shape{}}
+	}
+	save := func(as ...*domain.Attempt) {
+		if err := db.SaveAttempts(t.Context(), as, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := metrics.New(metrics.Options{Store: db, NoProcessMetrics: true})
+	value := func(verdict string) string {
+		rec := httptest.NewRecorder()
+		m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+		for _, l := range strings.Split(rec.Body.String(), "\n") {
+			if strings.HasPrefix(l, "analyzer_attempt_last_failed_timestamp_seconds{") && strings.Contains(l, `verdict="`+verdict+`"`) {
+				return l[strings.LastIndexByte(l, ' ')+1:]
+			}
+		}
+		return "absent"
+	}
+	at := func(tm time.Time) string { return strconv.FormatFloat(float64(tm.Unix()), 'g', -1, 64) }
+	save(att("a2", day, domain.VerdictOOMKVAlloc))
+	if got := value("oom_kv_alloc"); got != at(day) {
+		t.Fatalf("after a failure at %v: %s, want %s", day, got, at(day))
+	}
+	month := day.AddDate(0, -1, 0)
+	save(att("a1", month, domain.VerdictOOMKVAlloc)) // a month-old failure backfilled now
+	if got := value("oom_kv_alloc"); got != at(day) {
+		t.Errorf("a backfill moved it: %s", got)
+	}
+	save(att("a1", month, domain.VerdictEngineDied)) // the old attempt judged again
+	if got := value("engine_died"); got != at(month) {
+		t.Errorf("a re-saved old attempt's verdict: %s, want its own month-old end %s", got, at(month))
+	}
+	save(att("a3", day.Add(time.Hour), domain.VerdictReady))
+	if got := value("ready"); got != "absent" {
+		t.Errorf("a ready attempt has a last-failed time: %s", got)
 	}
 }

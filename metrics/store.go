@@ -21,6 +21,11 @@ var (
 		"Boot attempts that ended (exit, stop or replaced), by their final verdict; a series appears with the unit's first "+
 			"attempt of that verdict (alerts catch that first one with unless … offset).",
 		[]string{"host", "unit", "engine", "verdict"}, nil)
+	lastFailedDesc = prometheus.NewDesc(Namespace+"_attempt_last_failed_timestamp_seconds",
+		"End time (Unix seconds, as the journal dates it) of the unit's newest ended attempt with this failure verdict. "+
+			"Read from the database, so a restart keeps it, and a backfill of old failures or a re-save of an old attempt "+
+			"never moves it to now: alerts page when it is recent.",
+		[]string{"host", "unit", "engine", "verdict"}, nil)
 	findingsDesc = prometheus.NewDesc(Namespace+"_findings",
 		"Boot attempts of the unit that have the finding (a verdict or a non-root finding) now; a gauge. "+
 			"Findings alerts use are exported at 0 for every unit, others from their first attempt.",
@@ -87,7 +92,7 @@ func (c *storeCollector) setFindings(extra []string) {
 }
 
 func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{attemptsDesc, attemptsEndedDesc, findingsDesc, unitStateDesc, unitVerdictDesc,
+	for _, d := range []*prometheus.Desc{attemptsDesc, attemptsEndedDesc, lastFailedDesc, findingsDesc, unitStateDesc, unitVerdictDesc,
 		unitRestartsDesc, unitRestartCounterDesc, unitSinceReadyDesc, storeUpDesc} {
 		ch <- d
 	}
@@ -117,6 +122,10 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 	ended := map[engKey]map[string]int64{}
 	var engKeys []engKey
 	for _, a := range snap.Attempts {
+		if a.Unit != "" && !a.LastEnded.IsZero() && domain.Verdict(a.Verdict).IsFailure() {
+			ch <- prometheus.MustNewConstMetric(lastFailedDesc, prometheus.GaugeValue, float64(a.LastEnded.UnixMilli())/1000,
+				a.Host, a.Unit, a.Engine, a.Verdict)
+		}
 		k := engKey{a.Host, a.Unit, a.Engine}
 		if ended[k] == nil {
 			ended[k] = map[string]int64{}

@@ -30,16 +30,23 @@ func (d *DB) MetricsSnapshot(ctx context.Context) (*MetricsSnapshot, error) {
 	defer tx.Rollback() //nolint:errcheck // read-only
 
 	snap := &MetricsSnapshot{}
-	rows, err := tx.QueryContext(ctx, `SELECT host, unit, engine, verdict, count(*), count(NULLIF(ended_by, ''))
+	rows, err := tx.QueryContext(ctx, `SELECT host, unit, engine, verdict, count(*), count(NULLIF(ended_by, '')),
+			max(CASE WHEN ended_by <> '' THEN ended_at END)
 		FROM attempts GROUP BY host, unit, engine, verdict ORDER BY host, unit, engine, verdict`)
 	if err != nil {
 		return nil, fmt.Errorf("store: metrics: attempts: %w", err)
 	}
 	for rows.Next() {
-		var c AttemptCount
-		if err := rows.Scan(&c.Host, &c.Unit, &c.Engine, &c.Verdict, &c.N, &c.Ended); err != nil {
+		var (
+			c         AttemptCount
+			lastEnded sql.NullInt64
+		)
+		if err := rows.Scan(&c.Host, &c.Unit, &c.Engine, &c.Verdict, &c.N, &c.Ended, &lastEnded); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("store: metrics: attempts: %w", err)
+		}
+		if lastEnded.Valid && lastEnded.Int64 > 0 {
+			c.LastEnded = time.UnixMicro(lastEnded.Int64)
 		}
 		snap.Attempts = append(snap.Attempts, c)
 	}
