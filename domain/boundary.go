@@ -34,6 +34,8 @@ type AttemptCount struct {
 	// ended): when the unit last ended an attempt with this verdict, as
 	// the journal dates it, whatever replay or re-save stored it.
 	LastEnded time.Time
+	// LastEndedID is the id of that attempt ("" when none ended).
+	LastEndedID string
 }
 
 // FindingCount is the number of stored findings of one host, unit and

@@ -84,6 +84,10 @@ type Options struct {
 	// make build, else the module version and revision); "" takes the
 	// module version the toolchain recorded ("(devel)" for a local build).
 	Version string
+	// ExternalURL is the URL the analyzer's UI is reached at from outside
+	// (serve --external-url, no trailing slash): links in labels start
+	// with it; "" leaves them relative ("/attempts/ID").
+	ExternalURL string
 	// ScrapeTimeout bounds the database read of one scrape (default 5 s).
 	ScrapeTimeout time.Duration
 	// Now is the clock (tests); default time.Now.

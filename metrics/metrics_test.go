@@ -380,7 +380,7 @@ func TestLastFailedTimestamp(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	m := metrics.New(metrics.Options{Store: db, NoProcessMetrics: true})
+	m := metrics.New(metrics.Options{Store: db, NoProcessMetrics: true, ExternalURL: "https://analyzer.example"})
 	value := func(verdict string) string {
 		rec := httptest.NewRecorder()
 		m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
@@ -395,6 +395,11 @@ func TestLastFailedTimestamp(t *testing.T) {
 	save(att("a2", day, domain.VerdictOOMKVAlloc))
 	if got := value("oom_kv_alloc"); got != at(day) {
 		t.Fatalf("after a failure at %v: %s, want %s", day, got, at(day))
+	}
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if !strings.Contains(rec.Body.String(), `analyzer_attempt_last_failed_timestamp_seconds{attempt_url="https://analyzer.example/attempts/a2",engine="vllm",host="gpu-01",unit="frank.service",verdict="oom_kv_alloc"}`) {
+		t.Errorf("the series does not link the newest failed attempt under the external URL")
 	}
 	month := day.AddDate(0, -1, 0)
 	save(att("a1", month, domain.VerdictOOMKVAlloc)) // a month-old failure backfilled now

@@ -24,8 +24,9 @@ var (
 	lastFailedDesc = prometheus.NewDesc(Namespace+"_attempt_last_failed_timestamp_seconds",
 		"End time (Unix seconds, as the journal dates it) of the unit's newest ended attempt with this failure verdict. "+
 			"Read from the database, so a restart keeps it, and a backfill of old failures or a re-save of an old attempt "+
-			"never moves it to now: alerts page when it is recent.",
-		[]string{"host", "unit", "engine", "verdict"}, nil)
+			"never moves it to now: alerts page when it is recent. attempt_url is that attempt's page in the analyzer UI "+
+			"(under --external-url).",
+		[]string{"host", "unit", "engine", "verdict", "attempt_url"}, nil)
 	findingsDesc = prometheus.NewDesc(Namespace+"_findings",
 		"Boot attempts of the unit that have the finding (a verdict or a non-root finding) now; a gauge. "+
 			"Findings alerts use are exported at 0 for every unit, others from their first attempt.",
@@ -124,7 +125,7 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, a := range snap.Attempts {
 		if a.Unit != "" && !a.LastEnded.IsZero() && domain.Verdict(a.Verdict).IsFailure() {
 			ch <- prometheus.MustNewConstMetric(lastFailedDesc, prometheus.GaugeValue, float64(a.LastEnded.UnixMilli())/1000,
-				a.Host, a.Unit, a.Engine, a.Verdict)
+				a.Host, a.Unit, a.Engine, a.Verdict, c.opts.ExternalURL+"/attempts/"+a.LastEndedID)
 		}
 		k := engKey{a.Host, a.Unit, a.Engine}
 		if ended[k] == nil {

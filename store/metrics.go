@@ -31,7 +31,7 @@ func (d *DB) MetricsSnapshot(ctx context.Context) (*MetricsSnapshot, error) {
 
 	snap := &MetricsSnapshot{}
 	rows, err := tx.QueryContext(ctx, `SELECT host, unit, engine, verdict, count(*), count(NULLIF(ended_by, '')),
-			max(CASE WHEN ended_by <> '' THEN ended_at END)
+			max(CASE WHEN ended_by <> '' THEN ended_at END), id
 		FROM attempts GROUP BY host, unit, engine, verdict ORDER BY host, unit, engine, verdict`)
 	if err != nil {
 		return nil, fmt.Errorf("store: metrics: attempts: %w", err)
@@ -41,12 +41,15 @@ func (d *DB) MetricsSnapshot(ctx context.Context) (*MetricsSnapshot, error) {
 			c         AttemptCount
 			lastEnded sql.NullInt64
 		)
-		if err := rows.Scan(&c.Host, &c.Unit, &c.Engine, &c.Verdict, &c.N, &c.Ended, &lastEnded); err != nil {
+		// id is a bare column beside the query's one max(): SQLite takes it
+		// from the row holding the max, the newest ended attempt.
+		var id string
+		if err := rows.Scan(&c.Host, &c.Unit, &c.Engine, &c.Verdict, &c.N, &c.Ended, &lastEnded, &id); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("store: metrics: attempts: %w", err)
 		}
 		if lastEnded.Valid && lastEnded.Int64 > 0 {
-			c.LastEnded = time.UnixMicro(lastEnded.Int64)
+			c.LastEnded, c.LastEndedID = time.UnixMicro(lastEnded.Int64), id
 		}
 		snap.Attempts = append(snap.Attempts, c)
 	}

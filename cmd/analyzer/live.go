@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -68,6 +70,7 @@ func (lf *lokiFlags) pusher(m *metrics.Metrics) (*loki.Pusher, error) {
 // liveFlags are serve's flags of the live pipeline.
 type liveFlags struct {
 	rules        string
+	externalURL  string
 	loki         *lokiFlags
 	push         bool
 	pushToken    string
@@ -77,6 +80,8 @@ type liveFlags struct {
 func addLiveFlags(fs *pflag.FlagSet) *liveFlags {
 	lf := &liveFlags{loki: addLokiFlags(fs)}
 	fs.StringVar(&lf.rules, "rules", "", "rule directory for pushed journals (default: the built-in rules)")
+	fs.StringVar(&lf.externalURL, "external-url", "",
+		"URL the UI is reached at from outside (like Prometheus' --web.external-url), e.g. https://analyzer.example: alerts link attempts under it")
 	fs.BoolVar(&lf.push, "push", true, "accept Loki pushes (Alloy loki.write, Promtail) on POST "+loki.PushPath)
 	fs.StringVar(&lf.pushToken, "push-token", os.Getenv("ANALYZER_PUSH_TOKEN"),
 		"bearer token pushes must send (default $ANALYZER_PUSH_TOKEN); required when --listen is not loopback")
@@ -155,7 +160,11 @@ func startLive(ctx context.Context, db *store.DB, lf *liveFlags) (*live, error) 
 		return nil, err
 	}
 	set := rl.Current()
-	m := metrics.New(metrics.Options{Store: db, Version: versionLabel()})
+	ext, err := externalURL(lf.externalURL)
+	if err != nil {
+		return nil, usageError{msg: err.Error()}
+	}
+	m := metrics.New(metrics.Options{Store: db, Version: versionLabel(), ExternalURL: ext})
 	rl.Observe(func(st rules.ReloadStatus, n int) { m.RulesReloaded(st.OK, st.Time, n) })
 	pusher, err := lf.loki.pusher(m)
 	if err != nil {
@@ -244,4 +253,17 @@ func (fp *findingPush) close(ctx context.Context) error {
 		return fmt.Errorf("%d findings were not pushed to Loki", failed)
 	}
 	return cerr
+}
+
+// externalURL checks --external-url: an absolute http or https URL, given
+// back without its trailing slash ("" stays "").
+func externalURL(raw string) (string, error) {
+	if raw == "" {
+		return "", nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return "", fmt.Errorf("--external-url %q: want an absolute http(s) URL such as https://analyzer.example/analyzer", raw)
+	}
+	return strings.TrimRight(u.String(), "/"), nil
 }

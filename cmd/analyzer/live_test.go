@@ -158,3 +158,23 @@ func liveServer(t *testing.T, db *store.DB, args ...string) (*live, *httptest.Se
 	t.Cleanup(srv.Close)
 	return lv, srv
 }
+
+// TestExternalURL: --external-url takes an absolute http(s) URL and drops
+// its trailing slash; anything else is a usage error at start.
+func TestExternalURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                               "",
+		"https://analyzer.example":       "https://analyzer.example",
+		"https://analyzer.example/":      "https://analyzer.example",
+		"http://10.0.0.1:8080/analyzer/": "http://10.0.0.1:8080/analyzer",
+		"analyzer.example":               "!",
+		"ftp://analyzer.example":         "!",
+		"https://analyzer.example/?x=1":  "!",
+		"https:///no-host":               "!",
+	} {
+		got, err := externalURL(in)
+		if (want == "!") != (err != nil) || want != "!" && got != want {
+			t.Errorf("externalURL(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+}
