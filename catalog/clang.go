@@ -137,8 +137,8 @@ func cTokenize(src []byte) []cTok {
 			for j < len(src) && (isIdent(src[j]) || src[j] == '.' || src[j] == '\'') {
 				j++
 			}
+			toks = append(toks, cTok{'0', string(src[i:j]), line})
 			i = j
-			toks = append(toks, cTok{'o', "0", line})
 		default:
 			if c == ':' && i+1 < len(src) && src[i+1] == ':' {
 				toks = append(toks, cTok{'o', "::", line})
@@ -352,7 +352,7 @@ func cRaw(toks []cTok, i int) string {
 		parts = append(parts, s)
 	}
 	out := strings.Join(parts, " ")
-	for _, r := range [][2]string{{" ( ", "("}, {"( ", "("}, {" )", ")"}, {" . ", "."}, {" -> ", "->"}, {" :: ", "::"}, {" ,", ","}, {"! ", "!"}, {"& ", "&"}} {
+	for _, r := range [][2]string{{" ( ", "("}, {"( ", "("}, {" )", ")"}, {" . ", "."}, {" -> ", "->"}, {" :: ", "::"}, {" ,", ","}, {"< =", "<="}, {"> =", ">="}, {"= =", "=="}, {"! =", "!="}, {"& &", "&&"}, {"| |", "||"}, {"- >", "->"}} {
 		out = strings.ReplaceAll(out, r[0], r[1])
 	}
 	return out
