@@ -110,4 +110,5 @@ func (r *sliceReader) Read(p []byte) (int, error) {
 	r.b = r.b[n:]
 	return n, nil
 }
+
 var errEOF = io.EOF
