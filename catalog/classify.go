@@ -1,0 +1,357 @@
+package catalog
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+
+	"github.com/llmfleet/analyzer/domain"
+)
+
+// Raw is one print or raise call as an extractor found it, before the table
+// gives it a kind, a family and a phase.
+type Raw struct {
+	File, Func, Call, Exc, Format string
+	Line                          int
+	Holes                         bool     // the format has holes to fill
+	Info                          bool     // an informational call: readiness or milestone only
+	Lang                          string   // py, c, go, rs
+	Attrs                         []string // slog attribute keys
+}
+
+// Profile is what the catalog knows of one engine: the calls its readiness
+// line comes from, as read in its source, and the banner that lets the judge
+// detect it.
+type Profile struct {
+	Engine string
+	// Ready are substrings of the engine's own readiness line.
+	Ready []string
+	// External readiness lines printed by a library the engine runs
+	// (uvicorn), which its own tree does not hold.
+	External []Statement
+	// Banner is a start-up line that names the engine.
+	Banner []string
+}
+
+var uvicornReady = []Statement{
+	{File: "uvicorn/lifespan/on.py", Func: "startup", Call: "logger.info", Kind: KindReady, Format: "Application startup complete.", Synth: "INFO:     Application startup complete."},
+	{File: "uvicorn/server.py", Func: "_log_started_message", Call: "logger.info", Kind: KindReady, Format: "Uvicorn running on %s://%s:%d (Press CTRL+C to quit)", Synth: "INFO:     Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)"},
+}
+
+// Profiles are the engines catalogs are made for.
+var Profiles = map[string]Profile{
+	"vllm":     {Engine: "vllm", External: uvicornReady, Banner: []string{"INFO 08-01 12:00:00 [api_server.py:1885] vLLM API server version 0.11.0"}},
+	"sglang":   {Engine: "sglang", Ready: []string{"The server is fired up and ready to roll"}, Banner: []string{"[2026-08-01 12:00:00] server_args=ServerArgs(model_path='/models/Qwen3-8B', mem_fraction_static=0.85, tp_size=1)"}},
+	"llamacpp": {Engine: "llamacpp", Ready: []string{"server is listening on", "HTTP server listening"}, Banner: []string{"build: 6000 (0a1b2c3d) with cc (GCC) 13.2.0 for x86_64-linux-gnu", "main: build = 6000 (0a1b2c3d)"}},
+	"ollama":   {Engine: "ollama", Ready: []string{"Listening on"}, Banner: []string{`time=2026-08-01T12:00:00.000Z level=INFO source=images.go:477 msg="total blobs: 5"`}},
+	"tgi":      {Engine: "tgi", Ready: []string{"Connected"}, Banner: []string{`2026-08-01T12:00:00.000000Z  INFO text_generation_launcher: Args { model_id: "/models/Qwen3-8B", max_input_tokens: None }`}},
+	"lmdeploy": {Engine: "lmdeploy", External: uvicornReady, Banner: []string{"[TM][INFO] Turbomind engine created"}},
+	"trtllm":   {Engine: "trtllm", External: uvicornReady, Banner: []string{"[TensorRT-LLM] TensorRT-LLM version: 1.0.0"}},
+}
+
+// Source table: ONE table from where a statement lives (a path fragment) to
+// the verdict family and phase it implies; the first match wins. Request-
+// level modules answer one request and are no boot failure.
+type pathRule struct {
+	frag   string
+	kind   Kind
+	family domain.Verdict
+	phase  domain.Phase
+}
+
+var pathTable = []pathRule{
+	// request-level: answered to one client, the engine lives on
+	{"serving_", KindRequest, "", domain.PhaseServing},
+	{"/protocol", KindRequest, "", domain.PhaseServing},
+	{"chat_utils", KindRequest, "", domain.PhaseServing},
+	{"tool_parser", KindRequest, "", domain.PhaseServing},
+	{"function_call", KindRequest, "", domain.PhaseServing},
+	{"reasoning", KindRequest, "", domain.PhaseServing},
+	{"sampling_params", KindRequest, "", domain.PhaseServing},
+	{"openai/", KindRequest, "", domain.PhaseServing},
+	{"server/routes", KindRequest, "", domain.PhaseServing},
+	{"router/src/server", KindRequest, "", domain.PhaseServing},
+	// arguments and configuration
+	{"arg_utils", KindFatal, domain.VerdictConfigError, domain.PhaseArgs},
+	{"server_args", KindFatal, domain.VerdictConfigError, domain.PhaseArgs},
+	{"cli_args", KindFatal, domain.VerdictConfigError, domain.PhaseArgs},
+	{"common/arg", KindFatal, domain.VerdictConfigError, domain.PhaseArgs},
+	{"/cli/", KindFatal, domain.VerdictConfigError, domain.PhaseArgs},
+	{"envconfig", KindFatal, domain.VerdictConfigError, domain.PhaseArgs},
+	{"config", KindFatal, domain.VerdictConfigError, domain.PhaseArgs},
+	{"launcher/", KindFatal, domain.VerdictConfigError, domain.PhaseArgs},
+	// distributed initialisation
+	{"distributed", KindFatal, domain.VerdictDistributedError, domain.PhaseInit},
+	{"parallel_state", KindFatal, domain.VerdictDistributedError, domain.PhaseInit},
+	{"nccl", KindFatal, domain.VerdictDistributedError, domain.PhaseInit},
+	{"comm", KindFatal, domain.VerdictDistributedError, domain.PhaseInit},
+	// compilation
+	{"compilation", KindFatal, domain.VerdictCompileError, domain.PhaseCompile},
+	{"compile", KindFatal, domain.VerdictCompileError, domain.PhaseCompile},
+	// graph capture
+	{"cuda_graph", KindFatal, domain.VerdictEngineDied, domain.PhaseGraphCapture},
+	{"cudagraph", KindFatal, domain.VerdictEngineDied, domain.PhaseGraphCapture},
+	{"graph_runner", KindFatal, domain.VerdictEngineDied, domain.PhaseGraphCapture},
+	// KV cache sizing and allocation
+	{"kv_cache", KindFatal, domain.VerdictKVCacheInsufficient, domain.PhaseKVAlloc},
+	{"kv-cache", KindFatal, domain.VerdictKVCacheInsufficient, domain.PhaseKVAlloc},
+	{"mem_cache", KindFatal, domain.VerdictKVCacheInsufficient, domain.PhaseKVAlloc},
+	{"memory_pool", KindFatal, domain.VerdictKVCacheInsufficient, domain.PhaseKVAlloc},
+	{"block_manager", KindFatal, domain.VerdictKVCacheInsufficient, domain.PhaseKVAlloc},
+	{"llama-context", KindFatal, domain.VerdictKVCacheInsufficient, domain.PhaseKVAlloc},
+	// weights, tokenizer and model files
+	{"model_loader", KindFatal, domain.VerdictMissingPayload, domain.PhaseWeights},
+	{"weight", KindFatal, domain.VerdictMissingPayload, domain.PhaseWeights},
+	{"gguf", KindFatal, domain.VerdictMissingPayload, domain.PhaseWeights},
+	{"safetensors", KindFatal, domain.VerdictMissingPayload, domain.PhaseWeights},
+	{"tokenizer", KindFatal, domain.VerdictMissingPayload, domain.PhaseWeights},
+	{"transformers_utils", KindFatal, domain.VerdictMissingPayload, domain.PhaseWeights},
+	{"llama-model", KindFatal, domain.VerdictMissingPayload, domain.PhaseWeights},
+	{"llama-vocab", KindFatal, domain.VerdictMissingPayload, domain.PhaseWeights},
+	{"llama-adapter", KindFatal, domain.VerdictMissingPayload, domain.PhaseWeights},
+	{"models/", KindFatal, domain.VerdictMissingPayload, domain.PhaseWeights},
+	{"model/", KindFatal, domain.VerdictMissingPayload, domain.PhaseWeights},
+	// device bring-up
+	{"platforms", KindFatal, domain.VerdictUnknownFailure, domain.PhaseInit},
+	{"discover/", KindFatal, domain.VerdictUnknownFailure, domain.PhaseInit},
+	{"ggml-cuda", KindFatal, domain.VerdictUnknownFailure, ""},
+	// the engine's core, executor and workers
+	{"executor", KindFatal, domain.VerdictEngineDied, ""},
+	{"worker", KindFatal, domain.VerdictEngineDied, ""},
+	{"engine", KindFatal, domain.VerdictEngineDied, ""},
+	{"scheduler", KindFatal, domain.VerdictEngineDied, ""},
+	{"runner", KindFatal, domain.VerdictEngineDied, ""},
+}
+
+// excTable: an exception type overrides the family the path gave (and the
+// phase, when it names one).
+var excTable = []struct {
+	re     *regexp.Regexp
+	family domain.Verdict
+	phase  domain.Phase
+}{
+	{regexp.MustCompile(`OutOfMemory|MemoryError|bad_alloc`), "oom", ""},
+	{regexp.MustCompile(`^(FileNotFoundError|EntryNotFoundError|RepositoryNotFoundError|GatedRepoError|LocalEntryNotFoundError)$`), domain.VerdictMissingPayload, domain.PhaseWeights},
+	{regexp.MustCompile(`^(ArgumentError|ArgumentTypeError|invalid_argument)$`), domain.VerdictConfigError, domain.PhaseArgs},
+	{regexp.MustCompile(`DistBackendError|DistNetworkError|NCCL`), domain.VerdictDistributedError, domain.PhaseInit},
+	{regexp.MustCompile(`BackendCompilerFailed|InductorError|TorchRuntimeError|Unsupported$`), domain.VerdictCompileError, domain.PhaseCompile},
+	{regexp.MustCompile(`EngineDeadError|EngineGenerateError|WorkerError`), domain.VerdictEngineDied, ""},
+}
+
+// oomByPhase names the OOM verdict of each phase.
+var oomByPhase = map[domain.Phase]domain.Verdict{
+	domain.PhaseWeights: domain.VerdictOOMWeights, domain.PhaseKVAlloc: domain.VerdictOOMKVAlloc,
+	domain.PhaseGraphCapture: domain.VerdictOOMGraphCapture, domain.PhaseProfile: domain.VerdictOOMProfile,
+	domain.PhaseServing: domain.VerdictOOMRuntime,
+}
+
+// markerTable: milestone wording of informational calls and the phase each
+// proves. A milestone never proves readiness.
+var markerTable = []struct {
+	re    *regexp.Regexp
+	phase domain.Phase
+}{
+	{regexp.MustCompile(`(?i)load(ing|ed)? (the )?(model )?weights|loading model|model loading took|load_tensors|loading safetensors`), domain.PhaseWeights},
+	{regexp.MustCompile(`(?i)cuda ?graph|capturing|graph capture`), domain.PhaseGraphCapture},
+	{regexp.MustCompile(`(?i)kv cache|memory pool|#tokens|kv_cache|kv buffer`), domain.PhaseKVAlloc},
+	{regexp.MustCompile(`(?i)warm(ing)? ?up`), domain.PhaseWarmup},
+	{regexp.MustCompile(`(?i)profil`), domain.PhaseProfile},
+	{regexp.MustCompile(`(?i)compil|dynamo|inductor`), domain.PhaseCompile},
+	{regexp.MustCompile(`(?i)nccl|init_process_group|world_size|distributed`), domain.PhaseInit},
+	{regexp.MustCompile(`(?i)starting|started|listening|route|api server|available routes`), domain.PhaseStart},
+}
+
+// Classify gives a raw statement its kind, family and phase from the tables,
+// or reports it is not catalogued (an informational call that is neither
+// readiness nor a milestone).
+func Classify(p Profile, r Raw) (Statement, bool) {
+	s := Statement{Engine: p.Engine, File: r.File, Line: r.Line, Func: r.Func, Call: r.Call, Exc: r.Exc, Format: r.Format}
+	for _, rd := range p.Ready {
+		if strings.Contains(r.Format, rd) {
+			s.Kind = KindReady
+			s.Phase = domain.PhaseReady
+			return s, true
+		}
+	}
+	if r.Info {
+		for _, m := range markerTable {
+			if m.re.MatchString(r.Format) {
+				s.Kind, s.Phase = KindMarker, m.phase
+				return s, true
+			}
+		}
+		return s, false
+	}
+	s.Kind, s.Family = KindFatal, domain.VerdictUnknownFailure
+	lp := strings.ToLower(r.File)
+	for _, pr := range pathTable {
+		if strings.Contains(lp, pr.frag) {
+			s.Kind, s.Family, s.Phase = pr.kind, pr.family, pr.phase
+			break
+		}
+	}
+	for _, e := range excTable {
+		if r.Exc != "" && e.re.MatchString(r.Exc) {
+			if s.Kind == KindRequest && e.family != "oom" {
+				break
+			}
+			s.Kind = KindFatal
+			if e.phase != "" {
+				s.Phase = e.phase
+			}
+			s.Family = e.family
+			if e.family == "oom" {
+				s.Family = oomByPhase[s.Phase]
+				if s.Family == "" {
+					s.Family = domain.VerdictOOMProfile
+				}
+			}
+			break
+		}
+	}
+	return s, true
+}
+
+// Extract reads one source file, by its extension, into catalogued
+// statements of the engine.
+func Extract(p Profile, file string, src []byte) []Statement {
+	var raws []Raw
+	switch path.Ext(file) {
+	case ".py":
+		raws = PyExtract(file, src)
+	case ".c", ".cc", ".cpp", ".cxx", ".h", ".hpp", ".cu", ".cuh", ".m", ".mm":
+		raws = CExtract(file, src)
+	case ".go":
+		raws = GoExtract(file, src)
+	case ".rs":
+		raws = RustExtract(file, src)
+	}
+	var out []Statement
+	for _, r := range raws {
+		s, ok := Classify(p, r)
+		if !ok {
+			continue
+		}
+		s.Synth = Synthesize(p, r, s)
+		out = append(out, s)
+	}
+	return out
+}
+
+// holeRe finds the holes of printf, str.format/f-string and Rust formats.
+var holeRe = regexp.MustCompile(`%\([A-Za-z_]\w*\)[-#0 +]*\d*(?:\.\d+)?[sdrfgixXu]|%[-#0 +]*\d*(?:\.\d+)?(?:l|ll|z|h|j|PRI\w+)?[sdrfgixXuep%]|\{[^{}]{0,80}\}`)
+
+// Plausible values by what a hole is named, so a synthesized line reads like
+// a real one without inventing a cause the statement does not state.
+var holeValues = []struct {
+	re *regexp.Regexp
+	v  string
+}{
+	{regexp.MustCompile(`(?i)path|file|dir|model|repo`), "/models/Qwen3-8B"},
+	{regexp.MustCompile(`(?i)gib|gb|mem|bytes|size_mb`), "12.50"},
+	{regexp.MustCompile(`(?i)port`), "8000"},
+	{regexp.MustCompile(`(?i)host|addr`), "0.0.0.0"},
+	{regexp.MustCompile(`(?i)dtype|type`), "bfloat16"},
+	{regexp.MustCompile(`(?i)arch|name`), "Qwen3ForCausalLM"},
+	{regexp.MustCompile(`(?i)device`), "cuda:0"},
+	{regexp.MustCompile(`(?i)rank|idx|index|id$`), "0"},
+	{regexp.MustCompile(`(?i)len|size|num|count|tokens|blocks|n_`), "4096"},
+}
+
+func fillHoles(format, fn string) string {
+	first := true
+	return holeRe.ReplaceAllStringFunc(format, func(h string) string {
+		if h == "%%" {
+			return "%"
+		}
+		isFunc := first && (strings.HasSuffix(h, "s") && strings.HasPrefix(h, "%"))
+		first = false
+		if isFunc && fn != "" && strings.HasPrefix(format, h) {
+			return fn // llama.cpp's "%s: ..." with __func__
+		}
+		name := strings.Trim(h, "{}%()")
+		for _, hv := range holeValues {
+			if hv.re.MatchString(name) {
+				return hv.v
+			}
+		}
+		switch h[len(h)-1] {
+		case 'd', 'i', 'u', 'x', 'X':
+			return "2"
+		case 'f', 'g', 'e':
+			return "1.00"
+		}
+		if strings.HasPrefix(h, "{") && name == "" {
+			return "2"
+		}
+		return "x"
+	})
+}
+
+// Synthesize prints the line a statement writes, in the engine's log format.
+func Synthesize(p Profile, r Raw, s Statement) string {
+	msg := strings.TrimRight(fillHoles(r.Format, r.Func), "\n")
+	base := path.Base(r.File)
+	switch r.Lang {
+	case "py":
+		if r.Call == "raise" {
+			return fmt.Sprintf("Traceback (most recent call last):\n  File \"/usr/lib/python3.12/site-packages/%s\", line %d, in %s\n    raise %s(...)\n%s: %s",
+				r.File, r.Line, orModule(r.Func), r.Exc, r.Exc, msg)
+		}
+		level := strings.ToUpper(strings.TrimPrefix(r.Call, "logger."))
+		if level == "EXCEPTION" || level == "FATAL" {
+			level = "ERROR"
+		}
+		switch p.Engine {
+		case "sglang":
+			return "[2026-08-01 12:00:00] " + msg
+		case "lmdeploy":
+			return fmt.Sprintf("2026-08-01 12:00:00,000 - lmdeploy - %s - %s:%d - %s", level, base, r.Line, msg)
+		case "tgi":
+			return fmt.Sprintf("2026-08-01T12:00:00.000000Z %s text_generation_launcher: %s", level, msg)
+		}
+		return fmt.Sprintf("%s 08-01 12:00:00 [%s:%d] %s", level, base, r.Line, msg)
+	case "c":
+		switch r.Call {
+		case "GGML_ABORT", "GGML_ASSERT":
+			return fmt.Sprintf("/app/%s:%d: %s", r.File, r.Line, msg)
+		case "throw":
+			return fmt.Sprintf("terminate called after throwing an instance of 'std::%s'\n  what():  %s", r.Exc, msg)
+		}
+		return msg
+	case "go":
+		level := "ERROR"
+		if r.Info {
+			level = "INFO"
+		}
+		if r.Call == "fmt.Errorf" {
+			return "Error: " + msg
+		}
+		if strings.HasPrefix(r.Call, "log.") {
+			return "2026/08/01 12:00:00 " + msg
+		}
+		var attrs strings.Builder
+		for _, a := range r.Attrs {
+			attrs.WriteString(" " + a + "=" + fillHoles("{"+a+"}", ""))
+		}
+		return fmt.Sprintf("time=2026-08-01T12:00:00.000Z level=%s source=%s:%d msg=%q%s", level, base, r.Line, msg, attrs.String())
+	case "rs":
+		if r.Call == "panic!" || r.Call == "unreachable!" {
+			return fmt.Sprintf("thread 'main' panicked at %s:%d:5:\n%s", r.File, r.Line, msg)
+		}
+		level := "ERROR"
+		if r.Info {
+			level = "INFO"
+		}
+		return fmt.Sprintf("2026-08-01T12:00:00.000000Z %s text_generation_launcher: %s", level, msg)
+	}
+	return msg
+}
+
+func orModule(fn string) string {
+	if fn == "" {
+		return "<module>"
+	}
+	return fn
+}

@@ -1,0 +1,114 @@
+package catalog
+
+import (
+	"io"
+	"testing"
+
+	"github.com/llmfleet/analyzer/domain"
+)
+
+func TestPyExtract(t *testing.T) {
+	src := []byte(`import logging
+logger = logging.getLogger(__name__)
+
+class Loader:
+    def load_weights(self, path):
+        if not path:
+            raise FileNotFoundError(f"no weights at {path}; "
+                                    "check --model")
+        logger.error("failed %s of %d shards" % (path, n))
+
+def check(x):
+    raise ValueError("max_model_len ({}) too large".format(x))
+`)
+	got := PyExtract("vllm/model_executor/model_loader/default_loader.py", src)
+	if len(got) != 3 {
+		t.Fatalf("got %d statements: %+v", len(got), got)
+	}
+	if got[0].Func != "load_weights" || got[0].Exc != "FileNotFoundError" || got[0].Format != "no weights at {path}; check --model" || got[0].Line != 7 {
+		t.Errorf("raise: %+v", got[0])
+	}
+	if got[1].Call != "logger.error" || got[1].Format != "failed %s of %d shards" {
+		t.Errorf("logger: %+v", got[1])
+	}
+	if got[2].Func != "check" || got[2].Format != "max_model_len ({}) too large" {
+		t.Errorf("format(): %+v", got[2])
+	}
+	s, _ := Classify(Profiles["vllm"], got[0])
+	if s.Family != domain.VerdictMissingPayload || s.Phase != domain.PhaseWeights {
+		t.Errorf("classified %s/%s", s.Family, s.Phase)
+	}
+	if line := fillHoles(got[1].Format, ""); line != "failed x of 2 shards" {
+		t.Errorf("synth %q", line)
+	}
+}
+
+func TestCExtract(t *testing.T) {
+	src := []byte(`// comment LOG_ERR("no")
+static bool llama_model_load(const std::string & fname) {
+    /* LOG_ERR("no") */
+    if (!f) {
+        LLAMA_LOG_ERROR("%s: failed to open %s\n", __func__, fname.c_str());
+        throw std::runtime_error("unknown model architecture: '" + arch + "'");
+    }
+    GGML_ASSERT(n_dims <= 4);
+}
+`)
+	got := CExtract("src/llama-model-loader.cpp", src)
+	if len(got) != 3 {
+		t.Fatalf("got %d: %+v", len(got), got)
+	}
+	if got[0].Func != "llama_model_load" || got[0].Line != 5 || got[0].Format != "%s: failed to open %s\n" {
+		t.Errorf("log: %+v", got[0])
+	}
+	if got[1].Exc != "runtime_error" || got[1].Format != "unknown model architecture: '%s'" {
+		t.Errorf("throw: %+v", got[1])
+	}
+	if got[2].Format != "GGML_ASSERT(n_dims <= 4) failed" {
+		t.Errorf("assert: %+v", got[2])
+	}
+	if line := fillHoles(got[0].Format, got[0].Func); line != "llama_model_load: failed to open /models/Qwen3-8B\n" && line != "llama_model_load: failed to open x\n" {
+		t.Errorf("synth %q", line)
+	}
+}
+
+func TestGoAndRustExtract(t *testing.T) {
+	g := GoExtract("server/sched.go", []byte("package x\nfunc run() {\n\tslog.Error(\"load failed\", \"model\", m)\n\tslog.Info(fmt.Sprintf(\"Listening on %s\", a))\n}\n"))
+	if len(g) != 2 || g[0].Func != "run" || g[0].Attrs[0] != "model" || g[1].Format != "Listening on %s" {
+		t.Fatalf("go: %+v", g)
+	}
+	r := RustExtract("launcher/src/main.rs", []byte("fn main() {\n    tracing::error!(target: \"x\", \"Shard {rank} failed to start\");\n    panic!(\"bad {}\", 1);\n}\n"))
+	if len(r) != 2 || r[0].Format != "Shard {rank} failed to start" || r[1].Call != "panic!" || r[0].Func != "main" {
+		t.Fatalf("rust: %+v", r)
+	}
+}
+
+func TestTSVRoundTrip(t *testing.T) {
+	in := []Statement{{Engine: "vllm", Kind: KindFatal, Family: domain.VerdictConfigError, Phase: domain.PhaseArgs, File: "a.py", Line: 3, Format: "a\tb\\n", Synth: "x\ny"}}
+	var b []byte
+	w := &sliceWriter{&b}
+	if err := WriteTSV(w, in); err != nil {
+		t.Fatal(err)
+	}
+	out, err := ReadTSV(&sliceReader{b})
+	if err != nil || len(out) != 1 || out[0] != in[0] {
+		t.Fatalf("%v %+v", err, out)
+	}
+}
+
+type sliceWriter struct{ b *[]byte }
+
+func (w *sliceWriter) Write(p []byte) (int, error) { *w.b = append(*w.b, p...); return len(p), nil }
+
+type sliceReader struct{ b []byte }
+
+func (r *sliceReader) Read(p []byte) (int, error) {
+	if len(r.b) == 0 {
+		return 0, errEOF
+	}
+	n := copy(p, r.b)
+	r.b = r.b[n:]
+	return n, nil
+}
+
+var errEOF = io.EOF
