@@ -24,13 +24,13 @@ var floors = map[string]struct {
 	fatal, ready float64
 	falseReady   int
 }{
-	"ik_llama.cpp-8337e4cd3":           {71.3, 0, 0},
-	"llamacpp-ollama-vendored-9db4bdb": {17.3, 100, 0},
-	"lmdeploy-1263d5cd8":               {54.0, 100, 0},
+	"ik_llama.cpp-8337e4cd3":           {80.0, 0, 0},
+	"llamacpp-ollama-vendored-9db4bdb": {19.9, 100, 0},
+	"lmdeploy-1263d5cd8":               {59.5, 100, 0},
 	"ollama-fb3076099":                 {69.0, 0, 1},
-	"sglang-fork-64bca5315":            {30.3, 100, 0},
-	"tgi-db931fcf":                     {29.8, 100, 0},
-	"vllm-fork-28be48fa9":              {19.0, 100, 2},
+	"sglang-fork-64bca5315":            {57.5, 100, 0},
+	"tgi-db931fcf":                     {77.5, 100, 0},
+	"vllm-fork-28be48fa9":              {55.4, 100, 2},
 }
 
 // judge runs text through the real pipeline and returns its first attempt.
