@@ -2,6 +2,8 @@ package loki_test
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +19,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/ingest"
 	"github.com/llmfleet/analyzer/internal/fuzzcost"
 	"github.com/llmfleet/analyzer/internal/race"
 	"github.com/llmfleet/analyzer/loki"
@@ -329,5 +332,112 @@ func TestPushResynchronises(t *testing.T) {
 	}
 	if w.Code != http.StatusBadRequest || strings.Join(lines, " ") != "j:ok1 j:ok2" {
 		t.Errorf("JSON push: %d %q, queued %q, want 400 and j:ok1 j:ok2", w.Code, w.Body.String(), lines)
+	}
+}
+
+// hugeLabelPage is a query_range answer of 40 streams, each a 1 MB host
+// label on 1,000 entries at day + 1 s: issue 28's 41 MB page.
+func hugeLabelPage() []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"status":"success","data":{"resultType":"streams","result":[`)
+	ns := fmt.Sprint(day.Add(time.Second).UnixNano())
+	for s := 0; s < 40; s++ {
+		if s > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"stream":{"job":"systemd-journal","host":"%d%s"},"values":[`, s, strings.Repeat("h", 1<<20))
+		for i := 0; i < 1000; i++ {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `["%s","line %d"]`, ns, i)
+		}
+		b.WriteString(`]}`)
+	}
+	b.WriteString(`]}}`)
+	return b.Bytes()
+}
+
+// TestHugeLabelPage is issue 28's reproduction: replay --from-loki against
+// a Loki answering a 41 MB page (1 MB labels on 40,000 entries) once took
+// more than 4 GB in 10 s (every entry's identity held its stream's labels).
+// With the default cap the page is refused unread; under a cap raised
+// past it, its streams break max_label_value_length and are skipped
+// before their entries are read, and the query ends with a clear error,
+// as a full page that brings nothing new cannot be paged past.
+func TestHugeLabelPage(t *testing.T) {
+	page := hugeLabelPage()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(page) }))
+	defer srv.Close()
+	for _, tc := range []struct {
+		maxBytes int64
+		want     string
+	}{
+		{0, fmt.Sprintf("response over %d bytes", loki.DefaultQueryMaxBytes)},
+		{64 << 20, "no progress"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		var st loki.QueryStats
+		var err error
+		n := 0
+		c := fuzzcost.Measure(func() {
+			st, err = loki.QueryRange(ctx, loki.QueryConfig{URL: srv.URL, Query: selector, Start: day, End: day.Add(time.Hour),
+				MaxBytes: tc.maxBytes, Limit: 40000}, func(ingest.Record) error { n++; return nil })
+		})
+		cancel()
+		t.Logf("%d-byte page, cap %d: %v; stats %d pages, %d malformed; allocated %d MiB, peak %d MiB, %v",
+			len(page), tc.maxBytes, err, st.Pages, st.Malformed, c.Alloc>>20, c.PeakHeap>>20, c.Time)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || n != 0 {
+			t.Errorf("cap %d: %v with %d records, want an error saying %q", tc.maxBytes, err, n, tc.want)
+		}
+		if tc.maxBytes > 0 && st.Malformed != 40000 {
+			t.Errorf("%d malformed, want the 40,000 entries of the refused streams", st.Malformed)
+		}
+		// Under the default cap the page is not read past it. Under a cap
+		// raised past the page, it is read whole, each stream's JSON copied
+		// once to decode it alone, and the labels decoded before they are
+		// refused: some four times the page (not streamed: a known cost of
+		// raising the cap), yet nothing per entry.
+		if tc.maxBytes == 0 && (c.Alloc > pushBudget || c.PeakHeap > pushBudget) {
+			t.Errorf("default cap: %d MiB allocated, %d MiB peak: over 100 MiB", c.Alloc>>20, c.PeakHeap>>20)
+		}
+		if tc.maxBytes > 0 && c.Alloc > 5*uint64(len(page)) {
+			t.Errorf("cap %d: %d MiB allocated for a %d MiB page", tc.maxBytes, c.Alloc>>20, len(page)>>20)
+		}
+		if c.Time > race.Budget(5*time.Second) {
+			t.Errorf("cap %d: %v", tc.maxBytes, c.Time)
+		}
+	}
+}
+
+// TestRepeatedPage is issue 28's reproduction: a Loki that answers every
+// request with the same full page, whatever its start, once kept
+// replay --from-loki going for ever (1 ns further every 4 pages). Time
+// paging ends with ErrNoProgress once a full page brings nothing at or
+// after the asked start.
+func TestRepeatedPage(t *testing.T) {
+	var b bytes.Buffer
+	b.WriteString(`{"status":"success","data":{"resultType":"streams","result":[{"stream":{"host":"h"},"values":[`)
+	for i := 0; i < loki.DefaultQueryLimit; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `["%d","line %d"]`, day.Add(time.Duration(i)*time.Millisecond).UnixNano(), i)
+	}
+	b.WriteString(`]}]}}`)
+	page := b.Bytes()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(page) }))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	n := 0
+	st, err := loki.QueryRange(ctx, loki.QueryConfig{URL: srv.URL, Query: selector, Start: day, End: day.Add(time.Hour)},
+		func(ingest.Record) error { n++; return nil })
+	t.Logf("%v; %d records, %d pages", err, n, st.Pages)
+	if !errors.Is(err, loki.ErrNoProgress) {
+		t.Fatalf("%v, want ErrNoProgress", err)
+	}
+	if n != loki.DefaultQueryLimit || st.Pages > 5 {
+		t.Errorf("%d records in %d pages, want the page's %d once, in a few pages", n, st.Pages, loki.DefaultQueryLimit)
 	}
 }

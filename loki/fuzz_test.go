@@ -98,7 +98,7 @@ func FuzzDecodePage(f *testing.F) {
 	f.Add([]byte(`[`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var st QueryStats
-		out, raw, err := decodePage(body, 1000, 2000, &st)
+		out, raw, err := decodePage(body, 1000, 2000, 100, &st)
 		if err != nil {
 			if len(out) > 0 {
 				t.Fatal("entries with an error")
@@ -115,7 +115,7 @@ func FuzzDecodePage(f *testing.F) {
 			if i > 0 && e.ts < out[i-1].ts {
 				t.Fatal("out of time order")
 			}
-			_ = Record(e.fields, &e.entry)
+			_ = recordOf(e.fields, &e.entry)
 		}
 		if len(st.Errors) > maxQueryErrors {
 			t.Fatalf("%d error messages kept", len(st.Errors))
