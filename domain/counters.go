@@ -46,10 +46,14 @@ const (
 	IngestSkipDuplicate = "duplicate" // the same record was pushed again (client retry)
 	IngestSkipEmpty     = "empty"     // no message and no field to go by
 	IngestSkipSaturated = "saturated" // dropped with a request refused for backpressure
+	// IngestSkipMalformed: an entry that does not decode, or every entry of
+	// a stream whose labels do not parse or break Loki's label limits;
+	// the rest of the push is taken.
+	IngestSkipMalformed = "malformed"
 )
 
 // IngestSkipReasons lists the skip reasons exported at 0.
-var IngestSkipReasons = []string{IngestSkipDuplicate, IngestSkipEmpty, IngestSkipSaturated}
+var IngestSkipReasons = []string{IngestSkipDuplicate, IngestSkipEmpty, IngestSkipSaturated, IngestSkipMalformed}
 
 // Reasons of analyzer_loki_push_failures_total (findings not delivered to
 // Loki).

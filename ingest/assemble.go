@@ -163,6 +163,15 @@ func (a *Assembler) Flush() []domain.Entry {
 	return a.orphans(ps, "input ended before the last piece", nil)
 }
 
+// Reuse flushes a (see Flush) and readies it for another source, keeping
+// its buffers: a receiver that evicts one host's assembler for a new host
+// then allocates nothing for it.
+func (a *Assembler) Reuse(source string) []domain.Entry {
+	out := a.Flush()
+	a.source, a.seq = source, 0
+	return out
+}
+
 func hasContainer(rec *flatRecord) bool {
 	return len(rec.get(slotContainerIDFull)) > 0 || len(rec.get(slotContainerID)) > 0
 }

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
+	"unsafe"
 
 	"github.com/grafana/loki/pkg/push"
 
@@ -173,6 +173,33 @@ func StreamFields(labels push.LabelsAdapter) map[string]string {
 	return out
 }
 
+// streamFields are a stream's fields, mapped once for all its entries,
+// and a hash that names the stream in synthetic cursors.
+type streamFields struct {
+	m    map[string]string
+	hash string // 16 hex digits
+}
+
+func newStreamFields(labels push.LabelsAdapter) *streamFields {
+	return fieldsOf(StreamFields(labels))
+}
+
+func fieldsOf(m map[string]string) *streamFields {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	h := sha1.New()
+	for _, k := range keys {
+		h.Write([]byte(k))
+		h.Write([]byte{0})
+		h.Write([]byte(m[k]))
+		h.Write([]byte{0})
+	}
+	return &streamFields{m: m, hash: hex.EncodeToString(h.Sum(nil)[:8])}
+}
+
 // Record builds the journal record of one pushed line: the stream's fields,
 // the entry's structured metadata (which wins over a stream label for the
 // same field), MESSAGE = the line and __REALTIME_TIMESTAMP = the entry's
@@ -180,9 +207,22 @@ func StreamFields(labels push.LabelsAdapter) map[string]string {
 // format_as_json, Promtail's json: true) is parsed as one, and the labels
 // only fill in fields it lacks. __CURSOR is kept when the sender provides
 // one; otherwise the record gets a stable synthetic cursor
-// ("loki;h=HOST;t=µs;x=HASH"), used for evidence and to drop a record
-// pushed twice.
+// ("loki;s=STREAM;t=µs;x=HASH", STREAM a hash of the stream's fields and
+// HASH of the record's: some 60 bytes, whatever the labels), used for
+// evidence and to drop a record pushed twice. The record's values are
+// read-only: those of stream fields share the stream's memory.
 func Record(stream map[string]string, e *push.Entry) ingest.Record {
+	return recordOf(fieldsOf(stream), e)
+}
+
+// readOnly is s as bytes without a copy: the records of a stream's
+// entries share its labels (a 2 KB label on 100,000 entries would
+// otherwise be 200 MB), and nothing writes into a record's values.
+func readOnly(s string) []byte {
+	return unsafe.Slice(unsafe.StringData(s), len(s))
+}
+
+func recordOf(sf *streamFields, e *push.Entry) ingest.Record {
 	var rec ingest.Record
 	if line := strings.TrimSpace(e.Line); strings.HasPrefix(line, "{") && strings.HasSuffix(line, "}") {
 		if r, err := ingest.ParseJSONRecord([]byte(line)); err == nil && isJournalJSON(r) {
@@ -191,22 +231,25 @@ func Record(stream map[string]string, e *push.Entry) ingest.Record {
 	}
 	fromJSON := rec != nil
 	if rec == nil {
-		rec = make(ingest.Record, len(stream)+len(e.StructuredMetadata)+3)
+		rec = make(ingest.Record, len(sf.m)+len(e.StructuredMetadata)+3)
 	}
 	set := func(f, v string) {
 		if _, ok := rec[f]; ok && fromJSON {
 			return
 		}
-		rec[f] = []byte(v)
+		rec[f] = readOnly(v)
 	}
-	for f, v := range stream {
+	for f, v := range sf.m {
 		set(f, v)
 	}
-	rank := map[string]int{}
+	var rank map[string]int
 	for _, l := range e.StructuredMetadata {
 		f := FieldName(l.Name)
 		if f == "" || l.Value == "" {
 			continue
+		}
+		if rank == nil {
+			rank = map[string]int{}
 		}
 		if r, ok := rank[f]; ok && r > fieldRank(l.Name) {
 			continue
@@ -215,7 +258,7 @@ func Record(stream map[string]string, e *push.Entry) ingest.Record {
 		set(f, l.Value)
 	}
 	if !fromJSON {
-		rec["MESSAGE"] = []byte(e.Line)
+		rec["MESSAGE"] = readOnly(e.Line)
 	}
 	if _, ok := rec["__REALTIME_TIMESTAMP"]; !ok || !fromJSON {
 		if !e.Timestamp.IsZero() {
@@ -223,7 +266,7 @@ func Record(stream map[string]string, e *push.Entry) ingest.Record {
 		}
 	}
 	if len(rec["__CURSOR"]) == 0 {
-		rec["__CURSOR"] = []byte(syntheticCursor(rec))
+		rec["__CURSOR"] = []byte(syntheticCursor(sf, rec))
 	}
 	return rec
 }
@@ -242,16 +285,21 @@ func isJournalJSON(r ingest.Record) bool {
 	return false
 }
 
-// syntheticCursor names a record that came without __CURSOR: host, time and
-// a hash of every field, so the same record pushed again gets the same
-// cursor.
-func syntheticCursor(rec ingest.Record) string {
+// syntheticCursor names a record that came without __CURSOR: its
+// stream's hash, time and a hash of every field, so the same record pushed
+// again gets the same cursor. Fields equal to the stream's are hashed in
+// the stream's hash already: a record costs its own bytes only.
+func syntheticCursor(sf *streamFields, rec ingest.Record) string {
 	keys := make([]string, 0, len(rec))
-	for k := range rec {
+	for k, v := range rec {
+		if sv, ok := sf.m[k]; ok && len(sv) == len(v) && (len(v) == 0 || &readOnly(sv)[0] == &v[0]) {
+			continue // the stream's own value, shared
+		}
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	h := sha1.New()
+	h.Write([]byte(sf.hash))
 	for _, k := range keys {
 		h.Write([]byte(k))
 		h.Write([]byte{0})
@@ -260,19 +308,11 @@ func syntheticCursor(rec ingest.Record) string {
 	}
 	sum := h.Sum(nil)
 	var b bytes.Buffer
-	b.WriteString("loki;h=")
-	b.Write(rec["_HOSTNAME"])
+	b.WriteString("loki;s=")
+	b.WriteString(sf.hash)
 	b.WriteString(";t=")
 	b.Write(rec["__REALTIME_TIMESTAMP"])
 	b.WriteString(";x=")
 	b.WriteString(hex.EncodeToString(sum[:8]))
 	return b.String()
-}
-
-// recordTime is the record's __REALTIME_TIMESTAMP (zero when absent).
-func recordTime(rec ingest.Record) time.Time {
-	if us, err := strconv.ParseInt(string(rec["__REALTIME_TIMESTAMP"]), 10, 64); err == nil {
-		return time.UnixMicro(us)
-	}
-	return time.Time{}
 }

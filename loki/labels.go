@@ -25,6 +25,51 @@ import (
 	"github.com/grafana/loki/pkg/push"
 )
 
+// Loki's own defaults of its label limits (limits_config
+// max_label_name_length, max_label_value_length and
+// max_label_names_per_series,
+// https://grafana.com/docs/loki/latest/configure/#limits_config): a stream
+// over one is refused as Loki refuses it. They also bound what one stream
+// costs the analyzer, whatever the number of its entries.
+const (
+	MaxLabelNameLength     = 1024 // bytes of a label name
+	MaxLabelValueLength    = 2048 // bytes of a label value
+	MaxLabelNamesPerSeries = 15   // labels of one stream
+)
+
+// LabelLimitError is a stream's label set over one of Loki's limits.
+type LabelLimitError struct {
+	Limit string // Loki's name of the limit: max_label_value_length, ...
+	Label string // the label concerned (cut to 60 bytes); "" for a count
+	Got   int    // bytes, or labels for max_label_names_per_series
+	Max   int
+}
+
+func (e *LabelLimitError) Error() string {
+	if e.Label == "" {
+		return fmt.Sprintf("stream has %d label names, over %s (%d)", e.Got, e.Limit, e.Max)
+	}
+	return fmt.Sprintf("label %.60q: %d bytes, over %s (%d)", e.Label, e.Got, e.Limit, e.Max)
+}
+
+// CheckLabelLimits returns a *LabelLimitError when a stream's labels break
+// one of Loki's default limits (MaxLabelNameLength, MaxLabelValueLength,
+// MaxLabelNamesPerSeries), nil otherwise.
+func CheckLabelLimits(ls push.LabelsAdapter) error {
+	if len(ls) > MaxLabelNamesPerSeries {
+		return &LabelLimitError{Limit: "max_label_names_per_series", Got: len(ls), Max: MaxLabelNamesPerSeries}
+	}
+	for _, l := range ls {
+		if len(l.Name) > MaxLabelNameLength {
+			return &LabelLimitError{Limit: "max_label_name_length", Label: l.Name, Got: len(l.Name), Max: MaxLabelNameLength}
+		}
+		if len(l.Value) > MaxLabelValueLength {
+			return &LabelLimitError{Limit: "max_label_value_length", Label: l.Name, Got: len(l.Value), Max: MaxLabelValueLength}
+		}
+	}
+	return nil
+}
+
 // ParseLabels parses a stream's label set in Prometheus selector syntax, as
 // Promtail and Alloy write it: {job="x", unit="vllm.service"}. Values are
 // Go-quoted ("…" with escapes, or `…` raw); only the = matcher is allowed.

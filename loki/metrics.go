@@ -15,6 +15,9 @@ type ReceiverMetrics interface {
 	LinesSkipped(source, reason string, n int)
 	// PushRequest counts one answer with its HTTP status code.
 	PushRequest(code int)
+	// HostsEvicted counts n hosts whose state was dropped to make room
+	// for others (ReceiverOptions.MaxHosts).
+	HostsEvicted(n int)
 }
 
 // PusherMetrics counts the findings the pusher sends to Loki
@@ -41,6 +44,7 @@ func (noMetrics) IngestBytes(string, int64)        {}
 func (noMetrics) IngestError(string, string)       {}
 func (noMetrics) LinesSkipped(string, string, int) {}
 func (noMetrics) PushRequest(int)                  {}
+func (noMetrics) HostsEvicted(int)                 {}
 func (noMetrics) LokiDelivered(int)                {}
 func (noMetrics) LokiFailed(string, int)           {}
 func (noMetrics) LokiRetry()                       {}

@@ -3,6 +3,7 @@ package loki
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,8 +27,11 @@ const QueryRangePath = "/loki/api/v1/query_range"
 
 // Defaults of QueryConfig.
 const (
-	DefaultQueryLimit    = 5000     // entries per page: Loki's max_entries_limit_per_query
-	DefaultQueryMaxBytes = 64 << 20 // bytes of one page's response body
+	DefaultQueryLimit = 5000 // entries per page: Loki's max_entries_limit_per_query
+	// DefaultQueryMaxBytes caps one page's response body: 5000 journal
+	// lines with their metadata are a few MB, and decoding a page costs
+	// some three times its size.
+	DefaultQueryMaxBytes = 16 << 20
 	DefaultQueryTimeout  = 60 * time.Second
 	DefaultQueryWindow   = 24 * time.Hour
 	maxQueryErrors       = 10 // malformed entries described in QueryStats.Errors
@@ -60,8 +64,9 @@ type QueryConfig struct {
 	Username, Password, BearerToken, TenantID string
 	// Timeout bounds one page's request and body (default 60 s).
 	Timeout time.Duration
-	// MaxBytes caps one page's response body (default 64 MiB); a larger
-	// body is an error that names the cap (lower Limit).
+	// MaxBytes caps one page's response body (default
+	// DefaultQueryMaxBytes, 16 MiB); a larger body is an error that names
+	// the cap (lower Limit).
 	MaxBytes int64
 	// Client is the HTTP client (default a new one).
 	Client *http.Client
@@ -74,6 +79,9 @@ type QueryStats struct {
 	Entries   int64 // entries handed to fn
 	Malformed int64 // entries or streams skipped as malformed
 	Repeated  int64 // entries seen again at a page boundary and dropped
+	// Excess counts entries past the asked limit in a page (Loki never
+	// sends them): dropped unread.
+	Excess int64
 	// Lost counts the timestamps at which entries may be missing: more
 	// than Limit entries shared one, and the query went on past it.
 	Lost   int64
@@ -178,11 +186,13 @@ func QueryRange(ctx context.Context, cfg QueryConfig, fn func(ingest.Record) err
 		st.Pages++
 		last := start
 		fresh := 0
+		repeats := 0 // entries at start already handed over
 		next := map[string]bool{}
 		for i := range page {
 			e := &page[i]
 			if e.ts == start && boundary[e.key] {
 				st.Repeated++
+				repeats++
 				continue
 			}
 			if e.ts > last {
@@ -193,7 +203,7 @@ func QueryRange(ctx context.Context, cfg QueryConfig, fn func(ingest.Record) err
 			}
 			fresh++
 			st.Entries++
-			if err := fn(Record(e.fields, &e.entry)); err != nil {
+			if err := fn(recordOf(e.fields, &e.entry)); err != nil {
 				return st, err
 			}
 		}
@@ -201,6 +211,14 @@ func QueryRange(ctx context.Context, cfg QueryConfig, fn func(ingest.Record) err
 			// The window holds no more entries: on to the next one.
 			start, boundary, limit, same = stop, nil, cfg.Limit, 0
 			continue
+		}
+		if fresh == 0 && repeats < raw {
+			// A full page with nothing new, and not only the entries of
+			// timestamp start again (which a larger page moves past): the
+			// rest lie before start, outside the window or are malformed.
+			// Loki never answers so; asking again would loop.
+			return st, fmt.Errorf("%w: page %d at %s brought %d entries, none new (%d repeated, the others before the asked start, outside the window or malformed)",
+				ErrNoProgress, st.Pages, time.Unix(0, start).UTC().Format(time.RFC3339Nano), raw, repeats)
 		}
 		if same++; fresh == 0 && limit < maxLimit && same <= maxSamePages {
 			// A full page of entries already read: more than limit entries
@@ -228,11 +246,15 @@ func QueryRange(ctx context.Context, cfg QueryConfig, fn func(ingest.Record) err
 	return st, nil
 }
 
+// ErrNoProgress ends a query whose server answers a full page that holds
+// nothing at or after the asked start: asking again would loop.
+var ErrNoProgress = errors.New("loki query_range: no progress")
+
 // pageEntry is one entry of a page with the fields of its stream.
 type pageEntry struct {
 	ts     int64
-	key    string // identity: stream labels, metadata, line
-	fields map[string]string
+	key    string // identity: a hash of stream labels, metadata, line
+	fields *streamFields
 	entry  push.Entry
 }
 
@@ -304,48 +326,64 @@ func queryPage(ctx context.Context, cfg QueryConfig, u *url.URL, start, end int6
 	if n > cfg.MaxBytes {
 		return nil, 0, n, fmt.Errorf("loki query_range: response over %d bytes; ask fewer entries per page", cfg.MaxBytes)
 	}
-	out, raw, err = decodePage(body, start, end, st)
+	out, raw, err = decodePage(body, start, end, limit, st)
 	return out, raw, n, err
 }
 
 // decodePage reads one query_range response body: its well-formed entries
 // with start <= time < end in time order, and the number of entries it
-// held. Malformed streams and entries are counted in st and skipped; a body
-// that is not a successful streams result is an error.
-func decodePage(body []byte, start, end int64, st *QueryStats) (out []pageEntry, raw int, err error) {
+// held, at most limit (entries past it are counted in st.Excess, unread).
+// Malformed streams and entries, and streams over Loki's label limits
+// (CheckLabelLimits), are counted in st and skipped; a body that is not a
+// successful streams result is an error.
+func decodePage(body []byte, start, end int64, limit int, st *QueryStats) (out []pageEntry, raw int, err error) {
 	var r queryResponse
 	if err := json.Unmarshal(body, &r); err != nil {
 		return nil, 0, fmt.Errorf("loki query_range: not Loki's JSON response: %w", err)
 	}
 	if r.Status != "success" {
-		return nil, 0, fmt.Errorf("loki query_range: status %q", r.Status)
+		return nil, 0, fmt.Errorf("loki query_range: status %.40q", r.Status)
 	}
 	if r.Data.ResultType != "streams" {
-		return nil, 0, fmt.Errorf("loki query_range: result type %q, want streams (a log query, not a metric query)", r.Data.ResultType)
+		return nil, 0, fmt.Errorf("loki query_range: result type %.40q, want streams (a log query, not a metric query)", r.Data.ResultType)
 	}
 	for si, rs := range r.Data.Result {
+		if raw >= limit {
+			st.Excess++ // a stream (of at least one entry) past the limit
+			continue
+		}
 		var s queryStream
 		if err := json.Unmarshal(rs, &s); err != nil {
 			st.malformed("stream %d: %v", si, err)
 			continue
 		}
+		values := s.Values
+		if n := limit - raw; len(values) > n {
+			st.Excess += int64(len(values) - n)
+			values = values[:n]
+		}
+		raw += len(values)
 		labels := make(push.LabelsAdapter, 0, len(s.Stream))
-		bad := ""
+		var lerr error
 		for k, v := range s.Stream {
 			if !ValidLabelName(k) {
-				bad = k
+				lerr = fmt.Errorf("label name %.60q", k)
 			}
 			labels = append(labels, push.LabelAdapter{Name: k, Value: v})
 		}
-		if bad != "" {
-			st.malformed("stream %d: label name %.60q", si, bad)
+		if lerr == nil {
+			lerr = CheckLabelLimits(labels)
+		}
+		if lerr != nil {
+			// Refused before any entry is read; its entries count.
+			st.malformed("stream %d (%d entries): %v", si, len(values), lerr)
+			st.Malformed += int64(max(len(values)-1, 0))
 			continue
 		}
 		sort.Slice(labels, func(i, j int) bool { return labels[i].Name < labels[j].Name })
-		fields := StreamFields(labels)
+		sf := newStreamFields(labels)
 		lkey := metaKey(labels)
-		raw += len(s.Values)
-		for vi, v := range s.Values {
+		for vi, v := range values {
 			e, err := parseValue(v)
 			if err != nil {
 				st.malformed("stream %d entry %d: %v", si, vi, err)
@@ -355,13 +393,25 @@ func decodePage(body []byte, start, end int64, st *QueryStats) (out []pageEntry,
 				st.malformed("stream %d entry %d: time %d outside the asked range", si, vi, e.ts)
 				continue
 			}
-			e.fields = fields
-			e.key = lkey + "\x00" + metaKey(e.entry.StructuredMetadata) + "\x00" + e.entry.Line
+			e.fields = sf
+			e.key = entryKey(lkey, &e.entry)
 			out = append(out, e)
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].ts < out[j].ts })
 	return out, raw, nil
+}
+
+// entryKey identifies an entry within a timestamp in 16 bytes: a hash of
+// its stream's labels (lkey), metadata and line.
+func entryKey(lkey string, e *push.Entry) string {
+	h := sha256.New()
+	h.Write([]byte(lkey))
+	h.Write([]byte{0})
+	h.Write([]byte(metaKey(e.StructuredMetadata)))
+	h.Write([]byte{0})
+	h.Write([]byte(e.Line))
+	return string(h.Sum(nil)[:16])
 }
 
 // parseValue reads one entry of a stream's values: ["<ns>", "<line>"] or,
@@ -403,6 +453,9 @@ func parseValue(raw json.RawMessage) (pageEntry, error) {
 		sort.Slice(e.entry.StructuredMetadata, func(i, j int) bool {
 			return e.entry.StructuredMetadata[i].Name < e.entry.StructuredMetadata[j].Name
 		})
+		if err := checkMetadata(e.entry.StructuredMetadata); err != nil {
+			return e, err
+		}
 	}
 	e.ts = ts
 	e.entry.Timestamp = time.Unix(0, ts)

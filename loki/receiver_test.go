@@ -227,7 +227,7 @@ func TestStructuredMetadataWinsOverLabels(t *testing.T) {
 		string(rec["__REALTIME_TIMESTAMP"]) != "1790916000123456" || string(rec["_HOSTNAME"]) != "h" {
 		t.Errorf("record = %q", rec)
 	}
-	if c := string(rec["__CURSOR"]); !strings.HasPrefix(c, "loki;h=h;t=1790916000123456;x=") {
+	if c := string(rec["__CURSOR"]); !strings.HasPrefix(c, "loki;s=") || !strings.Contains(c, ";t=1790916000123456;x=") || len(c) > 64 {
 		t.Errorf("synthetic cursor %q", c)
 	}
 }

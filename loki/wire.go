@@ -16,6 +16,7 @@ import (
 
 	"github.com/golang/snappy"
 	"github.com/grafana/loki/pkg/push"
+	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/llmfleet/analyzer/domain"
 )
@@ -126,26 +127,274 @@ func ReadBody(r *http.Request, max int64) ([]byte, int64, *RequestError) {
 	return body, n, nil
 }
 
+// Loki's default limits of one entry's structured metadata
+// (max_structured_metadata_entries_count, max_structured_metadata_size in
+// limits_config): an entry over them is skipped as malformed.
+const (
+	MaxStructuredMetadataEntries = 128
+	MaxStructuredMetadataBytes   = 64 << 10
+)
+
+// maxDecodeErrors is how many skipped items a Decoded describes.
+const maxDecodeErrors = 10
+
+// Stream is one decoded stream of a push: its labels, parsed, sorted and
+// within Loki's limits (CheckLabelLimits), and its well-formed entries.
+type Stream struct {
+	Labels  push.LabelsAdapter
+	Entries []push.Entry
+}
+
+// Decoded is a push as decoded: the well-formed streams, and what was
+// skipped. A malformed entry is skipped alone; a stream whose labels do
+// not parse or break a limit is skipped with all its entries; the rest is
+// kept.
+type Decoded struct {
+	Streams []Stream
+	// Skipped counts the entries skipped (and a stream whose entries could
+	// not be counted as one).
+	Skipped int
+	// Errors describe the first skipped items (at most 10), in order;
+	// Errors[0] is what a refusal answers.
+	Errors []*RequestError
+}
+
+func (d *Decoded) skip(n int, e *RequestError) {
+	d.Skipped += n
+	if len(d.Errors) < maxDecodeErrors {
+		d.Errors = append(d.Errors, e)
+	}
+}
+
+// Request returns the well-formed streams as a push.PushRequest.
+func (d *Decoded) Request() *push.PushRequest {
+	out := &push.PushRequest{Streams: make([]push.Stream, 0, len(d.Streams))}
+	for _, s := range d.Streams {
+		m := make(map[string]string, len(s.Labels))
+		for _, l := range s.Labels {
+			m[l.Name] = l.Value
+		}
+		out.Streams = append(out.Streams, push.Stream{Labels: FormatLabels(m), Entries: s.Entries})
+	}
+	return out
+}
+
+// DecodeLimits bounds one push. Zero values take the defaults.
+type DecodeLimits struct {
+	// MaxBytes bounds the body as received, after Content-Encoding and
+	// after snappy (default DefaultMaxBytes).
+	MaxBytes int64
+	// MaxEntries bounds the entries of one push, malformed ones included
+	// (default DefaultMaxEntries); decoding stops at the first one over.
+	MaxEntries int
+}
+
+// DefaultMaxEntries is the default of DecodeLimits.MaxEntries: a body of
+// tiny entries costs far more memory decoded than sent.
+const DefaultMaxEntries = 100000
+
+func (l DecodeLimits) withDefaults() DecodeLimits {
+	if l.MaxBytes <= 0 {
+		l.MaxBytes = DefaultMaxBytes
+	}
+	if l.MaxEntries <= 0 {
+		l.MaxEntries = DefaultMaxEntries
+	}
+	return l
+}
+
+func tooManyEntries(max int) *RequestError {
+	return reqErr(http.StatusRequestEntityTooLarge, domain.IngestErrTooLarge,
+		"more than %d entries in one push: send smaller batches", max)
+}
+
+// streamLabels parses and checks a stream's labels (ParseLabels,
+// CheckLabelLimits), as a 400 naming the stream and the limit.
+func streamLabels(si int, s string) (push.LabelsAdapter, *RequestError) {
+	ls, err := ParseLabels(s)
+	if err == nil {
+		err = CheckLabelLimits(ls)
+	}
+	if err != nil {
+		return nil, reqErr(http.StatusBadRequest, domain.IngestErrLabels, "stream %d: %v", si, err)
+	}
+	return ls, nil
+}
+
+// checkMetadata applies Loki's structured-metadata limits to one entry.
+func checkMetadata(md push.LabelsAdapter) error {
+	if len(md) > MaxStructuredMetadataEntries {
+		return fmt.Errorf("%d structured metadata entries, over max_structured_metadata_entries_count (%d)", len(md), MaxStructuredMetadataEntries)
+	}
+	n := 0
+	for _, l := range md {
+		n += len(l.Name) + len(l.Value)
+	}
+	if n > MaxStructuredMetadataBytes {
+		return fmt.Errorf("%d bytes of structured metadata, over max_structured_metadata_size (%d)", n, MaxStructuredMetadataBytes)
+	}
+	return nil
+}
+
 // DecodeProtobuf decodes a snappy block-compressed logproto.PushRequest
-// whose decoded size is at most max bytes.
+// (push.proto of github.com/grafana/loki/pkg/push) whose decoded size is at
+// most max bytes. It returns the well-formed streams and entries; when some
+// were skipped (see DecodePush), the error describes the first.
 func DecodeProtobuf(body []byte, max int64) (*push.PushRequest, *RequestError) {
+	d, rerr := DecodePush(body, FormatProtobuf, DecodeLimits{MaxBytes: max})
+	if rerr != nil {
+		return nil, rerr
+	}
+	return d.Request(), firstError(d)
+}
+
+func firstError(d *Decoded) *RequestError {
+	if len(d.Errors) > 0 {
+		return d.Errors[0]
+	}
+	return nil
+}
+
+// DecodePush decodes a push body of format (FormatProtobuf: snappy block
+// protobuf; FormatJSON: Loki's push JSON). A malformed entry, or a stream
+// whose labels break Loki's limits, is skipped and described in the
+// Decoded; the error is for a body that cannot be read at all (bad snappy,
+// broken framing, invalid JSON: 400) or over lim (413).
+func DecodePush(body []byte, format string, lim DecodeLimits) (*Decoded, *RequestError) {
+	lim = lim.withDefaults()
+	if format == FormatJSON {
+		return decodeJSON(body, lim)
+	}
 	n, err := snappy.DecodedLen(body)
 	if err != nil {
 		return nil, reqErr(http.StatusBadRequest, domain.IngestErrSnappy, "snappy: %v (the protobuf body must be snappy block format)", err)
 	}
-	if max > 0 && int64(n) > max {
+	if int64(n) > lim.MaxBytes {
 		return nil, reqErr(http.StatusRequestEntityTooLarge, domain.IngestErrTooLarge,
-			"decoded body of %d bytes is over the limit of %d", n, max)
+			"decoded body of %d bytes is over the limit of %d", n, lim.MaxBytes)
 	}
 	buf, err := snappy.Decode(nil, body)
 	if err != nil {
 		return nil, reqErr(http.StatusBadRequest, domain.IngestErrSnappy, "snappy: %v (the protobuf body must be snappy block format)", err)
 	}
-	var req push.PushRequest
-	if err := req.Unmarshal(buf); err != nil {
-		return nil, reqErr(http.StatusBadRequest, domain.IngestErrProtobuf, "protobuf: %v", err)
+	return decodeProtobuf(buf, lim)
+}
+
+// decodeProtobuf walks PushRequest's wire format itself (field 1: repeated
+// StreamAdapter) so that one bad stream or entry does not lose the others:
+// each stream's labels are checked before its entries are decoded, and
+// each entry is decoded alone.
+func decodeProtobuf(buf []byte, lim DecodeLimits) (*Decoded, *RequestError) {
+	d := &Decoded{}
+	entries := 0
+	all := len(buf)
+	for si := 0; len(buf) > 0; {
+		off := all - len(buf)
+		num, typ, n := protowire.ConsumeTag(buf)
+		if n < 0 {
+			return nil, reqErr(http.StatusBadRequest, domain.IngestErrProtobuf, "protobuf: at byte %d: %v", off, protowire.ParseError(n))
+		}
+		buf = buf[n:]
+		if num != 1 || typ != protowire.BytesType {
+			if n = protowire.ConsumeFieldValue(num, typ, buf); n < 0 {
+				return nil, reqErr(http.StatusBadRequest, domain.IngestErrProtobuf, "protobuf: at byte %d: %v", off, protowire.ParseError(n))
+			}
+			buf = buf[n:]
+			continue
+		}
+		v, n := protowire.ConsumeBytes(buf)
+		if n < 0 {
+			return nil, reqErr(http.StatusBadRequest, domain.IngestErrProtobuf, "protobuf: stream %d at byte %d: %v", si, off, protowire.ParseError(n))
+		}
+		buf = buf[n:]
+		if rerr := decodeStream(d, v, si, off, &entries, lim); rerr != nil {
+			return nil, rerr
+		}
+		si++
 	}
-	return &req, nil
+	return d, nil
+}
+
+// decodeStream decodes one StreamAdapter (1: labels, 2: repeated
+// EntryAdapter, 3: hash) into d. A first pass checks the framing, counts
+// the entries and finds the labels; only a stream whose labels pass has
+// its entries decoded.
+func decodeStream(d *Decoded, v []byte, si, off int, entries *int, lim DecodeLimits) *RequestError {
+	var labels []byte
+	n := 0
+	bad := walkStream(v, func(num protowire.Number, b []byte) bool {
+		if num == 1 {
+			labels = b
+			return true
+		}
+		n++
+		*entries++
+		return *entries <= lim.MaxEntries
+	})
+	if *entries > lim.MaxEntries {
+		return tooManyEntries(lim.MaxEntries)
+	}
+	if bad < 0 {
+		d.skip(max(n, 1), reqErr(http.StatusBadRequest, domain.IngestErrProtobuf,
+			"protobuf: stream %d at byte %d: %v", si, off, protowire.ParseError(bad)))
+		return nil
+	}
+	ls, rerr := streamLabels(si, string(labels))
+	if rerr != nil {
+		d.skip(max(n, 1), rerr)
+		return nil
+	}
+	st := Stream{Labels: ls, Entries: make([]push.Entry, 0, n)}
+	ei := 0
+	walkStream(v, func(num protowire.Number, b []byte) bool {
+		if num != 2 {
+			return true
+		}
+		var e push.Entry
+		err := e.Unmarshal(b)
+		if err == nil {
+			err = checkMetadata(e.StructuredMetadata)
+		}
+		if err != nil {
+			d.skip(1, reqErr(http.StatusBadRequest, domain.IngestErrProtobuf, "stream %d entry %d: %v", si, ei, err))
+		} else {
+			e.Parsed = nil // a query's own labels, never a pushed entry's
+			st.Entries = append(st.Entries, e)
+		}
+		ei++
+		return true
+	})
+	d.Streams = append(d.Streams, st)
+	return nil
+}
+
+// walkStream calls fn with each labels (1) and entry (2) field of a
+// StreamAdapter until fn returns false; it returns a protowire error code
+// (< 0) for broken framing, 0 otherwise.
+func walkStream(v []byte, fn func(protowire.Number, []byte) bool) int {
+	for len(v) > 0 {
+		num, typ, n := protowire.ConsumeTag(v)
+		if n < 0 {
+			return n
+		}
+		v = v[n:]
+		if typ == protowire.BytesType && (num == 1 || num == 2) {
+			b, n := protowire.ConsumeBytes(v)
+			if n < 0 {
+				return n
+			}
+			v = v[n:]
+			if !fn(num, b) {
+				return 0
+			}
+			continue
+		}
+		if n = protowire.ConsumeFieldValue(num, typ, v); n < 0 {
+			return n
+		}
+		v = v[n:]
+	}
+	return 0
 }
 
 // EncodeProtobuf marshals req and compresses it with snappy (block format),
@@ -175,68 +424,110 @@ type jsonPush struct {
 
 // DecodeJSON decodes a JSON push body into the protobuf types. Timestamps
 // are strings (or numbers) of Unix nanoseconds; the legacy form's ts is
-// RFC 3339.
+// RFC 3339. It returns the well-formed streams and entries; when some were
+// skipped (see DecodePush), the error describes the first.
 func DecodeJSON(body []byte) (*push.PushRequest, *RequestError) {
+	d, rerr := DecodePush(body, FormatJSON, DecodeLimits{MaxBytes: int64(len(body)) + 1})
+	if rerr != nil {
+		return nil, rerr
+	}
+	return d.Request(), firstError(d)
+}
+
+func decodeJSON(body []byte, lim DecodeLimits) (*Decoded, *RequestError) {
 	var in jsonPush
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(&in); err != nil {
 		return nil, reqErr(http.StatusBadRequest, domain.IngestErrJSON, "json: %v", err)
 	}
-	out := &push.PushRequest{Streams: make([]push.Stream, 0, len(in.Streams))}
+	d := &Decoded{Streams: make([]Stream, 0, len(in.Streams))}
+	total := 0
 	for si, s := range in.Streams {
-		var st push.Stream
-		if s.Labels != nil {
-			if _, err := ParseLabels(*s.Labels); err != nil {
-				return nil, reqErr(http.StatusBadRequest, domain.IngestErrLabels, "stream %d: %v", si, err)
-			}
-			st.Labels = *s.Labels
-		} else {
-			for k := range s.Stream {
-				if !ValidLabelName(k) {
-					return nil, reqErr(http.StatusBadRequest, domain.IngestErrLabels, "stream %d: invalid label name %q", si, k)
-				}
-			}
-			st.Labels = FormatLabels(s.Stream)
+		n := len(s.Values) + len(s.Entries)
+		if total += n; total > lim.MaxEntries {
+			return nil, tooManyEntries(lim.MaxEntries)
 		}
+		var ls push.LabelsAdapter
+		var rerr *RequestError
+		if s.Labels != nil {
+			ls, rerr = streamLabels(si, *s.Labels)
+		} else {
+			for k, v := range s.Stream {
+				if !ValidLabelName(k) {
+					rerr = reqErr(http.StatusBadRequest, domain.IngestErrLabels, "stream %d: invalid label name %.60q", si, k)
+					break
+				}
+				if v != "" { // Loki treats an empty label as absent
+					ls = append(ls, push.LabelAdapter{Name: k, Value: v})
+				}
+			}
+			if rerr == nil {
+				ls = dedupeLabels(ls)
+				if err := CheckLabelLimits(ls); err != nil {
+					rerr = reqErr(http.StatusBadRequest, domain.IngestErrLabels, "stream %d: %v", si, err)
+				}
+			}
+		}
+		if rerr != nil {
+			d.skip(max(n, 1), rerr)
+			continue
+		}
+		st := Stream{Labels: ls, Entries: make([]push.Entry, 0, n)}
 		for vi, v := range s.Values {
-			if len(v) < 2 || len(v) > 3 {
-				return nil, reqErr(http.StatusBadRequest, domain.IngestErrJSON, "stream %d value %d: want [ts, line] or [ts, line, {metadata}]", si, vi)
-			}
-			ts, err := nanos(v[0])
-			if err != nil {
-				return nil, reqErr(http.StatusBadRequest, domain.IngestErrTimestamp, "stream %d value %d: %v", si, vi, err)
-			}
-			var e push.Entry
-			e.Timestamp = ts
-			if err := json.Unmarshal(v[1], &e.Line); err != nil {
-				return nil, reqErr(http.StatusBadRequest, domain.IngestErrJSON, "stream %d value %d: line: %v", si, vi, err)
-			}
-			if len(v) == 3 {
-				var meta map[string]string
-				if err := json.Unmarshal(v[2], &meta); err != nil {
-					return nil, reqErr(http.StatusBadRequest, domain.IngestErrJSON, "stream %d value %d: structured metadata: %v", si, vi, err)
-				}
-				for k, mv := range meta {
-					e.StructuredMetadata = append(e.StructuredMetadata, push.LabelAdapter{Name: k, Value: mv})
-				}
-				e.StructuredMetadata = dedupeLabels(e.StructuredMetadata)
+			e, rerr := jsonValue(v)
+			if rerr != nil {
+				rerr.Err = fmt.Errorf("stream %d value %d: %w", si, vi, rerr.Err)
+				d.skip(1, rerr)
+				continue
 			}
 			st.Entries = append(st.Entries, e)
 		}
 		for ei, le := range s.Entries {
 			var str string
-			if err := json.Unmarshal(le.TS, &str); err != nil {
-				return nil, reqErr(http.StatusBadRequest, domain.IngestErrTimestamp, "stream %d entry %d: ts: %v", si, ei, err)
+			err := json.Unmarshal(le.TS, &str)
+			var ts time.Time
+			if err == nil {
+				ts, err = time.Parse(time.RFC3339Nano, str)
 			}
-			ts, err := time.Parse(time.RFC3339Nano, str)
 			if err != nil {
-				return nil, reqErr(http.StatusBadRequest, domain.IngestErrTimestamp, "stream %d entry %d: ts: %v", si, ei, err)
+				d.skip(1, reqErr(http.StatusBadRequest, domain.IngestErrTimestamp, "stream %d entry %d: ts: %v", si, ei, err))
+				continue
 			}
 			st.Entries = append(st.Entries, push.Entry{Timestamp: ts, Line: le.Line})
 		}
-		out.Streams = append(out.Streams, st)
+		d.Streams = append(d.Streams, st)
 	}
-	return out, nil
+	return d, nil
+}
+
+// jsonValue reads one [ts, line] or [ts, line, {metadata}] of a stream.
+func jsonValue(v []json.RawMessage) (push.Entry, *RequestError) {
+	var e push.Entry
+	if len(v) < 2 || len(v) > 3 {
+		return e, reqErr(http.StatusBadRequest, domain.IngestErrJSON, "want [ts, line] or [ts, line, {metadata}]")
+	}
+	ts, err := nanos(v[0])
+	if err != nil {
+		return e, reqErr(http.StatusBadRequest, domain.IngestErrTimestamp, "%v", err)
+	}
+	e.Timestamp = ts
+	if err := json.Unmarshal(v[1], &e.Line); err != nil {
+		return e, reqErr(http.StatusBadRequest, domain.IngestErrJSON, "line: %v", err)
+	}
+	if len(v) == 3 {
+		var meta map[string]string
+		if err := json.Unmarshal(v[2], &meta); err != nil {
+			return e, reqErr(http.StatusBadRequest, domain.IngestErrJSON, "structured metadata: %v", err)
+		}
+		for k, mv := range meta {
+			e.StructuredMetadata = append(e.StructuredMetadata, push.LabelAdapter{Name: k, Value: mv})
+		}
+		e.StructuredMetadata = dedupeLabels(e.StructuredMetadata)
+		if err := checkMetadata(e.StructuredMetadata); err != nil {
+			return e, reqErr(http.StatusBadRequest, domain.IngestErrJSON, "%v", err)
+		}
+	}
+	return e, nil
 }
 
 // nanos reads a JSON string or number of Unix nanoseconds.
@@ -304,24 +595,29 @@ func EncodeJSON(req *push.PushRequest) ([]byte, error) {
 
 // DecodeRequest reads and decodes a push request as Loki does (see
 // BodyFormat and ReadBody), with max bounding the body as received, after
-// Content-Encoding and after snappy. It returns the bytes received too.
+// Content-Encoding and after snappy. It returns the well-formed streams
+// and entries, the bytes received, and, when some were skipped
+// (DecodePush), the first as the error.
 func DecodeRequest(r *http.Request, max int64) (*push.PushRequest, int64, *RequestError) {
-	if max <= 0 {
-		max = DefaultMaxBytes
+	d, n, rerr := ReadRequest(r, DecodeLimits{MaxBytes: max})
+	if rerr != nil {
+		return nil, n, rerr
 	}
+	return d.Request(), n, firstError(d)
+}
+
+// ReadRequest reads a push request (BodyFormat, ReadBody) and decodes it
+// (DecodePush) within lim. It returns the bytes received too.
+func ReadRequest(r *http.Request, lim DecodeLimits) (*Decoded, int64, *RequestError) {
+	lim = lim.withDefaults()
 	format, rerr := BodyFormat(r.Header.Get("Content-Type"))
 	if rerr != nil {
 		return nil, 0, rerr
 	}
-	body, n, rerr := ReadBody(r, max)
+	body, n, rerr := ReadBody(r, lim.MaxBytes)
 	if rerr != nil {
 		return nil, n, rerr
 	}
-	var req *push.PushRequest
-	if format == FormatJSON {
-		req, rerr = DecodeJSON(body)
-	} else {
-		req, rerr = DecodeProtobuf(body, max)
-	}
-	return req, n, rerr
+	d, rerr := DecodePush(body, format, lim)
+	return d, n, rerr
 }

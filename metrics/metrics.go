@@ -96,7 +96,17 @@ type Options struct {
 	Logger *slog.Logger
 	// NoProcessMetrics leaves out the Go runtime and process collectors.
 	NoProcessMetrics bool
+	// MaxHosts caps the hosts of the per-host journal series, and the
+	// (host, unit) pairs of the per-unit series read from the database
+	// (default DefaultMaxHosts): past it the series of further hosts and
+	// units are dropped and counted (analyzer_metrics_series_dropped_total,
+	// analyzer_metrics_units_dropped), so that a push of made-up host names
+	// cannot make /metrics slow and large.
+	MaxHosts int
 }
+
+// DefaultMaxHosts is the default of Options.MaxHosts.
+const DefaultMaxHosts = 1000
 
 // Metrics holds the registry and the live counters. Its methods are safe for
 // concurrent use; a nil *Metrics ignores every call, so components can be
@@ -128,6 +138,9 @@ type Metrics struct {
 	rulesReloadSuccess prometheus.Gauge
 	rulesReloadTime    prometheus.Gauge
 	rulesLoaded        prometheus.Gauge
+
+	hostsEvicted  prometheus.Counter
+	seriesDropped *prometheus.CounterVec
 
 	mu        sync.Mutex
 	lastEntry map[string]time.Time // host → newest journal entry time
@@ -173,6 +186,9 @@ func New(opts Options) *Metrics {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.MaxHosts <= 0 {
+		opts.MaxHosts = DefaultMaxHosts
+	}
 	m := &Metrics{reg: prometheus.NewRegistry(), opts: opts, lastEntry: map[string]time.Time{}}
 	counterVec := func(name, help string, labels ...string) *prometheus.CounterVec {
 		c := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: name, Help: help}, labels)
@@ -207,6 +223,11 @@ func New(opts Options) *Metrics {
 	m.rulesReloadSuccess = gauge("rules_last_reload_success", "1 if the last load of the rule files succeeded, 0 if it failed (the previous rules stay in use).")
 	m.rulesReloadTime = gauge("rules_last_reload_timestamp_seconds", "Time of the last load of the rule files, successful or not (Unix seconds).")
 	m.rulesLoaded = gauge("rules_loaded", "Rules in the rule set in use.")
+	m.hostsEvicted = counter("push_hosts_evicted_total",
+		"Hosts whose line reassembly state the push receiver dropped to make room for newer hosts (its host cap); their unfinished lines were emitted as log loss.")
+	m.seriesDropped = counterVec("metrics_series_dropped_total",
+		"Updates of per-host series left out of /metrics because the host cap (Options.MaxHosts) was reached, by metric.", "metric")
+	m.seriesDropped.WithLabelValues("journal_last_entry_timestamp_seconds")
 	version, revision, goVersion := BuildInfo()
 	if opts.Version != "" {
 		version = opts.Version
@@ -298,10 +319,23 @@ func (m *Metrics) JournalEntry(host string, t time.Time) {
 		return
 	}
 	m.mu.Lock()
-	if t.After(m.lastEntry[host]) {
+	old, ok := m.lastEntry[host]
+	switch {
+	case !ok && len(m.lastEntry) >= m.opts.MaxHosts:
+		m.mu.Unlock()
+		m.seriesDropped.WithLabelValues("journal_last_entry_timestamp_seconds").Inc()
+		return
+	case t.After(old):
 		m.lastEntry[host] = t
 	}
 	m.mu.Unlock()
+}
+
+// HostsEvicted counts n hosts the push receiver evicted.
+func (m *Metrics) HostsEvicted(n int) {
+	if m != nil && n > 0 {
+		m.hostsEvicted.Add(float64(n))
+	}
 }
 
 // NoteWritten counts one root-cause note written to the journal.

@@ -239,6 +239,8 @@ analyzer_ingest_lines_skipped_total{reason="duplicate",source="journal"} 0
 analyzer_ingest_lines_skipped_total{reason="duplicate",source="loki_push"} 3
 analyzer_ingest_lines_skipped_total{reason="empty",source="journal"} 0
 analyzer_ingest_lines_skipped_total{reason="empty",source="loki_push"} 0
+analyzer_ingest_lines_skipped_total{reason="malformed",source="journal"} 0
+analyzer_ingest_lines_skipped_total{reason="malformed",source="loki_push"} 0
 analyzer_ingest_lines_skipped_total{reason="saturated",source="journal"} 0
 analyzer_ingest_lines_skipped_total{reason="saturated",source="loki_push"} 0
 # HELP analyzer_loki_push_failures_total Findings not delivered to Loki, by reason.

@@ -46,6 +46,9 @@ var (
 	unitSinceReadyDesc = prometheus.NewDesc(Namespace+"_unit_seconds_since_last_ready",
 		"Seconds since an attempt of the unit last reached ready; absent if never.",
 		[]string{"host", "unit"}, nil)
+	unitsDroppedDesc = prometheus.NewDesc(Namespace+"_metrics_units_dropped",
+		"Units of the database left out of the per-unit series of this scrape: past the host cap (Options.MaxHosts) of (host, unit) pairs, in name order.",
+		nil, nil)
 	storeUpDesc = prometheus.NewDesc(Namespace+"_store_up",
 		"1 when the database answered the last scrape, 0 when it failed.", nil, nil)
 )
@@ -94,7 +97,7 @@ func (c *storeCollector) setFindings(extra []string) {
 
 func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{attemptsDesc, attemptsEndedDesc, lastFailedDesc, findingsDesc, unitStateDesc, unitVerdictDesc,
-		unitRestartsDesc, unitRestartCounterDesc, unitSinceReadyDesc, storeUpDesc} {
+		unitRestartsDesc, unitRestartCounterDesc, unitSinceReadyDesc, unitsDroppedDesc, storeUpDesc} {
 		ch <- d
 	}
 }
@@ -123,10 +126,6 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 	ended := map[engKey]map[string]int64{}
 	var engKeys []engKey
 	for _, a := range snap.Attempts {
-		if a.Unit != "" && !a.LastEnded.IsZero() && domain.Verdict(a.Verdict).IsFailure() {
-			ch <- prometheus.MustNewConstMetric(lastFailedDesc, prometheus.GaugeValue, float64(a.LastEnded.UnixMilli())/1000,
-				a.Host, a.Unit, a.Engine, a.Verdict, c.opts.ExternalURL+"/attempts/"+a.LastEndedID)
-		}
 		k := engKey{a.Host, a.Unit, a.Engine}
 		if ended[k] == nil {
 			ended[k] = map[string]int64{}
@@ -145,11 +144,6 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(attemptsDesc, prometheus.GaugeValue, float64(n), v)
 		}
 	}
-	for _, k := range engKeys {
-		for v, n := range ended[k] {
-			ch <- prometheus.MustNewConstMetric(attemptsEndedDesc, prometheus.CounterValue, float64(n), k.host, k.unit, k.engine, v)
-		}
-	}
 
 	// Units: those of the database plus the configured ones.
 	units := map[unitKey]bool{}
@@ -166,13 +160,6 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, u := range c.opts.Units {
 		addUnit(unitKey{u.Host, u.Unit})
 	}
-	sort.Slice(unitKeys, func(i, j int) bool {
-		if unitKeys[i].host != unitKeys[j].host {
-			return unitKeys[i].host < unitKeys[j].host
-		}
-		return unitKeys[i].unit < unitKeys[j].unit
-	})
-
 	// Findings: those alerts use at 0 for each unit (delta() needs the 0
 	// before the first), the others from their first attempt on.
 	findings := map[unitKey]map[string]int64{}
@@ -184,6 +171,38 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		findings[k][f.Finding] += f.N
 	}
+	sort.Slice(unitKeys, func(i, j int) bool {
+		if unitKeys[i].host != unitKeys[j].host {
+			return unitKeys[i].host < unitKeys[j].host
+		}
+		return unitKeys[i].unit < unitKeys[j].unit
+	})
+	// Past the cap a scrape would grow with every made-up host pushed;
+	// the units dropped are counted instead.
+	dropped := 0
+	if len(unitKeys) > c.opts.MaxHosts {
+		dropped = len(unitKeys) - c.opts.MaxHosts
+		for _, k := range unitKeys[c.opts.MaxHosts:] {
+			delete(units, k)
+		}
+		unitKeys = unitKeys[:c.opts.MaxHosts]
+	}
+	ch <- prometheus.MustNewConstMetric(unitsDroppedDesc, prometheus.GaugeValue, float64(dropped))
+	for _, k := range engKeys {
+		if !units[unitKey{k.host, k.unit}] {
+			continue
+		}
+		for v, n := range ended[k] {
+			ch <- prometheus.MustNewConstMetric(attemptsEndedDesc, prometheus.CounterValue, float64(n), k.host, k.unit, k.engine, v)
+		}
+	}
+	for _, a := range snap.Attempts {
+		if a.Unit != "" && units[unitKey{a.Host, a.Unit}] && !a.LastEnded.IsZero() && domain.Verdict(a.Verdict).IsFailure() {
+			ch <- prometheus.MustNewConstMetric(lastFailedDesc, prometheus.GaugeValue, float64(a.LastEnded.UnixMilli())/1000,
+				a.Host, a.Unit, a.Engine, a.Verdict, c.opts.ExternalURL+"/attempts/"+a.LastEndedID)
+		}
+	}
+
 	c.mu.Lock()
 	ids := c.findings
 	c.mu.Unlock()

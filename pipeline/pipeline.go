@@ -93,6 +93,15 @@ type Options struct {
 	Logger  *slog.Logger
 	// Now is the wall clock (tests); default time.Now.
 	Now func() time.Time
+	// Context bounds the saves (default: none): once it is done, a save
+	// in progress is abandoned (its transaction rolled back), entries
+	// still queued are not judged, and Close's last save gets CloseTimeout.
+	// serve passes its signal context, so that SIGTERM during the save of
+	// 100,000 attempts (minutes) ends the process within a second.
+	Context context.Context
+	// CloseTimeout bounds the last save of Close (default 1 s); the
+	// attempts it could not save are logged as lost.
+	CloseTimeout time.Duration
 }
 
 // Live is the live pipeline. Create it with New, then Start it.
@@ -167,6 +176,12 @@ func New(db Store, set *rules.Set, opts Options) *Live {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.Context == nil {
+		opts.Context = context.Background()
+	}
+	if opts.CloseTimeout <= 0 {
+		opts.CloseTimeout = time.Second
 	}
 	// Live stores what it tracks, so the log viewer gets each attempt's
 	// own lines.
@@ -339,7 +354,7 @@ func (l *Live) Close() error {
 
 func (l *Live) run() {
 	defer close(l.done)
-	ctx := context.Background()
+	ctx := l.opts.Context
 	tick := time.NewTicker(l.opts.FlushInterval)
 	defer tick.Stop()
 	var gap <-chan time.Time // pending spaced flush
@@ -347,7 +362,11 @@ func (l *Live) run() {
 		select {
 		case <-l.stop:
 			l.drain()
-			l.lastErr = l.flush(ctx, true)
+			// The last save is bounded even when ctx has ended: a save of
+			// what is left, or nothing, rather than a stop that hangs.
+			last, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.opts.CloseTimeout)
+			l.lastErr = l.flush(last, true)
+			cancel()
 			return
 		case <-l.wake:
 			l.drain()
@@ -398,7 +417,19 @@ func (l *Live) drain() {
 		l.mu.Unlock()
 		l.opts.Metrics.PipelineQueue(n)
 	}
-	for _, b := range batches {
+	for i, b := range batches {
+		if l.opts.Context.Err() != nil {
+			// Stopping: judging what is left would outlast the stop.
+			n := 0
+			for _, r := range batches[i:] {
+				done(r)
+				n += len(r.entries)
+			}
+			if n > 0 {
+				l.opts.Logger.Warn("pipeline: stopping; queued entries not judged", "entries", n)
+			}
+			break
+		}
 		if b.set != nil {
 			// The tracker is not safe for concurrent use: only this
 			// goroutine swaps its rules.

@@ -145,7 +145,9 @@ func startJournal(ctx context.Context, db *store.DB, set *rules.Set, jf *journal
 		}
 		sink = pipeline.Fanout(pusher, w)
 	}
-	p := pipeline.New(db, set, pipeline.Options{Metrics: m, Findings: sink})
+	// The journal keeps what a stop leaves unsaved: the next start resumes
+	// at the saved position.
+	p := pipeline.New(db, set, pipeline.Options{Metrics: m, Findings: sink, Context: ctx})
 	p.Start()
 	opt.Stats = followMetrics(m, source)
 	opt.Open = openJournal

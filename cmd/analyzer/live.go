@@ -170,7 +170,9 @@ func startLive(ctx context.Context, db *store.DB, lf *liveFlags) (*live, error) 
 	if err != nil {
 		return nil, err
 	}
-	popts := pipeline.Options{Metrics: m}
+	// SIGTERM (ctx) abandons a save in progress; Close saves what it can
+	// within a second.
+	popts := pipeline.Options{Metrics: m, Context: ctx}
 	if pusher != nil {
 		popts.Findings = pusher
 		pusher.Start()
