@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -156,5 +157,27 @@ func TestChartOfHugeValues(t *testing.T) {
 		}
 	case <-time.After(race.Budget(5 * time.Second)):
 		t.Fatal("the chart of a rung near 2^63 does not finish")
+	}
+}
+
+// TestPredictStopsWhenTheClientLeaves: the request's context reaches the
+// largest-shape search, so a client that went away gets no computed
+// answer (and costs no more work); the same request with a live client
+// gets the prediction.
+func TestPredictStopsWhenTheClientLeaves(t *testing.T) {
+	srv, db := newLadderServer(t)
+	night := nightLadder(t, db)
+	url := "/api/v1/ladders/" + night.ID + "/predict?max_num_seqs=6&max_model_len=241664&kv_cache_dtype=fp8"
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rec := httptest.NewRecorder()
+	srv.Config.Handler.ServeHTTP(rec, httptest.NewRequest("GET", url, nil).WithContext(ctx))
+	if strings.Contains(rec.Body.String(), `"largest"`) {
+		t.Errorf("a gone client got the answer: %d %.200s", rec.Code, rec.Body.String())
+	}
+	rec = httptest.NewRecorder()
+	srv.Config.Handler.ServeHTTP(rec, httptest.NewRequest("GET", url, nil))
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"largest"`) {
+		t.Errorf("a live client: %d %.200s", rec.Code, rec.Body.String())
 	}
 }
