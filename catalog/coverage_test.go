@@ -11,6 +11,7 @@ import (
 
 	"github.com/llmfleet/analyzer/catalog"
 	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/internal/race"
 	"github.com/llmfleet/analyzer/ingest"
 	"github.com/llmfleet/analyzer/pipeline"
 	"github.com/llmfleet/analyzer/rules"
@@ -52,6 +53,9 @@ func judge(t *testing.T, set *rules.Set, text string) *domain.Attempt {
 func TestCoverage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every catalogued line through the judge")
+	}
+	if race.Enabled {
+		t.Skip("one goroutine: make test runs it without -race")
 	}
 	set, err := rules.LoadBuiltin()
 	if err != nil {
