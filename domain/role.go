@@ -22,7 +22,8 @@ const (
 	// concurrency) of a ready or running attempt.
 	RoleReady
 	// RoleMilestone: a line that moved the attempt into warmup or ready (it
-	// comes back from the timeline).
+	// comes back from the timeline), or a running attempt's last phase-
+	// marker line (where its boot got to).
 	RoleMilestone
 	// RoleLastError: one of the last error-looking lines of an unknown
 	// failure.

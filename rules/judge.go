@@ -1344,6 +1344,10 @@ func (j *Judge) restoreByRole(a *domain.Attempt) {
 		if r.Has(domain.RoleCandidate) {
 			j.also = append(j.also, e)
 		}
+		if r.Has(domain.RoleMilestone) && a.Verdict == domain.VerdictRunning {
+			m := e // where the boot got to, until a later marker
+			j.lastMarker = &m
+		}
 		if a.Verdict == domain.VerdictUnknownFailure && (r.Has(domain.RoleException) || r.Has(domain.RoleDeath)) {
 			// The fatal event the unknown failure stands on, before every
 			// line still to come (a later step of the boot withdraws it).

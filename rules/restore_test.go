@@ -17,6 +17,7 @@ import (
 type restoreCase struct {
 	records [][]string
 	failed  bool
+	running bool // the records stop before readiness
 }
 
 var sglangStart = [][]string{
@@ -45,9 +46,9 @@ var restoreCases = map[string]restoreCase{
 		{"[2026-10-02 03:00:10] ERROR http server failed to drain requests"},
 		{"[2026-10-02 03:00:11] ERROR watchdog failed to reach rank 0"},
 		{"[2026-10-02 03:00:12] ERROR metrics exporter failed to flush"},
-	}), true},
+	}), true, false},
 	// unknown_failure on a death line no rule names.
-	"death line": {records(sglangStart, [][]string{{"launch: python3 exited with code 3"}}), true},
+	"death line": {records(sglangStart, [][]string{{"launch: python3 exited with code 3"}}), true, false},
 	// A boot that gets ready: its readiness and boot-shape lines, and the
 	// lines that moved it into warmup and ready.
 	"ready": {records(sglangStart, [][]string{
@@ -63,7 +64,18 @@ var restoreCases = map[string]restoreCase{
 		{"[2026-10-02 03:00:12] INFO:     Uvicorn running on http://0.0.0.0:7771 (Press CTRL+C to quit)"},
 		{"[2026-10-02 03:00:13] Prefill batch. #new-seq: 1, #new-token: 6, #cached-token: 0, token usage: 0.00, #running-req: 0, #queue-req: 0,"},
 		{"[2026-10-02 03:00:14] The server is fired up and ready to roll!"},
-	}), false},
+	}), false, false},
+	// A boot that stops in warmup: running, quoting the last phase line
+	// (where it got to), which must come back from its role.
+	"running": {records(sglangStart, [][]string{
+		{"[2026-10-02 03:00:06] Load weight end. elapsed=20.77 s, type=Tiny, quant=none, avail mem=11.92 GB, mem usage=11.38 GB."},
+		{"[2026-10-02 03:00:07] KV Cache is allocated. dtype: torch.float8_e4m3fn, #tokens: 606208, K size: 4.62 GB, V size: 4.62 GB"},
+		{"[2026-10-02 03:00:09] Capture target decode CUDA graph begin. backend=full, num_tokens_per_req=1, bs=[1, 2, 4, 8], avail mem=0.81 GB"},
+		{"[2026-10-02 03:00:10] Capture target decode CUDA graph end. elapsed=4.83 s, mem usage=0.24 GB, avail mem=0.57 GB."},
+		{"[2026-10-02 03:00:12] INFO:     Started server process [5816]"},
+		{"[2026-10-02 03:00:12] Using default chat sampling params from model generation config"},
+		{"[2026-10-02 03:00:13] a line of no phase"},
+	}), false, true},
 }
 
 var restoreT0 = time.Date(2026, 10, 2, 3, 0, 0, 0, time.UTC)
@@ -134,6 +146,9 @@ func TestRestoreAtEveryRecord(t *testing.T) {
 			base, end := ending(c, n)
 			whole := j.Judge(base, end)
 			want := map[bool]domain.Verdict{true: domain.VerdictUnknownFailure, false: domain.VerdictReady}[c.failed]
+			if c.running {
+				want = domain.VerdictRunning
+			}
 			if whole.Verdict != want {
 				t.Fatalf("whole: verdict %s, want %s", whole.Verdict, want)
 			}
