@@ -11,8 +11,8 @@ import (
 
 	"github.com/llmfleet/analyzer/catalog"
 	"github.com/llmfleet/analyzer/domain"
-	"github.com/llmfleet/analyzer/internal/race"
 	"github.com/llmfleet/analyzer/ingest"
+	"github.com/llmfleet/analyzer/internal/race"
 	"github.com/llmfleet/analyzer/pipeline"
 	"github.com/llmfleet/analyzer/rules"
 )
@@ -70,7 +70,6 @@ func TestCoverage(t *testing.T) {
 		name                       string
 		fatal, fatalOK, ready, rOK int
 		falseReady                 int
-		phaseOnly                  int
 	}
 	var rows []row
 	for _, f := range files {

@@ -236,10 +236,9 @@ func PyExtract(path string, src []byte) []Raw {
 				scopes = append(scopes, scope{t.indent, toks[j+1].text})
 			}
 		}
-		fn := ""
-		for k := len(scopes) - 1; k >= 0; k-- {
-			fn = scopes[k].name
-			break
+		fn := "" // the innermost enclosing def or class
+		if len(scopes) > 0 {
+			fn = scopes[len(scopes)-1].name
 		}
 		if t.kind != pyName {
 			continue

@@ -2,9 +2,9 @@ package deploy_test
 
 import (
 	"bufio"
-	"fmt"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"

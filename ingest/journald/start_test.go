@@ -253,7 +253,7 @@ func TestStartReportsStalledSink(t *testing.T) {
 	f := journald.Start(context.Background(), journald.FollowOptions{
 		Open: func() (journald.Journal, error) { return j, nil }, StallAfter: 100 * time.Millisecond,
 	}, journald.Resume{}, s)
-	defer f.Stop()
+	defer func() { _ = f.Stop() }()
 	<-j.Waiting()
 	if ok, why := f.Health(); !ok {
 		t.Errorf("Health of an idle follower = false, %q", why)
