@@ -180,8 +180,14 @@ func ParseBytes(s string) (float64, bool) {
 	return f * mult, true
 }
 
-// ParseByteCount is ParseBytes rounded to a whole number of bytes.
+// ParseByteCount is ParseBytes rounded to a whole number of bytes; ok is
+// false when the size does not fit an int64 (Go leaves such a conversion
+// to the platform, and the text comes from a log or a request).
 func ParseByteCount(s string) (int64, bool) {
 	f, ok := ParseBytes(s)
-	return int64(math.Round(f)), ok
+	f = math.Round(f)
+	if !ok || !(f > -(1<<63) && f < 1<<63) {
+		return 0, false
+	}
+	return int64(f), true
 }

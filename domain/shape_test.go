@@ -39,3 +39,20 @@ func TestParseBytes(t *testing.T) {
 		})
 	}
 }
+
+// TestParseByteCountOverflow: a size past int64 (a log or a request
+// states what it likes) is refused, not converted to whatever the
+// platform makes of it (math.MinInt64 on amd64).
+func TestParseByteCountOverflow(t *testing.T) {
+	for _, in := range []string{"99999999999 TiB", "9223372036854775808", "-9223372036854775809"} {
+		if f, ok := ParseBytes(in); !ok || math.Abs(f) < 1<<63 {
+			t.Errorf("ParseBytes(%q) = %v, %v: want a size past int64", in, f, ok)
+		}
+		if n, ok := ParseByteCount(in); ok {
+			t.Errorf("ParseByteCount(%q) = %d, ok", in, n)
+		}
+	}
+	if n, ok := ParseByteCount("256 TiB"); !ok || n != 1<<48 {
+		t.Errorf("ParseByteCount(256 TiB) = %d, %v", n, ok)
+	}
+}
