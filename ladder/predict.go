@@ -1,6 +1,7 @@
 package ladder
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -71,6 +72,9 @@ const (
 	RuleInconsistent = "inconsistent"
 	// RuleNoEvidence: no rung decides.
 	RuleNoEvidence = "no_evidence"
+	// RuleOutOfRange: a value of the shape is beyond any device
+	// (domain.CheckShapeValue); nothing is computed from it.
+	RuleOutOfRange = "out_of_range"
 )
 
 // Call is a predicted outcome, for booting or for surviving.
@@ -178,6 +182,9 @@ type Largest struct {
 	Boot    *Fit   `json:"boot,omitempty"`
 	Survive *Fit   `json:"survive,omitempty"`
 	Reason  string `json:"reason"`
+	// OutOfRange names the rungs the model left out because a shape value
+	// is beyond any device (Model.OutOfRange).
+	OutOfRange []string `json:"out_of_range,omitempty"`
 }
 
 // shapeKVPoolPositions is halogen's pinned pool, in tokens
@@ -237,22 +244,28 @@ func NewModel(l *Ladder, exclude ...int) *Model {
 	for _, n := range exclude {
 		skip[n] = true
 	}
-	var rungs []Rung
-	for i := range l.Rungs {
-		if !skip[l.Rungs[i].N] {
-			rungs = append(rungs, l.Rungs[i])
-		}
-	}
-	m.BytesPerToken = kvBytesPerToken(rungs)
+	var rungs []*Rung
 	for i := range l.Rungs {
 		r := &l.Rungs[i]
-		if skip[r.N] || r.Boot == ClassOther {
+		if skip[r.N] {
 			continue
 		}
-		if err := r.Shape.CheckLimits(); err != nil {
+		if err := checkShape(r.Shape); err != nil {
 			// A log line states it; no engine ran it. It must not bound
-			// the search (two billion sequences once took it forever).
+			// the search (two billion sequences once took it forever)
+			// nor skew the bytes per token.
 			m.OutOfRange = append(m.OutOfRange, fmt.Sprintf("rung %d: %v", r.N, err))
+			continue
+		}
+		rungs = append(rungs, r)
+	}
+	in := make([]Rung, len(rungs))
+	for i, r := range rungs {
+		in[i] = *r
+	}
+	m.BytesPerToken = kvBytesPerToken(in)
+	for _, r := range rungs {
+		if r.Boot == ClassOther {
 			continue
 		}
 		p := m.pointOf(r.Shape)
@@ -281,6 +294,20 @@ func NewModel(l *Ladder, exclude ...int) *Model {
 		}
 	}
 	return m
+}
+
+// checkShape is domain.Shape.CheckLimits, and halogen's pinned pool
+// (kv_pool_positions) held to the range of a pool in tokens.
+func checkShape(s domain.Shape) error {
+	if err := s.CheckLimits(); err != nil {
+		return err
+	}
+	if v, ok := s.Float(shapeKVPoolPositions); ok {
+		if err := domain.CheckShapeValue(domain.ShapeKVCacheTokens, v); err != nil {
+			return fmt.Errorf("%s: %w", shapeKVPoolPositions, err)
+		}
+	}
+	return nil
 }
 
 // settingsOf renders the other settings of a shape, for equality.
@@ -432,6 +459,11 @@ func (m *Model) Predict(s domain.Shape) Prediction {
 	if bpt, ok := m.BytesPerToken[q.dtype]; ok {
 		pr.KVBytesPerToken = &bpt
 	}
+	if err := checkShape(s); err != nil {
+		c := Call{Outcome: OutcomeUnknown, Rule: RuleOutOfRange, Reason: "unknown: " + err.Error()}
+		pr.Boot, pr.Survive, pr.TokensNeeded = c, c, 0 // the product may have wrapped
+		return pr
+	}
 	if q.seqs <= 0 || q.mml <= 0 {
 		c := Call{Outcome: OutcomeUnknown, Rule: RuleNoEvidence, Reason: "unknown: max_num_seqs and max_model_len are needed"}
 		pr.Boot, pr.Survive = c, c
@@ -550,7 +582,7 @@ type evidence struct {
 var failRank = map[string]int{RuleKVAllocFree: 0, RuleCaptureHeadroom: 1, RuleRuntimeHeadroom: 2, RuleSameShape: 3, RuleNoSmallerThanFailure: 4}
 
 // failures returns the rungs that say q fails, for booting (survive false)
-// or for surviving after a boot (survive true), most telling first.
+// or for surviving after a boot (survive true), the most telling first.
 func (m *Model) failures(q *point, survive bool) []evidence {
 	var out []evidence
 	for _, p := range m.points {
@@ -605,13 +637,31 @@ func (m *Model) failures(q *point, survive bool) []evidence {
 			out = append(out, evidence{p: p, rule: rule, margin: q.poolBytes - limit, limit: limit})
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if failRank[out[i].rule] != failRank[out[j].rule] {
-			return failRank[out[i].rule] < failRank[out[j].rule]
+	front(out, func(a, b evidence) int {
+		if c := cmp.Compare(failRank[a.rule], failRank[b.rule]); c != 0 {
+			return c
 		}
-		return out[i].p.r.N > out[j].p.r.N
+		return cmp.Compare(b.p.r.N, a.p.r.N)
 	})
 	return out
+}
+
+// front moves the first of es that orders first under c to index 0.
+// Callers read the first and the set of the others (others), so a whole
+// stable sort, most of a prediction's time on a ladder of 200 rungs and
+// made a few hundred times per search, is not needed.
+func front(es []evidence, c func(a, b evidence) int) {
+	best := 0
+	for i := 1; i < len(es); i++ {
+		if c(es[i], es[best]) < 0 {
+			best = i
+		}
+	}
+	if best > 0 {
+		e := es[best]
+		copy(es[1:best+1], es[:best])
+		es[0] = e
+	}
 }
 
 // passes returns the rungs at least as large as q that booted (or stayed
@@ -632,18 +682,20 @@ func (m *Model) passes(q *point, survive bool) []evidence {
 			out = append(out, evidence{p: p, rule: RuleNoLargerThanPass})
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i], out[j]
+	front(out, func(a, b evidence) int {
 		if (a.rule == RuleSameShape) != (b.rule == RuleSameShape) {
-			return a.rule == RuleSameShape
+			if a.rule == RuleSameShape {
+				return -1
+			}
+			return 1
 		}
 		if c, ok := cmpPool(a.p, b.p); ok && c != 0 {
-			return c < 0
+			return c
 		}
-		if a.p.seqs*a.p.mml != b.p.seqs*b.p.mml {
-			return a.p.seqs*a.p.mml < b.p.seqs*b.p.mml
+		if c := cmp.Compare(a.p.seqs*a.p.mml, b.p.seqs*b.p.mml); c != 0 {
+			return c
 		}
-		return a.p.r.N > b.p.r.N
+		return cmp.Compare(b.p.r.N, a.p.r.N)
 	})
 	return out
 }
@@ -752,17 +804,16 @@ func (m *Model) poolArith(q *point) string {
 	return "pinned"
 }
 
+// others are the rungs of es but the first, each once, ascending.
 func others(es []evidence) []int {
-	seen := map[int]bool{es[0].p.r.N: true}
 	var out []int
 	for _, e := range es[1:] {
-		if !seen[e.p.r.N] {
-			seen[e.p.r.N] = true
+		if e.p.r.N != es[0].p.r.N {
 			out = append(out, e.p.r.N)
 		}
 	}
-	sort.Ints(out)
-	return out
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // openSettings names the deciding rung's max_num_batched_tokens when the
@@ -823,141 +874,263 @@ func gib(b int64) string {
 	return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
 }
 
-// Largest is LargestContext without a deadline.
+// Largest is LargestContext that cannot be cancelled (tests, callers
+// without a request); the search is bounded all the same.
 func (m *Model) Largest(dtype string, mem Memory) Largest {
 	lg, _ := m.LargestContext(context.Background(), dtype, mem)
 	return lg
 }
 
-// maxSearchCalls bounds the predictions one search makes (each costs a
-// pass over the rungs): the search below needs a few hundred.
-const maxSearchCalls = 1 << 16
+// maxSearchWork bounds one search: predictions × (rungs + 16), as a
+// prediction costs about 8 µs plus half a microsecond per rung. It is
+// about a quarter second of one core: the night ladder's search makes 46
+// predictions, a pinned pool of 3·2^30 tokens on a ladder of a million
+// sequences (the staircase steps at every max_model_len of the grid)
+// 24,000 of the 29,000 it allows with two rungs.
+const maxSearchWork = 1 << 19
+
+// check refuses a memory setting no device has (domain.CheckShapeValue).
+func (mem Memory) check() error {
+	if mem.KVCacheMemoryBytes != 0 {
+		if err := domain.CheckShapeValue(domain.ShapeKVCacheMemoryBytes, float64(mem.KVCacheMemoryBytes)); err != nil {
+			return err
+		}
+	}
+	if mem.GPUMemoryUtilization != 0 { // NaN too
+		return domain.CheckShapeValue(domain.ShapeGPUMemoryUtilization, mem.GPUMemoryUtilization)
+	}
+	return nil
+}
 
 // LargestContext searches the engine's grid for the largest contract
 // (max_num_seqs × max_model_len) predicted to boot and to survive at one
 // KV dtype ("" = the latest rung's) and memory setting. max_model_len runs
 // over multiples of the ladder's granularity up to the largest one tried
-// (the model's own limit is not in the journal), max_num_seqs up to the
-// largest tried. With a pinned pool the contract must fit in the pool.
-// On a tie the longer max_model_len wins.
+// (the model's own limit is not in the journal; at most 4096 steps),
+// max_num_seqs up to the largest tried. With a pinned pool the contract
+// must fit in the pool. On a tie the longer max_model_len wins.
 //
-// The search is logarithmic in the shape, not linear: a prediction only
-// changes where a sequence count crosses a rung's, so the counts tried are
-// 1..64, each rung's count and its neighbours, and the powers of two (a
-// count inside an interval predicts as its ends do; where the pool is
-// the limit, rounding to the grid may leave a contract up to one grid
-// step per sequence larger untried); for each count, max_model_len is
-// bisected (a longer context never boots where a shorter one fails). It
-// returns ctx's error, with what it found so far, when ctx ends first.
+// The answer is the one walking every shape gives, at a cost logarithmic
+// in the shape: the shapes predicted to fit are a staircase (a shape no
+// larger in sequences and context than one that fits fits too), so the
+// longest max_model_len for a count is bisected, between the bounds its
+// neighbours set, and the counts are bisected between the rungs' counts
+// only where the staircase steps down and a larger contract is still
+// possible. Past maxSearchWork it stops with the best found so far and
+// says so in Reason.
+//
+// It returns an error wrapping domain.ErrOutOfRange for a memory setting
+// beyond any device, and ctx's error, with what it found so far, when ctx
+// ends first.
 func (m *Model) LargestContext(ctx context.Context, dtype string, mem Memory) (Largest, error) {
 	if dtype == "" && m.ref != nil {
 		dtype = m.ref.Shape.String(domain.ShapeKVCacheDtype)
 	}
-	out := Largest{KVDtype: dtype, Memory: mem.String(), Granularity: m.Granularity}
+	out := Largest{KVDtype: dtype, Memory: mem.String(), Granularity: m.Granularity, OutOfRange: m.OutOfRange}
+	if err := mem.check(); err != nil {
+		out.Reason = err.Error()
+		return out, err
+	}
 	g := max(m.Granularity, 1)
 	if m.mmlCap < g || m.seqsCap < 1 {
-		out.Reason = "no rung with max_num_seqs and max_model_len to search from"
+		out.Reason = "no rung with max_num_seqs and max_model_len to search from" + m.outOfRangeText()
 		return out, nil
 	}
-	steps := m.mmlCap / g
-	stride := int64(1)
-	if steps > 4096 {
-		stride = (steps + 4095) / 4096
+	s := &staircase{m: m, ctx: ctx, dtype: dtype, mem: mem, g: g, steps: m.mmlCap / g, stride: 1,
+		budget: maxSearchWork / (len(m.points) + 16), memo: map[[2]int64]uint8{}}
+	if s.steps > 4096 {
+		s.stride = (s.steps + 4095) / 4096
 	}
-	grid := (steps-1)/stride + 1 // k = steps - i*stride for i in [0, grid)
-	calls := 0
-	fits := func(n, mml int64, survive bool) (Prediction, bool) {
-		calls++
+	s.grid = (s.steps-1)/s.stride + 1
+	for _, survive := range []bool{false, true} {
+		n, i := s.largest(survive)
+		if s.err != nil {
+			return out, s.err
+		}
+		if n == 0 {
+			continue
+		}
+		mml := s.mml(i)
 		pr := m.WhatIf(n, mml, dtype, mem)
-		c := pr.Boot
+		call := pr.Boot
 		if survive {
-			c = pr.Survive
+			call = pr.Survive
 		}
-		return pr, c.Outcome == OutcomeBoots && (pr.PoolTokens == nil || *pr.PoolTokens >= n*mml)
-	}
-	for _, n := range m.seqCandidates() {
-		if err := ctx.Err(); err != nil {
-			return out, err
+		sh := m.Proposal(n, mml, dtype, mem)
+		for k, v := range call.Settings {
+			if x, err := strconv.ParseInt(v, 10, 64); err == nil {
+				sh[k] = x
+			}
 		}
-		if calls > maxSearchCalls {
-			out.Reason = fmt.Sprintf("stopped after %d predictions", calls)
-			return out, nil
-		}
-		for _, survive := range []bool{false, true} {
-			cur := &out.Boot
-			if survive {
-				cur = &out.Survive
-			}
-			// The first grid index whose max_model_len fits (the longest).
-			lo, hi := int64(0), grid
-			for lo < hi {
-				mid := lo + (hi-lo)/2
-				if _, ok := fits(n, (steps-mid*stride)*g, survive); ok {
-					hi = mid
-				} else {
-					lo = mid + 1
-				}
-			}
-			if lo == grid {
-				continue
-			}
-			mml := (steps - lo*stride) * g
-			if c := *cur; c != nil && (n*mml < c.ContractTokens || n*mml == c.ContractTokens && mml <= c.MaxModelLen) {
-				continue
-			}
-			pr, _ := fits(n, mml, survive)
-			call := pr.Boot
-			if survive {
-				call = pr.Survive
-			}
-			sh := m.Proposal(n, mml, dtype, mem)
-			for k, v := range call.Settings {
-				if x, err := strconv.ParseInt(v, 10, 64); err == nil {
-					sh[k] = x
-				}
-			}
-			*cur = &Fit{MaxNumSeqs: n, MaxModelLen: mml, ContractTokens: n * mml, Flags: SizingFlags(m.Engine, sh), Prediction: pr}
+		f := &Fit{MaxNumSeqs: n, MaxModelLen: mml, ContractTokens: n * mml, Flags: SizingFlags(m.Engine, sh), Prediction: pr}
+		if survive {
+			out.Survive = f
+		} else {
+			out.Boot = f
 		}
 	}
-	out.Reason = fmt.Sprintf("searched max_num_seqs 1..%d and max_model_len in steps of %d up to %d (the largest tried)", m.seqsCap, g*stride, m.mmlCap)
+	out.Reason = fmt.Sprintf("searched max_num_seqs 1..%d and max_model_len in steps of %d up to %d (the largest tried) with %d predictions",
+		m.seqsCap, g*s.stride, m.mmlCap, s.calls)
+	if s.stopped {
+		out.Reason = fmt.Sprintf("stopped after %d predictions, the bound of one search: a larger contract than the one found may be untried", s.calls)
+	}
 	if out.Boot == nil {
 		out.Reason += "; no shape is predicted to boot"
 	}
 	if out.Survive == nil {
 		out.Reason += "; no shape is predicted to survive"
 	}
+	out.Reason += m.outOfRangeText()
 	return out, nil
 }
 
-// seqCandidates are the sequence counts Largest tries, ascending: 1..64,
-// each rung's count and its neighbours, the powers of two and their
-// predecessors, and the largest count tried, all within 1..seqsCap.
-func (m *Model) seqCandidates() []int64 {
-	set := map[int64]bool{}
-	add := func(n int64) {
-		if n >= 1 && n <= m.seqsCap {
-			set[n] = true
+// outOfRangeText names the rungs left out of the model, for a Reason.
+func (m *Model) outOfRangeText() string {
+	if len(m.OutOfRange) == 0 {
+		return ""
+	}
+	return "; left out, beyond any device: " + strings.Join(m.OutOfRange, "; ")
+}
+
+// staircase is one LargestContext search. Grid index i is max_model_len
+// (steps - i×stride) × g: a larger index is a shorter context.
+type staircase struct {
+	m                      *Model
+	ctx                    context.Context
+	dtype                  string
+	mem                    Memory
+	g, steps, stride, grid int64
+	// calls counts predictions, up to budget; stopped is set when the
+	// budget ran out, err when ctx ended.
+	calls, budget int
+	stopped       bool
+	err           error
+	// memo holds each shape's outcome, so the survive search reuses the
+	// boot search's predictions: bit 1 evaluated, 2 boots, 4 survives.
+	memo    map[[2]int64]uint8
+	survive bool
+	// bestN and bestI are the best shape so far (bestN 0: none).
+	bestN, bestI int64
+}
+
+func (s *staircase) mml(i int64) int64 { return (s.steps - i*s.stride) * s.g }
+
+// fits tells whether n sequences at grid index i are predicted to boot
+// (or survive) with a pool that holds the contract. Once the search must
+// end it answers false without predicting, so every loop unwinds.
+func (s *staircase) fits(n, i int64) bool {
+	k := [2]int64{n, i}
+	v, ok := s.memo[k]
+	if !ok {
+		if s.err != nil || s.stopped {
+			return false
+		}
+		if s.calls%16 == 0 {
+			if err := s.ctx.Err(); err != nil {
+				s.err = err
+				return false
+			}
+		}
+		if s.calls >= s.budget {
+			s.stopped = true
+			return false
+		}
+		s.calls++
+		mml := s.mml(i)
+		pr := s.m.WhatIf(n, mml, s.dtype, s.mem)
+		v = 1
+		if pr.PoolTokens == nil || *pr.PoolTokens >= n*mml {
+			if pr.Boot.Outcome == OutcomeBoots {
+				v |= 2
+			}
+			if pr.Survive.Outcome == OutcomeBoots {
+				v |= 4
+			}
+		}
+		s.memo[k] = v
+	}
+	if s.survive {
+		return v&4 != 0
+	}
+	return v&2 != 0
+}
+
+// first returns the smallest grid index in [lo, hi] whose context fits n
+// sequences (the longest max_model_len), or grid when none does. The
+// caller knows that lo-1 does not fit and that hi fits or is grid.
+func (s *staircase) first(n, lo, hi int64) int64 {
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if s.fits(n, mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
 		}
 	}
-	for n := int64(1); n <= 64; n++ {
-		add(n)
+	return lo
+}
+
+// better tells whether n sequences at grid index i beat the best so far:
+// a larger contract, or as large with a longer context.
+func (s *staircase) better(n, i int64) bool {
+	if i >= s.grid {
+		return false
 	}
-	for p := int64(1); p > 0 && p <= m.seqsCap; p *= 2 {
-		add(p - 1)
-		add(p)
+	if s.bestN == 0 {
+		return true
 	}
-	for _, p := range m.points {
-		add(p.seqs - 1)
-		add(p.seqs)
-		add(p.seqs + 1)
+	c, bc := n*s.mml(i), s.bestN*s.mml(s.bestI)
+	return c > bc || c == bc && s.mml(i) > s.mml(s.bestI)
+}
+
+// consider takes n at i when it is better and predicted to fit: where
+// the rungs contradict the staircase, an index implied by a neighbour is
+// checked before it is answered.
+func (s *staircase) consider(n, i int64) {
+	if s.better(n, i) && s.fits(n, i) {
+		s.bestN, s.bestI = n, i
 	}
-	add(m.seqsCap)
-	out := make([]int64, 0, len(set))
-	for n := range set {
-		out = append(out, n)
+}
+
+// largest returns the best shape for booting (or surviving): n sequences
+// at grid index i, n 0 when none fits.
+func (s *staircase) largest(survive bool) (n, i int64) {
+	s.survive, s.bestN, s.bestI = survive, 0, 0
+	// The rungs' counts first: the staircase steps there, and a good
+	// first answer prunes the bisection between them.
+	seeds := []int64{1, s.m.seqsCap}
+	for _, p := range s.m.points {
+		seeds = append(seeds, p.seqs)
 	}
-	slices.Sort(out)
-	return out
+	slices.Sort(seeds)
+	seeds = slices.Compact(seeds)
+	idx := make([]int64, len(seeds))
+	prev := int64(0)
+	for k, n := range seeds {
+		idx[k] = s.first(n, prev, s.grid)
+		s.consider(n, idx[k])
+		prev = idx[k]
+	}
+	for k := 1; k < len(seeds); k++ {
+		s.span(seeds[k-1], seeds[k], idx[k-1], idx[k])
+	}
+	return s.bestN, s.bestI
+}
+
+// span searches the counts strictly between a and b, whose indexes ia
+// and ib are known. The staircase is flat where ia == ib (then b, already
+// considered, is the best of it); a count below b with ia's context is
+// the most any count between can reach, so where that does not beat the
+// best the span is done. Depth is log2 of the span.
+func (s *staircase) span(a, b, ia, ib int64) {
+	if s.err != nil || s.stopped || b-a <= 1 || ia == ib || !s.better(b-1, ia) {
+		return
+	}
+	mid := a + (b-a)/2
+	im := s.first(mid, ia, ib)
+	s.consider(mid, im)
+	s.span(mid, b, im, ib)
+	s.span(a, mid, ia, im)
 }
 
 // SizingFlags renders a shape's sizing (max_num_seqs, max_model_len,
