@@ -138,13 +138,34 @@ func (s *server) apiLadderPredict(c *gin.Context) {
 		s.badRequestJSON(c, err)
 		return
 	}
+	doc, err := predictDoc(c.Request.Context(), l, w)
+	switch {
+	case err != nil && c.Request.Context().Err() != nil:
+		// The client went away and the search stopped: nobody reads an
+		// answer; the status is for the access log (nginx's convention).
+		c.Status(statusClientClosedRequest)
+	case err != nil:
+		s.badRequestJSON(c, err)
+	default:
+		c.JSON(http.StatusOK, doc)
+	}
+}
+
+// statusClientClosedRequest is nginx's 499: the client closed the
+// connection before the answer.
+const statusClientClosedRequest = 499
+
+// predictDoc is the API's answer about w on l, computed under ctx (the
+// request's, so a client that leaves stops the search); it returns ctx's
+// error when ctx ends first.
+func predictDoc(ctx context.Context, l *ladder.Ladder, w whatIf) (predictJSON, error) {
 	m := ladder.NewModel(l)
 	pr := m.WhatIf(w.seqs, w.mml, w.dtype, w.mem)
-	lg, err := m.LargestContext(c.Request.Context(), pr.KVDtype, w.mem)
+	lg, err := m.LargestContext(ctx, pr.KVDtype, w.mem)
 	if err != nil {
-		return // the client went away: nobody reads the answer
+		return predictJSON{}, err
 	}
-	c.JSON(http.StatusOK, predictJSON{Ladder: l.ID, Host: l.Host, Target: l.Target, Prediction: pr, Largest: lg})
+	return predictJSON{Ladder: l.ID, Host: l.Host, Target: l.Target, Prediction: pr, Largest: lg}, nil
 }
 
 // whatIfView is the ladder page's what-if form: the values entered, and

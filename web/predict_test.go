@@ -1,17 +1,28 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"html"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/ingest"
 	"github.com/llmfleet/analyzer/internal/race"
 	"github.com/llmfleet/analyzer/ladder"
+	"github.com/llmfleet/analyzer/rules"
+	"github.com/llmfleet/analyzer/store"
+	"github.com/llmfleet/analyzer/tracker"
 )
 
 func TestLadderPredictAPI(t *testing.T) {
@@ -179,5 +190,118 @@ func TestPredictStopsWhenTheClientLeaves(t *testing.T) {
 	srv.Config.Handler.ServeHTTP(rec, httptest.NewRequest("GET", url, nil))
 	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"largest"`) {
 		t.Errorf("a live client: %d %.200s", rec.Code, rec.Body.String())
+	}
+}
+
+// serveNightStating records the night fixture with its last
+// "'max_num_seqs': 5" (rung 6's, a probe that booted) replaced by seqs, as any local user can
+// write to journald, and serves it.
+func serveNightStating(t *testing.T, seqs string) (*httptest.Server, *ladder.Ladder) {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join(sharedFixtures, "dankserver-night-ladder.journal.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const was = "'max_num_seqs': 5,"
+	i := bytes.LastIndex(src, []byte(was))
+	if i < 0 {
+		t.Fatal("the night fixture no longer states max_num_seqs 5")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "night.journal.json")
+	if err := os.WriteFile(path, slices.Concat(src[:i], []byte("'max_num_seqs': "+seqs+","), src[i+len(was):]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	set, err := rules.LoadBuiltin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := store.Open(filepath.Join(dir, "night.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	tr := tracker.New(set, tracker.Options{KeepLog: true})
+	if _, err := ingest.ReadFile(t.Context(), path, ingest.Options{}, func(e domain.Entry) error {
+		tr.Add(e)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	tr.Finish()
+	if err := db.SaveAttempts(t.Context(), tr.Attempts(), nil); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(New(db, Options{Location: time.UTC}))
+	t.Cleanup(srv.Close)
+	return srv, nightLadder(t, db)
+}
+
+// TestPredictOfALogStatingTwoBillionSequences: a journal line stating
+// max_num_seqs=2000000000 once made /predict and the what-if form walk two
+// billion sequence counts. The rung is left out and named, and the answer
+// is the one the other rungs give, well within the client's deadline.
+func TestPredictOfALogStatingTwoBillionSequences(t *testing.T) {
+	srv, night := serveNightStating(t, "2000000000")
+	if n, _ := night.Rungs[5].Shape.Int(domain.ShapeMaxNumSeqs); night.Rungs[5].N != 6 || n != 2000000000 {
+		t.Fatalf("rung %d states %d sequences", night.Rungs[5].N, n)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), race.Budget(5*time.Second)) // a hang fails; the work is far less
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/api/v1/ladders/"+night.ID+"/predict?max_num_seqs=4&max_model_len=262144&kv_cache_dtype=fp8", nil)
+	res, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out predictJSON
+	if err := json.NewDecoder(res.Body).Decode(&out); err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("%d %v", res.StatusCode, err)
+	}
+	const left = "rung 6: max_num_seqs: 2000000000 is outside 1..1048576 sequences (beyond any device)"
+	lg := out.Largest
+	if !slices.Equal(lg.OutOfRange, []string{left}) || !strings.HasSuffix(lg.Reason, left) {
+		t.Errorf("the rung left out is not named: %q %q", lg.OutOfRange, lg.Reason)
+	}
+	// Without rung 6, rung 7's 5 × 262144 is still the largest that
+	// booted, rung 8's 4 × 262144 the largest that stayed up.
+	if lg.Boot == nil || lg.Boot.ContractTokens != 1310720 || lg.Boot.MaxNumSeqs != 5 || lg.Survive == nil || lg.Survive.ContractTokens != 1048576 ||
+		out.Prediction.Boot.Outcome != ladder.OutcomeBoots || out.Prediction.Boot.Rung != 8 {
+		t.Errorf("largest boot %+v survive %+v; prediction %+v", lg.Boot, lg.Survive, out.Prediction.Boot)
+	}
+
+	// The what-if form answers too, and says which rung it left out.
+	code, body, _ := get(t, srv, ladderURL(night.ID)+"?max_num_seqs=4&max_model_len=262144&kv_cache_dtype=fp8")
+	if code != http.StatusOK || !strings.Contains(body, `id="largest-survive">1048576 = 4 × 262144`) || !strings.Contains(body, html.EscapeString(left)) {
+		t.Errorf("what-if page %d", code)
+	}
+}
+
+// TestPredictSearchStopsWhenTheClientLeaves: the request's context
+// reaches the search itself (the test above may stop at the ladder's
+// lookup), so a request whose client went away costs no search, from the
+// API or the form.
+func TestPredictSearchStopsWhenTheClientLeaves(t *testing.T) {
+	_, db := newLadderServer(t)
+	night := nightLadder(t, db)
+	w, err := parseWhatIf(url.Values{"max_num_seqs": {"4"}, "max_model_len": {"262144"}}, night, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc, err := predictDoc(t.Context(), night, w); err != nil || doc.Largest.Survive == nil || doc.Largest.Survive.ContractTokens != 1048576 {
+		t.Fatalf("live request: %v %+v", err, doc.Largest)
+	}
+	gone, leave := context.WithCancel(t.Context())
+	leave()
+	start := time.Now()
+	if _, err := predictDoc(gone, night, w); !errors.Is(err, context.Canceled) {
+		t.Errorf("API after the client left: %v", err)
+	}
+	v := whatIfPage(gone, url.Values{"max_num_seqs": {"4"}, "max_model_len": {"262144"}}, night)
+	if v.L != nil || v.Error != context.Canceled.Error() {
+		t.Errorf("form after the client left: %q %+v", v.Error, v.L)
+	}
+	if took := time.Since(start); took > race.Budget(200*time.Millisecond) {
+		t.Errorf("the cancelled searches took %v", took)
 	}
 }
