@@ -80,7 +80,7 @@ func parseWhatIf(q url.Values, l *ladder.Ladder, strict bool) (whatIf, error) {
 			return w, &paramError{Param: p.name, Msg: fmt.Sprintf("%s must be a positive integer (%s), not %q", p.name, p.unit, v)}
 		}
 		if err := domain.CheckShapeValue(p.name, float64(n)); err != nil {
-			return w, &paramError{Param: p.name, Msg: err.Error() + " (beyond any device)"}
+			return w, &paramError{Param: p.name, Msg: err.Error()}
 		}
 		*p.dst = n
 	}
@@ -102,7 +102,7 @@ func parseWhatIf(q url.Values, l *ladder.Ladder, strict bool) (whatIf, error) {
 			return w, &paramError{Param: domain.ShapeKVCacheMemoryBytes, Msg: fmt.Sprintf("kv_cache_memory_bytes must be a positive number of bytes (or a size such as 9.68 GiB), not %q", kvb)}
 		}
 		if err := domain.CheckShapeValue(domain.ShapeKVCacheMemoryBytes, float64(b)); err != nil {
-			return w, &paramError{Param: domain.ShapeKVCacheMemoryBytes, Msg: err.Error() + " (beyond any device)"}
+			return w, &paramError{Param: domain.ShapeKVCacheMemoryBytes, Msg: err.Error()}
 		}
 		w.mem.KVCacheMemoryBytes = b
 	}

@@ -101,18 +101,21 @@ func runFit(ctx context.Context, o *fitOpts, fs *pflag.FlagSet, files []string, 
 		return usageError{msg: fmt.Sprintf("--gpu-memory-utilization %g: want a fraction in (0, 1]", o.util)}
 	}
 	for _, v := range []struct {
-		key string
-		n   int64
-	}{{domain.ShapeMaxNumSeqs, o.seqs}, {domain.ShapeMaxModelLen, o.mml}} {
+		flag, key string
+		n         int64
+	}{{"--max-num-seqs", domain.ShapeMaxNumSeqs, o.seqs}, {"--max-model-len", domain.ShapeMaxModelLen, o.mml}} {
 		if err := domain.CheckShapeValue(v.key, float64(v.n)); err != nil {
-			return usageError{msg: err.Error() + " (beyond any device)"}
+			return usageError{msg: v.flag + ": " + err.Error()}
 		}
 	}
 	var mem ladder.Memory
 	if o.kvBytes != "" {
 		b, ok := domain.ParseByteCount(o.kvBytes)
-		if !ok || b <= 0 || domain.CheckShapeValue(domain.ShapeKVCacheMemoryBytes, float64(b)) != nil {
+		if !ok || b <= 0 {
 			return usageError{msg: fmt.Sprintf("--kv-cache-memory-bytes %q: want a positive number of bytes or a size such as 9.68GiB", o.kvBytes)}
+		}
+		if err := domain.CheckShapeValue(domain.ShapeKVCacheMemoryBytes, float64(b)); err != nil {
+			return usageError{msg: "--kv-cache-memory-bytes: " + err.Error()}
 		}
 		mem.KVCacheMemoryBytes = b
 	}
@@ -234,5 +237,8 @@ func fitTable(w io.Writer, l *ladder.Ladder, d fitJSON) {
 	}
 	for _, n := range p.Notes {
 		row("note", n)
+	}
+	for _, r := range d.Largest.OutOfRange {
+		row("left out", r)
 	}
 }

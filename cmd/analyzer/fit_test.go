@@ -1,12 +1,18 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/llmfleet/analyzer/internal/race"
 	"github.com/llmfleet/analyzer/ladder"
 )
 
@@ -67,8 +73,13 @@ func TestFit(t *testing.T) {
 		{[]string{"--target", "frank-primary", "--max-num-seqs", "6", "--max-model-len", "8192", "--gpu-memory-utilization", "1.5"}, "(0, 1]"},
 		{[]string{"--target", "frank-primary", "--max-num-seqs", "6", "--max-model-len", "8192", "--kv-cache-dtype", "fp9"}, "not one the ladder ran (auto, fp8)"},
 		{[]string{"--target", "frank-primary", "--max-num-seqs", "6", "--max-model-len", "8192", "--gpu-memory-utilization", "NaN"}, "(0, 1]"},
-		{[]string{"--target", "frank-primary", "--max-num-seqs", "2000000000", "--max-model-len", "8192"}, "max_num_seqs: 2e+09 is outside"},
-		{[]string{"--target", "frank-primary", "--max-num-seqs", "6", "--max-model-len", "8192", "--kv-cache-memory-bytes", "1e300"}, "--kv-cache-memory-bytes"},
+		{[]string{"--target", "frank-primary", "--max-num-seqs", "2000000000", "--max-model-len", "8192"}, "--max-num-seqs: max_num_seqs: 2000000000 is outside 1..1048576 sequences (beyond any device)"},
+		{[]string{"--target", "frank-primary", "--max-num-seqs", "6", "--max-model-len", "268435456"}, "--max-model-len: max_model_len: 268435456 is outside 1..134217728 tokens"},
+		{[]string{"--target", "frank-primary", "--max-num-seqs", "6", "--max-model-len", "8192", "--kv-cache-memory-bytes", "1e300"}, `--kv-cache-memory-bytes "1e300": want a positive number of bytes`},
+		{[]string{"--target", "frank-primary", "--max-num-seqs", "6", "--max-model-len", "8192", "--kv-cache-memory-bytes", "99999999999 TiB"}, `--kv-cache-memory-bytes "99999999999 TiB": want a positive number of bytes`},
+		{[]string{"--target", "frank-primary", "--max-num-seqs", "6", "--max-model-len", "8192", "--kv-cache-memory-bytes", "512 TiB"}, "--kv-cache-memory-bytes: kv_cache_memory_bytes: 562949953421312 is outside 0..281474976710656 bytes"},
+		{[]string{"--target", "frank-primary", "--max-num-seqs", "99999999999999999999", "--max-model-len", "8192"}, "--max-num-seqs"},
+		{[]string{"--target", "frank-primary", "--max-num-seqs", "6", "--max-model-len", "8192", "--gpu-memory-utilization", "-Inf"}, "(0, 1]"},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			err := run(t.Context(), append([]string{"fit", "--db", db}, c.args...))
@@ -80,5 +91,44 @@ func TestFit(t *testing.T) {
 	}
 	if err := run(t.Context(), []string{"fit", "--db", db, "--target", "nope", "--max-num-seqs", "1", "--max-model-len", "1"}); err == nil || !strings.Contains(err.Error(), `no ladder of target "nope"`) {
 		t.Errorf("unknown target: %v", err)
+	}
+}
+
+// TestFitOfALogStatingTwoBillionSequences: the night fixture with rung
+// 6's max_num_seqs rewritten to 2000000000 (any local user writes to
+// journald) once made fit walk two billion sequence counts, deaf to
+// SIGINT and SIGTERM. The rung is left out and named, and fit answers
+// what the other rungs say well within a deadline.
+func TestFitOfALogStatingTwoBillionSequences(t *testing.T) {
+	src, err := os.ReadFile(nightFixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const was = "'max_num_seqs': 5,"
+	i := bytes.LastIndex(src, []byte(was))
+	if i < 0 {
+		t.Fatal("the night fixture no longer states max_num_seqs 5")
+	}
+	path := filepath.Join(t.TempDir(), "night.journal.json")
+	if err := os.WriteFile(path, slices.Concat(src[:i], []byte("'max_num_seqs': 2000000000,"), src[i+len(was):]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), race.Budget(10*time.Second)) // reading the journal is most of it; a hang fails
+	defer cancel()
+	var out bytes.Buffer
+	old := stdout
+	stdout = &out
+	defer func() { stdout = old }()
+	if err := run(ctx, []string{"fit", "--target", "frank-primary", "--max-num-seqs", "4", "--max-model-len", "262144", path}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"largest   to boot:    1310720 = 5 × 262144  --max-num-seqs 5 --max-model-len 262144 --kv-cache-dtype fp8",
+		"          to survive: 1048576 = 4 × 262144  --max-num-seqs 4 --max-model-len 262144 --kv-cache-dtype fp8",
+		"left out  rung 6: max_num_seqs: 2000000000 is outside 1..1048576 sequences (beyond any device)",
+	} {
+		if !strings.Contains(out.String(), want+"\n") && !strings.Contains(out.String(), want+" ") {
+			t.Errorf("fit lacks %q:\n%s", want, out.String())
+		}
 	}
 }
