@@ -143,6 +143,16 @@ func TestLargestAgreesWithLinearSearch(t *testing.T) {
 					f.Prediction.MaxNumSeqs, f.Prediction.MaxModelLen, f.Prediction.Boot.Outcome)
 			}
 		}
+		// The search's outcomes without reasons are Predict's.
+		for range 20 {
+			sh := m.Proposal(int64(r.IntN(maxSeqs)+1), int64(r.IntN(96)+1)*16, "", mem)
+			full, quiet := m.Predict(sh), m.predict(sh, true)
+			for k, c := range [][2]Call{{full.Boot, quiet.Boot}, {full.Survive, quiet.Survive}} {
+				if c[0].Outcome != c[1].Outcome || c[0].Rule != c[1].Rule || c[1].Reason != "" {
+					t.Fatalf("ladder %d, %s, call %d: Predict %+v, quiet %+v", i, sh.Summary(), k, c[0], c[1])
+				}
+			}
+		}
 		var calls int
 		if _, err := fmt.Sscanf(got.Reason[strings.Index(got.Reason, " with ")+len(" with "):], "%d predictions", &calls); err != nil {
 			t.Fatalf("reason %q: %v", got.Reason, err)

@@ -218,6 +218,9 @@ type point struct {
 	// under traffic (dying outweighs a boot that was stopped early).
 	survivePass bool
 	overridden  int
+	// quiet: a proposal the search asks about, which needs outcomes only;
+	// flags, notes and reasons are most of a prediction's cost.
+	quiet bool
 }
 
 // Model is the capacity model of one ladder.
@@ -452,10 +455,18 @@ func (m *Model) WhatIf(seqs, mml int64, dtype string, mem Memory) Prediction {
 // kv_pool_positions), else the pool rungs at its gpu_memory_utilization
 // got, else the pool that holds its contract.
 func (m *Model) Predict(s domain.Shape) Prediction {
+	return m.predict(s, false)
+}
+
+// predict is Predict; quiet leaves out flags, notes and reasons (decide).
+func (m *Model) predict(s domain.Shape, quiet bool) Prediction {
 	q := m.pointOf(s)
+	q.quiet = quiet
 	pr := Prediction{Target: m.Target, Engine: m.Engine, MaxNumSeqs: q.seqs, MaxModelLen: q.mml, KVDtype: q.dtype,
 		Memory: memoryOf(s).String(), TokensNeeded: q.seqs * q.mml, Notes: []string{}}
-	pr.Flags = SizingFlags(m.Engine, s)
+	if !quiet {
+		pr.Flags = SizingFlags(m.Engine, s)
+	}
 	if bpt, ok := m.BytesPerToken[q.dtype]; ok {
 		pr.KVBytesPerToken = &bpt
 	}
@@ -507,7 +518,7 @@ func (m *Model) Predict(s domain.Shape) Prediction {
 		}
 		pr.Boot, pr.Survive = m.boot(p), Call{}
 		pr.Survive = m.survive(p, pr.Boot)
-		if p.poolTokens > 0 && p.poolTokens < pr.TokensNeeded && pr.Boot.Outcome != OutcomeFails {
+		if p.poolTokens > 0 && p.poolTokens < pr.TokensNeeded && pr.Boot.Outcome != OutcomeFails && !quiet {
 			pr.Notes = append(pr.Notes, fmt.Sprintf("the pool holds %d tokens, less than the contract of %d: at most %.2f requests of max_model_len at once", p.poolTokens, pr.TokensNeeded, float64(p.poolTokens)/float64(q.mml)))
 		}
 		return pr
@@ -702,6 +713,9 @@ func (m *Model) passes(q *point, survive bool) []evidence {
 
 func (m *Model) boot(q *point) Call {
 	if q.poolTokens > 0 && q.poolTokens < q.mml {
+		if q.quiet {
+			return Call{Outcome: OutcomeFails, Rule: RulePoolTooSmall}
+		}
 		return Call{Outcome: OutcomeFails, Rule: RulePoolTooSmall, Reason: fmt.Sprintf(
 			"fails: a pool of %d tokens cannot hold one request of max_model_len %d", q.poolTokens, q.mml)}
 	}
@@ -712,7 +726,9 @@ func (m *Model) survive(q *point, boot Call) Call {
 	if boot.Outcome == OutcomeFails {
 		c := boot
 		c.Rule = RuleDoesNotBoot
-		c.Reason = "fails: it does not boot (" + strings.TrimPrefix(boot.Reason, "fails: ") + ")"
+		if !q.quiet {
+			c.Reason = "fails: it does not boot (" + strings.TrimPrefix(boot.Reason, "fails: ") + ")"
+		}
 		return c
 	}
 	fails := m.failures(q, true)
@@ -724,7 +740,9 @@ func (m *Model) survive(q *point, boot Call) Call {
 	}
 	if boot.Outcome == OutcomeUnknown {
 		c := boot
-		c.Reason = "unknown: whether it boots is not decided (" + strings.TrimPrefix(boot.Reason, "unknown: ") + ")"
+		if !q.quiet {
+			c.Reason = "unknown: whether it boots is not decided (" + strings.TrimPrefix(boot.Reason, "unknown: ") + ")"
+		}
 		return c
 	}
 	return m.decide(q, nil, passes, true)
@@ -732,6 +750,18 @@ func (m *Model) survive(q *point, boot Call) Call {
 
 // decide turns evidence into a call.
 func (m *Model) decide(q *point, fails, passes []evidence, survive bool) Call {
+	if q.quiet {
+		// The same outcomes and rules as below, without the reasons.
+		switch {
+		case len(fails) > 0 && len(passes) > 0:
+			return Call{Outcome: OutcomeUnknown, Rule: RuleInconsistent}
+		case len(fails) > 0:
+			return Call{Outcome: OutcomeFails, Rule: fails[0].rule, Rung: fails[0].p.r.N}
+		case len(passes) > 0:
+			return Call{Outcome: OutcomeBoots, Rule: passes[0].rule, Rung: passes[0].p.r.N}
+		}
+		return Call{Outcome: OutcomeUnknown, Rule: RuleNoEvidence}
+	}
 	word := "booted"
 	if survive {
 		word = "stayed up"
@@ -882,11 +912,12 @@ func (m *Model) Largest(dtype string, mem Memory) Largest {
 }
 
 // maxSearchWork bounds one search: predictions × (rungs + 16), as a
-// prediction costs about 8 µs plus half a microsecond per rung. It is
-// about a quarter second of one core: the night ladder's search makes 46
-// predictions, a pinned pool of 3·2^30 tokens on a ladder of a million
-// sequences (the staircase steps at every max_model_len of the grid)
-// 24,000 of the 29,000 it allows with two rungs.
+// prediction without its reasons costs a few µs plus a fraction of a µs
+// per rung. It is about a tenth of a second of one core: the night
+// ladder's search makes 46 predictions; a pinned pool of 3·2^30 tokens on
+// a ladder of a million sequences (the staircase steps at every
+// max_model_len of the grid) 24,393 of the 29,127 it allows with two
+// rungs, and pools of 2^30 to 2^36 tokens there reach the bound.
 const maxSearchWork = 1 << 19
 
 // check refuses a memory setting no device has (domain.CheckShapeValue).
@@ -1037,7 +1068,7 @@ func (s *staircase) fits(n, i int64) bool {
 		}
 		s.calls++
 		mml := s.mml(i)
-		pr := s.m.WhatIf(n, mml, s.dtype, s.mem)
+		pr := s.m.predict(s.m.Proposal(n, mml, s.dtype, s.mem), true)
 		v = 1
 		if pr.PoolTokens == nil || *pr.PoolTokens >= n*mml {
 			if pr.Boot.Outcome == OutcomeBoots {
