@@ -2,13 +2,14 @@
 # Installs the Debian packages the build and the tests need, when missing:
 #   build: libsystemd-dev (sd-journal headers for ingest/journald, cgo)
 #   test:  systemd-journal-remote (real journal files), systemd (journald),
-#          chromium (the browser test of the web UI), prometheus (promtool)
+#          chromium (the browser test of the web UI), prometheus (promtool),
+#          xz-utils (the real xz writes what the xz reader is tested on)
 #   bench: the test packages, jq and time (the baselines and peak memory)
 # usage: scripts/install-deps.sh build|test|bench
 set -euo pipefail
 want=(libsystemd-dev)
 if [ "${1:-build}" = test ] || [ "${1:-build}" = bench ]; then
-  want+=(systemd-journal-remote systemd chromium prometheus)
+  want+=(systemd-journal-remote systemd chromium prometheus xz-utils)
 fi
 if [ "${1:-build}" = bench ]; then
   want+=(jq time)
