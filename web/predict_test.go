@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,6 +16,7 @@ import (
 
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/ingest"
+	"github.com/llmfleet/analyzer/internal/fixturetest"
 	"github.com/llmfleet/analyzer/internal/race"
 	"github.com/llmfleet/analyzer/ladder"
 	"github.com/llmfleet/analyzer/rules"
@@ -198,20 +197,8 @@ func TestPredictStopsWhenTheClientLeaves(t *testing.T) {
 // write to journald, and serves it.
 func serveNightStating(t *testing.T, seqs string) (*httptest.Server, *ladder.Ladder) {
 	t.Helper()
-	src, err := os.ReadFile(filepath.Join(sharedFixtures, "dankserver-night-ladder.journal.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	const was = "'max_num_seqs': 5,"
-	i := bytes.LastIndex(src, []byte(was))
-	if i < 0 {
-		t.Fatal("the night fixture no longer states max_num_seqs 5")
-	}
 	dir := t.TempDir()
-	path := filepath.Join(dir, "night.journal.json")
-	if err := os.WriteFile(path, slices.Concat(src[:i], []byte("'max_num_seqs': "+seqs+","), src[i+len(was):]), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := fixturetest.NightStating(t, filepath.Join(sharedFixtures, "dankserver-night-ladder.journal.json"), dir, seqs)
 	set, err := rules.LoadBuiltin()
 	if err != nil {
 		t.Fatal(err)

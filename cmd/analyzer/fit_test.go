@@ -5,13 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/llmfleet/analyzer/internal/fixturetest"
 	"github.com/llmfleet/analyzer/internal/race"
 	"github.com/llmfleet/analyzer/ladder"
 )
@@ -100,19 +99,7 @@ func TestFit(t *testing.T) {
 // SIGINT and SIGTERM. The rung is left out and named, and fit answers
 // what the other rungs say well within a deadline.
 func TestFitOfALogStatingTwoBillionSequences(t *testing.T) {
-	src, err := os.ReadFile(nightFixture)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const was = "'max_num_seqs': 5,"
-	i := bytes.LastIndex(src, []byte(was))
-	if i < 0 {
-		t.Fatal("the night fixture no longer states max_num_seqs 5")
-	}
-	path := filepath.Join(t.TempDir(), "night.journal.json")
-	if err := os.WriteFile(path, slices.Concat(src[:i], []byte("'max_num_seqs': 2000000000,"), src[i+len(was):]), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := fixturetest.NightStating(t, nightFixture, t.TempDir(), "2000000000")
 	ctx, cancel := context.WithTimeout(t.Context(), race.Budget(10*time.Second)) // reading the journal is most of it; a hang fails
 	defer cancel()
 	var out bytes.Buffer

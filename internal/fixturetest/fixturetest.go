@@ -4,10 +4,12 @@
 package fixturetest
 
 import (
+	"bytes"
 	"context"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/llmfleet/analyzer/domain"
@@ -63,4 +65,26 @@ func CopyBuiltinRules(t testing.TB, dir string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// NightStating writes the night fixture (night, its path) into dir with
+// rung 6's "'max_num_seqs': 5" (a probe that booted, the last such text)
+// replaced by seqs, as any local user can write to journald, and returns
+// the new file's path.
+func NightStating(t testing.TB, night, dir, seqs string) string {
+	t.Helper()
+	src, err := os.ReadFile(night)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const was = "'max_num_seqs': 5,"
+	i := bytes.LastIndex(src, []byte(was))
+	if i < 0 {
+		t.Fatal("the night fixture no longer states max_num_seqs 5")
+	}
+	path := filepath.Join(dir, "night.journal.json")
+	if err := os.WriteFile(path, slices.Concat(src[:i], []byte("'max_num_seqs': "+seqs+","), src[i+len(was):]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
