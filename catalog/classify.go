@@ -43,7 +43,11 @@ var uvicornReady = []Statement{
 var Profiles = map[string]Profile{
 	"vllm":     {Engine: "vllm", External: uvicornReady, Banner: []string{"INFO 08-01 12:00:00 [api_server.py:1885] vLLM API server version 0.11.0"}},
 	"sglang":   {Engine: "sglang", Ready: []string{"The server is fired up and ready to roll"}, Banner: []string{"[2026-08-01 12:00:00] server_args=ServerArgs(model_path='/models/Qwen3-8B', mem_fraction_static=0.85, tp_size=1)"}},
-	"llamacpp": {Engine: "llamacpp", Ready: []string{"server is listening on", "HTTP server listening"}, Banner: []string{"build: 6000 (0a1b2c3d) with cc (GCC) 13.2.0 for x86_64-linux-gnu", "main: build = 6000 (0a1b2c3d)"}},
+	// The older server's "HTTP server listening" (server_log) came before the
+	// model loaded in 2024's llama.cpp; "model loaded" follows the load in
+	// every version (ik_llama.cpp's server.cpp sets SERVER_STATE_READY, then
+	// logs it).
+	"llamacpp": {Engine: "llamacpp", Ready: []string{"server is listening on", "model loaded"}, Banner: []string{"build: 6000 (0a1b2c3d) with cc (GCC) 13.2.0 for x86_64-linux-gnu", "main: build = 6000 (0a1b2c3d)"}},
 	"ollama":   {Engine: "ollama", Ready: []string{"Listening on"}, Banner: []string{`time=2026-08-01T12:00:00.000Z level=INFO source=images.go:477 msg="total blobs: 5"`}},
 	"tgi":      {Engine: "tgi", Ready: []string{"Connected"}, Banner: []string{`2026-08-01T12:00:00.000000Z  INFO text_generation_launcher: Args { model_id: "/models/Qwen3-8B", max_input_tokens: None }`}},
 	"lmdeploy": {Engine: "lmdeploy", External: uvicornReady, Banner: []string{"[TM][INFO] Turbomind engine created"}},
@@ -85,7 +89,8 @@ var pathTable = []pathRule{
 	{"distributed", KindFatal, domain.VerdictDistributedError, domain.PhaseInit},
 	{"parallel_state", KindFatal, domain.VerdictDistributedError, domain.PhaseInit},
 	{"nccl", KindFatal, domain.VerdictDistributedError, domain.PhaseInit},
-	{"comm", KindFatal, domain.VerdictDistributedError, domain.PhaseInit},
+	{"communicat", KindFatal, domain.VerdictDistributedError, domain.PhaseInit},
+	{"/comm/", KindFatal, domain.VerdictDistributedError, domain.PhaseInit},
 	// compilation
 	{"compilation", KindFatal, domain.VerdictCompileError, domain.PhaseCompile},
 	{"compile", KindFatal, domain.VerdictCompileError, domain.PhaseCompile},
@@ -318,6 +323,11 @@ func Synthesize(p Profile, r Raw, s Statement) string {
 			return fmt.Sprintf("/app/%s:%d: %s", r.File, r.Line, msg)
 		case "throw":
 			return fmt.Sprintf("terminate called after throwing an instance of 'std::%s'\n  what():  %s", r.Exc, msg)
+		case "LOG_INFO", "LOG_ERROR", "LOG_WARNING", "LOG_VERBOSE":
+			// The older llama.cpp server's server_log (ik_llama.cpp's
+			// today), text format: "%4s [%24s] %s |" and its fields.
+			level := map[string]string{"LOG_INFO": "INFO", "LOG_ERROR": "ERR", "LOG_WARNING": "WARN", "LOG_VERBOSE": "VERB"}[r.Call]
+			return fmt.Sprintf("%4s [%24s] %s | tid=\"140213351337984\" timestamp=1754049600", level, r.Func, msg)
 		}
 		return msg
 	case "go":
