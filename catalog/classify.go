@@ -41,8 +41,8 @@ var uvicornReady = []Statement{
 
 // Profiles are the engines catalogs are made for.
 var Profiles = map[string]Profile{
-	"vllm":     {Engine: "vllm", External: uvicornReady, Banner: []string{"INFO 08-01 12:00:00 [api_server.py:1885] vLLM API server version 0.11.0"}},
-	"sglang":   {Engine: "sglang", Ready: []string{"The server is fired up and ready to roll"}, Banner: []string{"[2026-08-01 12:00:00] server_args=ServerArgs(model_path='/models/Qwen3-8B', mem_fraction_static=0.85, tp_size=1)"}},
+	"vllm":   {Engine: "vllm", External: uvicornReady, Banner: []string{"INFO 08-01 12:00:00 [api_server.py:1885] vLLM API server version 0.11.0"}},
+	"sglang": {Engine: "sglang", Ready: []string{"The server is fired up and ready to roll"}, Banner: []string{"[2026-08-01 12:00:00] server_args=ServerArgs(model_path='/models/Qwen3-8B', mem_fraction_static=0.85, tp_size=1)"}},
 	// The older server's "HTTP server listening" (server_log) came before the
 	// model loaded in 2024's llama.cpp; "model loaded" follows the load in
 	// every version (ik_llama.cpp's server.cpp sets SERVER_STATE_READY, then
