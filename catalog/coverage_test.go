@@ -25,13 +25,13 @@ var floors = map[string]struct {
 	fatal, ready float64
 	falseReady   int
 }{
-	"ik_llama.cpp-8337e4cd3":           {96.2, 100, 0},
-	"llamacpp-ollama-vendored-9db4bdb": {25.1, 100, 0},
-	"lmdeploy-1263d5cd8":               {60.7, 100, 0},
+	"ik_llama.cpp-8337e4cd3":           {97.2, 100, 0},
+	"llamacpp-ollama-vendored-9db4bdb": {61.3, 100, 0},
+	"lmdeploy-1263d5cd8":               {88.7, 100, 0},
 	"ollama-fb3076099":                 {74.2, 0, 1},
-	"sglang-fork-64bca5315":            {62.2, 100, 0},
-	"tgi-db931fcf":                     {80.5, 100, 0},
-	"vllm-fork-28be48fa9":              {55.7, 100, 2},
+	"sglang-fork-64bca5315":            {77.5, 100, 0},
+	"tgi-db931fcf":                     {82.9, 100, 0},
+	"vllm-fork-28be48fa9":              {82.7, 100, 2},
 }
 
 // asJournal prints the banner and a statement's line as `journalctl`
