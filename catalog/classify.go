@@ -48,7 +48,11 @@ var Profiles = map[string]Profile{
 	// every version (ik_llama.cpp's server.cpp sets SERVER_STATE_READY, then
 	// logs it).
 	"llamacpp": {Engine: "llamacpp", Ready: []string{"server is listening on", "model loaded"}, Banner: []string{"build: 6000 (0a1b2c3d) with cc (GCC) 13.2.0 for x86_64-linux-gnu", "main: build = 6000 (0a1b2c3d)"}},
-	"ollama":   {Engine: "ollama", Ready: []string{"Listening on"}, Banner: []string{`time=2026-08-01T12:00:00.000Z level=INFO source=images.go:477 msg="total blobs: 5"`}},
+	// Ollama's daemon listens before any model is loaded (a request loads
+	// one); its runner's "started in" is logged once the runner answers
+	// its health check with the model loaded (llm/llama_server.go), which
+	// is the readiness the judge takes for a boot of a model.
+	"ollama":   {Engine: "ollama", Ready: []string{"llama-server started in", "llama runner started in"}, Banner: []string{`time=2026-08-01T12:00:00.000Z level=INFO source=images.go:477 msg="total blobs: 5"`}},
 	"tgi":      {Engine: "tgi", Ready: []string{"Connected"}, Banner: []string{`2026-08-01T12:00:00.000000Z  INFO text_generation_launcher: Args { model_id: "/models/Qwen3-8B", max_input_tokens: None }`}},
 	"lmdeploy": {Engine: "lmdeploy", External: uvicornReady, Banner: []string{"[TM][INFO] Turbomind engine created"}},
 	"trtllm":   {Engine: "trtllm", External: uvicornReady, Banner: []string{"[TensorRT-LLM] TensorRT-LLM version: 1.0.0"}},

@@ -19,7 +19,7 @@ import (
 
 // floors are today's measured coverage per catalog (percent of fatal
 // statements judged with the catalog's family and phase, percent of
-// readiness statements judged ready, and the most statements of other kinds
+// readiness statements judged ready, and the most markers and fatal statements
 // judged ready). They may only move towards the issue's targets.
 var floors = map[string]struct {
 	fatal, ready float64
@@ -28,10 +28,10 @@ var floors = map[string]struct {
 	"ik_llama.cpp-8337e4cd3":           {97.2, 100, 0},
 	"llamacpp-ollama-vendored-9db4bdb": {61.3, 100, 0},
 	"lmdeploy-1263d5cd8":               {88.7, 100, 0},
-	"ollama-fb3076099":                 {74.2, 0, 1},
+	"ollama-fb3076099":                 {74.4, 100, 0},
 	"sglang-fork-64bca5315":            {77.5, 100, 0},
 	"tgi-db931fcf":                     {82.9, 100, 0},
-	"vllm-fork-28be48fa9":              {82.7, 100, 2},
+	"vllm-fork-28be48fa9":              {82.7, 100, 0},
 }
 
 // asJournal prints the banner and a statement's line as `journalctl`
@@ -126,6 +126,10 @@ func TestCoverage(t *testing.T) {
 					r.rOK++
 					continue
 				}
+			case catalog.KindRequest:
+				// Printed while answering a request: the server was
+				// serving, and served requests prove readiness (spec).
+				continue
 			default:
 				if a.Verdict != domain.VerdictReady {
 					continue
