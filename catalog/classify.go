@@ -79,6 +79,8 @@ var pathTable = []pathRule{
 	{"sampling_params", KindRequest, "", domain.PhaseServing},
 	{"openai/", KindRequest, "", domain.PhaseServing},
 	{"server/routes", KindRequest, "", domain.PhaseServing},
+	{"/parsers/", KindRequest, "", domain.PhaseServing}, // tool-call and reasoning parsers of model output
+	{"/renderers/", KindRequest, "", domain.PhaseServing},
 	{"router/src/server", KindRequest, "", domain.PhaseServing},
 	// arguments and configuration
 	{"arg_utils", KindFatal, domain.VerdictConfigError, domain.PhaseArgs},
@@ -249,7 +251,7 @@ func Extract(p Profile, file string, src []byte) []Statement {
 }
 
 // holeRe finds the holes of printf, str.format/f-string and Rust formats.
-var holeRe = regexp.MustCompile(`%\([A-Za-z_]\w*\)[-#0 +]*\d*(?:\.\d+)?[sdrfgixXu]|%[-#0 +]*\d*(?:\.\d+)?(?:l|ll|z|h|j|PRI\w+)?[sdrfgixXuep%]|\{[^{}]{0,80}\}`)
+var holeRe = regexp.MustCompile(`%\([A-Za-z_]\w*\)[-#0 +]*\d*(?:\.\d+)?[sdrfgixXu]|%[-#0 +]*\d*(?:\.\d+)?(?:l|ll|z|h|j|PRI\w+)?[sdrfgixXuepqwvT%]|\{[^{}]{0,80}\}`)
 
 // Plausible values by what a hole is named, so a synthesized line reads like
 // a real one without inventing a cause the statement does not state.
