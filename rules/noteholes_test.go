@@ -20,7 +20,7 @@ func TestNotesHaveNoHoles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	engines := []string{"vllm", "sglang", "llamacpp", "ollama", "tgi", "trtllm", "lmdeploy", "exllama", "halogen", "unknown"}
+	engines := []string{"vllm", "sglang", "llamacpp", "ollama", "tgi", "trtllm", "lmdeploy", "exllama", "halogen", "gufo", "unknown"}
 	for _, r := range set.Rules() {
 		if r.note == nil {
 			continue
