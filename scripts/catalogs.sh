@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Regenerates every statement catalog in catalog/data from the engines' own
+# source trees (git directories, as the library's fetch tool brings them to
+# MIRROR/<owner>+<repo>/repo). Which tree and commit each catalog reads is
+# written here and in catalog/data/README.md; a tree that is absent is
+# skipped with a message, its catalog left as it is.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+MIRROR="${MIRROR:-/work/.mirror}"
+extract() { # out engine version repo rev [under]
+  local out=$1 engine=$2 version=$3 repo=$4 rev=$5 under=${6:-}
+  local dir="$MIRROR/$repo/repo"
+  if ! git -C "$dir" rev-parse --verify -q "$rev^{commit}" >/dev/null 2>&1; then
+    echo "skip $out: no $repo at $rev under $MIRROR" >&2
+    return 0
+  fi
+  local args=(--engine "$engine" --version "$version" --rev "$rev")
+  [ -n "$under" ] && args+=(--under "$under")
+  go run ./cmd/enginecatalog extract "${args[@]}" "$dir" > "catalog/data/$out.tsv.tmp"
+  mv "catalog/data/$out.tsv.tmp" "catalog/data/$out.tsv"
+  echo "wrote catalog/data/$out.tsv" >&2
+}
+extract vllm-fork-28be48fa9 vllm local-inference-lab-28be48fa9 local-inference-lab+vllm 28be48fa9
+extract sglang-fork-64bca5315 sglang YAMY1234-64bca5315 YAMY1234+sglang 64bca5315
+extract ik_llama.cpp-8337e4cd3 llamacpp ik-8337e4cd3 ikawrakow+ik_llama.cpp 8337e4cd3
+extract llamacpp-ollama-vendored-9db4bdb llamacpp ollama-vendored-9db4bdb ollama+ollama '9db4bdb^' llama/llama.cpp
+extract ollama-fb3076099 ollama fb3076099 ollama+ollama fb3076099
+extract tgi-db931fcf tgi db931fcf huggingface+text-generation-inference db931fcf
+extract lmdeploy-1263d5cd8 lmdeploy 1263d5cd8 InternLM+lmdeploy 1263d5cd8
+go run ./cmd/enginecatalog table catalog/data/*.tsv
