@@ -56,6 +56,9 @@ var Profiles = map[string]Profile{
 	"tgi":      {Engine: "tgi", Ready: []string{"Connected"}, Banner: []string{`2026-08-01T12:00:00.000000Z  INFO text_generation_launcher: Args { model_id: "/models/Qwen3-8B", max_input_tokens: None }`}},
 	"lmdeploy": {Engine: "lmdeploy", External: uvicornReady, Banner: []string{"[TM][INFO] Turbomind engine created"}},
 	"trtllm":   {Engine: "trtllm", External: uvicornReady, Banner: []string{"[TensorRT-LLM] TensorRT-LLM version: 1.0.0"}},
+	// TabbyAPI (ExLlamaV2/V3 behind it) serves through uvicorn; its own
+	// start line names the API it starts (endpoints/server.py).
+	"exllama": {Engine: "exllama", External: uvicornReady, Banner: []string{"2026-08-01 12:00:00.000 INFO:     Starting OAI API"}},
 }
 
 // Source table: ONE table from where a statement lives (a path fragment) to
@@ -79,7 +82,8 @@ var pathTable = []pathRule{
 	{"sampling_params", KindRequest, "", domain.PhaseServing},
 	{"openai/", KindRequest, "", domain.PhaseServing},
 	{"server/routes", KindRequest, "", domain.PhaseServing},
-	{"/parsers/", KindRequest, "", domain.PhaseServing}, // tool-call and reasoning parsers of model output
+	{"endpoints/", KindRequest, "", domain.PhaseServing}, // HTTP routers (TabbyAPI, LMDeploy's serve)
+	{"/parsers/", KindRequest, "", domain.PhaseServing},  // tool-call and reasoning parsers of model output
 	{"/renderers/", KindRequest, "", domain.PhaseServing},
 	{"router/src/server", KindRequest, "", domain.PhaseServing},
 	// arguments and configuration
@@ -321,6 +325,10 @@ func Synthesize(p Profile, r Raw, s Statement) string {
 			return fmt.Sprintf("2026-08-01 12:00:00,000 - lmdeploy - %s - %s:%d - %s", level, base, r.Line, msg)
 		case "tgi":
 			return fmt.Sprintf("2026-08-01T12:00:00.000000Z %s text_generation_launcher: %s", level, msg)
+		case "exllama":
+			// TabbyAPI's loguru formatter (common/logger.py): time,
+			// "LEVEL:" padded to nine columns, the message.
+			return fmt.Sprintf("2026-08-01 12:00:00.000 %s:%s%s", level, strings.Repeat(" ", max(1, 9-len(level))), msg)
 		}
 		return fmt.Sprintf("%s 08-01 12:00:00 [%s:%d] %s", level, base, r.Line, msg)
 	case "c":

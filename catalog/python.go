@@ -202,7 +202,7 @@ func pyReadString(s []byte, prefix string) (pyTok, int, int) {
 // pyLogMethods are the logger methods read, and what they can announce.
 var pyLogMethods = map[string]bool{"error": true, "critical": true, "exception": true, "fatal": true, "info": false, "warning": false}
 
-var pyLoggers = map[string]bool{"logger": true, "logging": true, "log": true, "LOGGER": true, "_logger": true, "init_logger": false}
+var pyLoggers = map[string]bool{"logger": true, "logging": true, "log": true, "LOGGER": true, "_logger": true, "xlogger": true, "init_logger": false}
 
 // PyExtract lists the raise statements and logging calls of one Python file.
 func PyExtract(path string, src []byte) []Raw {

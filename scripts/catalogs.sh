@@ -27,4 +27,5 @@ extract llamacpp-ollama-vendored-9db4bdb llamacpp ollama-vendored-9db4bdb ollama
 extract ollama-fb3076099 ollama fb3076099 ollama+ollama fb3076099
 extract tgi-db931fcf tgi db931fcf huggingface+text-generation-inference db931fcf
 extract lmdeploy-1263d5cd8 lmdeploy 1263d5cd8 InternLM+lmdeploy 1263d5cd8
+extract exllama-tabbyapi-e632af4 exllama tabbyapi-e632af4 theroyallab+tabbyAPI e632af4
 go run ./cmd/enginecatalog table catalog/data/*.tsv
