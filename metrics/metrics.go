@@ -270,11 +270,13 @@ func New(opts Options) *Metrics {
 // collectors).
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
-// Handler serves the registry in the Prometheus exposition formats. A scrape
-// whose database read fails still returns the live metrics (the failing
-// collector reports analyzer_store_up 0 and logs the error).
+// Handler serves the registry in the Prometheus exposition formats: text
+// 0.0.4, or OpenMetrics 1.0 when the scraper's Accept header asks for it
+// (Prometheus does by default; exemplars need it). A scrape whose database
+// read fails still returns the live metrics (the failing collector reports
+// analyzer_store_up 0 and logs the error).
 func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError, EnableOpenMetrics: true})
 }
 
 // IngestEntries counts n entries fed to the tracker from source.

@@ -362,6 +362,27 @@ func TestBuildInfo(t *testing.T) {
 	}
 }
 
+// TestOpenMetricsNegotiated: a scraper asking for OpenMetrics gets it (with
+// its # EOF), one that asks for nothing gets text 0.0.4.
+func TestOpenMetricsNegotiated(t *testing.T) {
+	m := metrics.New(metrics.Options{NoProcessMetrics: true, Version: "v1"})
+	for _, tc := range []struct{ accept, ctype, tail string }{
+		{"application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5", "application/openmetrics-text; version=1.0.0; charset=utf-8; escaping=underscores", "# EOF\n"},
+		{"", "text/plain; version=0.0.4; charset=utf-8; escaping=underscores", "\n"},
+	} {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("GET", "/metrics", nil)
+		if tc.accept != "" {
+			req.Header.Set("Accept", tc.accept)
+		}
+		m.Handler().ServeHTTP(rec, req)
+		body := rec.Body.String()
+		if got := rec.Header().Get("Content-Type"); got != tc.ctype || !strings.HasSuffix(body, tc.tail) || (tc.accept == "") == strings.Contains(body, "# EOF") {
+			t.Errorf("Accept %q: Content-Type %q, body ends %q", tc.accept, got, body[max(0, len(body)-20):])
+		}
+	}
+}
+
 // TestLastFailedTimestamp: analyzer_attempt_last_failed_timestamp_seconds
 // is the journal's end time of the unit's newest failure of each verdict:
 // saving an older failure later (a backfill) or re-saving an old attempt
