@@ -104,7 +104,8 @@ func TestFlagsAfterFiles(t *testing.T) {
 	}
 }
 
-// TestExitStatus: usage errors exit 2, other errors 1, and explain
+// TestExitStatus: usage errors exit 2 (a FILE that is missing or a
+// directory too, as grep's), other errors 1, and explain
 // --exit-status exits 1 when a shown attempt failed, 0 when none did.
 func TestExitStatus(t *testing.T) {
 	old := stdout
@@ -123,7 +124,9 @@ func TestExitStatus(t *testing.T) {
 		{[]string{"serve", "extra"}, 2},
 		{[]string{"rules", "frobnicate"}, 2},
 		{[]string{"rules", "test", "a", "b"}, 2},
-		{[]string{"explain", "no-such-file.json"}, 1},
+		{[]string{"explain", "no-such-file.json"}, 2},
+		{[]string{"replay", "--db", filepath.Join(t.TempDir(), "x.db"), "no-such-file.json"}, 2},
+		{[]string{"explain", t.TempDir()}, 2},
 		{[]string{"explain", "--exit-status", day}, 1},
 		{[]string{"explain", "--exit-status", "--verdict", "ready", day}, 0},
 		{[]string{"explain", day}, 0},

@@ -66,6 +66,9 @@ func runExplain(ctx context.Context, o *explainOpts, fs *pflag.FlagSet, files []
 	if o.format != "text" && o.format != "json" {
 		return usageError{msg: fmt.Sprintf("--format %q: want text or json", o.format)}
 	}
+	if err := checkInputs(files); err != nil {
+		return err
+	}
 	style, err := outputStyle(o.color)
 	if err != nil {
 		return err

@@ -133,7 +133,8 @@ func runReplay(ctx context.Context, o *replayOpts, fs *pflag.FlagSet, paths []st
 }
 
 // checkInputs fails for a FILE argument that cannot be read as a log (a
-// directory, a missing file), so that nothing is created for it.
+// directory, a missing file), so that nothing is created for it. It is a
+// usage error (exit status 2), as grep's for a file it cannot open.
 func checkInputs(paths []string) error {
 	for _, p := range paths {
 		if p == "-" {
@@ -141,10 +142,10 @@ func checkInputs(paths []string) error {
 		}
 		st, err := os.Stat(p)
 		if err != nil {
-			return err
+			return usageError{msg: err.Error()}
 		}
 		if st.IsDir() {
-			return fmt.Errorf("%s is a directory; give the log files in it (e.g. %s/*.json)", p, filepath.Clean(p))
+			return usageError{msg: fmt.Sprintf("%s is a directory; give the log files in it (e.g. %s/*.json)", p, filepath.Clean(p))}
 		}
 	}
 	return nil
