@@ -156,7 +156,13 @@ func startJournal(ctx context.Context, db *store.DB, set *rules.Set, jf *journal
 	if jf.dir != "" {
 		where = jf.dir
 	}
-	slog.Info("following " + where)
+	if jf.noNotes {
+		slog.Info("following "+where, "notes", "off (--no-notes)")
+	} else {
+		// Writing into the host's journal is a side effect an operator
+		// should hear of at start, with the way to turn it off.
+		slog.Info("following "+where+"; a root-cause note is written into the local journal for each failed boot (MESSAGE_ID per verdict; --no-notes turns this off)", "notes", "on")
+	}
 	if jf.dir == "" {
 		if n, readable := journald.FilesReadable(localJournalDirs); n > 0 && readable == 0 {
 			slog.Warn("no local journal file or directory is readable: nothing will be read; run with SupplementaryGroups=systemd-journal (the shipped unit does)",

@@ -188,8 +188,8 @@ func TestFollowerReadsAsUnitUser(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 		}
 		stopLogsUnit = stop()
-		if !strings.Contains(stopLogsUnit, "following the local journal") {
-			t.Errorf("serve (%s) did not say it follows the local journal:\n%s", reader, stopLogsUnit)
+		if !strings.Contains(stopLogsUnit, "following the local journal") || !strings.Contains(stopLogsUnit, "notes=\"off (--no-notes)\"") {
+			t.Errorf("serve (%s) did not say it follows the local journal without notes:\n%s", reader, stopLogsUnit)
 		}
 		if strings.Contains(stopLogsUnit, "no local journal file or directory is readable") {
 			t.Errorf("serve (%s) with the group warned that it cannot read the journal:\n%s", reader, stopLogsUnit)
