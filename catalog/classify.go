@@ -32,6 +32,10 @@ type Profile struct {
 	External []Statement
 	// Banner is a start-up line that names the engine.
 	Banner []string
+	// Stages are lines the engine prints as it enters a phase, from its
+	// source: a statement raised in that phase follows them in a real
+	// journal, so the coverage test prints them before it.
+	Stages map[domain.Phase][]string
 }
 
 var uvicornReady = []Statement{
@@ -41,24 +45,51 @@ var uvicornReady = []Statement{
 
 // Profiles are the engines catalogs are made for.
 var Profiles = map[string]Profile{
-	"vllm":   {Engine: "vllm", External: uvicornReady, Banner: []string{"INFO 08-01 12:00:00 [api_server.py:1885] vLLM API server version 0.11.0"}},
-	"sglang": {Engine: "sglang", Ready: []string{"The server is fired up and ready to roll"}, Banner: []string{"[2026-08-01 12:00:00] server_args=ServerArgs(model_path='/models/Qwen3-8B', mem_fraction_static=0.85, tp_size=1)"}},
+	"vllm": {Engine: "vllm", External: uvicornReady, Banner: []string{"INFO 08-01 12:00:00 [api_server.py:1885] vLLM API server version 0.11.0"},
+		Stages: map[domain.Phase][]string{
+			domain.PhaseInit:    {"INFO 08-01 12:00:00 [parallel_state.py:1165] rank 0 in world size 1 is assigned as DP rank 0, PP rank 0, TP rank 0, EP rank 0"},
+			domain.PhaseWeights: {"INFO 08-01 12:00:00 [gpu_model_runner.py:2338] Starting to load model /models/Qwen3-8B..."},
+			domain.PhaseKVAlloc: {"INFO 08-01 12:00:00 [kv_cache_utils.py:1087] GPU KV cache size: 120,000 tokens"},
+		}},
+	"sglang": {Engine: "sglang", Ready: []string{"The server is fired up and ready to roll"}, Banner: []string{"[2026-08-01 12:00:00] server_args=ServerArgs(model_path='/models/Qwen3-8B', mem_fraction_static=0.85, tp_size=1)"},
+		Stages: map[domain.Phase][]string{
+			domain.PhaseInit:         {"[2026-08-01 12:00:00 TP0] Init torch distributed begin."},
+			domain.PhaseWeights:      {"[2026-08-01 12:00:00 TP0] Load weight begin. avail mem=78.50 GB"},
+			domain.PhaseKVAlloc:      {"[2026-08-01 12:00:00 TP0] Memory pool begin. avail mem=40.00 GB"},
+			domain.PhaseGraphCapture: {"[2026-08-01 12:00:00 TP0] Capture cuda graph begin. This can take up to several minutes. avail mem=20.00 GB"},
+		}},
 	// The older server's "HTTP server listening" (server_log) came before the
 	// model loaded in 2024's llama.cpp; "model loaded" follows the load in
 	// every version (ik_llama.cpp's server.cpp sets SERVER_STATE_READY, then
 	// logs it).
-	"llamacpp": {Engine: "llamacpp", Ready: []string{"server is listening on", "model loaded"}, Banner: []string{"build: 6000 (0a1b2c3d) with cc (GCC) 13.2.0 for x86_64-linux-gnu", "main: build = 6000 (0a1b2c3d)"}},
+	"llamacpp": {Engine: "llamacpp", Ready: []string{"server is listening on", "model loaded"}, Banner: []string{"build: 6000 (0a1b2c3d) with cc (GCC) 13.2.0 for x86_64-linux-gnu", "main: build = 6000 (0a1b2c3d)"},
+		Stages: map[domain.Phase][]string{
+			domain.PhaseInit:    {"ggml_cuda_init: found 1 CUDA devices:"},
+			domain.PhaseWeights: {"llama_model_loader: loaded meta data with 30 key-value pairs and 291 tensors from /models/m.gguf (version GGUF V3 (latest))"},
+			domain.PhaseKVAlloc: {"llama_context: constructing llama_context"},
+			domain.PhaseWarmup:  {"common_init_from_params: warming up the model with an empty run - please wait ... (--no-warmup to disable)"},
+		}},
 	// Ollama's daemon listens before any model is loaded (a request loads
 	// one); its runner's "started in" is logged once the runner answers
 	// its health check with the model loaded (llm/llama_server.go), which
 	// is the readiness the judge takes for a boot of a model.
-	"ollama":   {Engine: "ollama", Ready: []string{"llama-server started in", "llama runner started in"}, Banner: []string{`time=2026-08-01T12:00:00.000Z level=INFO source=images.go:477 msg="total blobs: 5"`}},
-	"tgi":      {Engine: "tgi", Ready: []string{"Connected"}, Banner: []string{`2026-08-01T12:00:00.000000Z  INFO text_generation_launcher: Args { model_id: "/models/Qwen3-8B", max_input_tokens: None }`}},
+	"ollama": {Engine: "ollama", Ready: []string{"llama-server started in", "llama runner started in"}, Banner: []string{`time=2026-08-01T12:00:00.000Z level=INFO source=images.go:477 msg="total blobs: 5"`},
+		Stages: map[domain.Phase][]string{
+			domain.PhaseInit:    {`time=2026-08-01T12:00:00.000Z level=INFO source=types.go:130 msg="inference compute" id=GPU-0 library=cuda compute=8.9 name=CUDA0`},
+			domain.PhaseWeights: {`time=2026-08-01T12:00:00.000Z level=INFO source=server.go:1309 msg="waiting for llama runner to start responding"`},
+		}},
+	"tgi": {Engine: "tgi", Ready: []string{"Connected"}, Banner: []string{`2026-08-01T12:00:00.000000Z  INFO text_generation_launcher: Args { model_id: "/models/Qwen3-8B", max_input_tokens: None }`},
+		Stages: map[domain.Phase][]string{
+			domain.PhaseWeights: {"2026-08-01T12:00:00.000000Z  INFO shard-manager: text_generation_launcher: Starting shard rank=0"},
+		}},
 	"lmdeploy": {Engine: "lmdeploy", External: uvicornReady, Banner: []string{"[TM][INFO] Turbomind engine created"}},
 	"trtllm":   {Engine: "trtllm", External: uvicornReady, Banner: []string{"[TensorRT-LLM] TensorRT-LLM version: 1.0.0"}},
 	// TabbyAPI (ExLlamaV2/V3 behind it) serves through uvicorn; its own
 	// start line names the API it starts (endpoints/server.py).
-	"exllama": {Engine: "exllama", External: uvicornReady, Banner: []string{"2026-08-01 12:00:00.000 INFO:     Starting OAI API"}},
+	"exllama": {Engine: "exllama", External: uvicornReady, Banner: []string{"2026-08-01 12:00:00.000 INFO:     Starting OAI API"},
+		Stages: map[domain.Phase][]string{
+			domain.PhaseWeights: {"2026-08-01 12:00:00.000 INFO:     Loading model: /models/Qwen3-8B-exl2"},
+		}},
 }
 
 // Source table: ONE table from where a statement lives (a path fragment) to
@@ -127,6 +158,11 @@ var pathTable = []pathRule{
 	{"llama-adapter", KindFatal, domain.VerdictMissingPayload, domain.PhaseWeights},
 	{"models/", KindFatal, domain.VerdictMissingPayload, domain.PhaseWeights},
 	{"model/", KindFatal, domain.VerdictMissingPayload, domain.PhaseWeights},
+	// model construction (vLLM's model_executor, SGLang's and TGI's layers):
+	// before "executor", which the directory's name holds
+	{"model_executor/", KindFatal, domain.VerdictMissingPayload, domain.PhaseWeights},
+	{"srt/layers/", KindFatal, domain.VerdictMissingPayload, domain.PhaseWeights},
+	{"text_generation_server/layers/", KindFatal, domain.VerdictMissingPayload, domain.PhaseWeights},
 	// device bring-up
 	{"platforms", KindFatal, domain.VerdictUnknownFailure, domain.PhaseInit},
 	{"discover/", KindFatal, domain.VerdictUnknownFailure, domain.PhaseInit},
