@@ -68,6 +68,8 @@ var Profiles = map[string]Profile{
 			domain.PhaseWeights: {"llama_model_loader: loaded meta data with 30 key-value pairs and 291 tensors from /models/m.gguf (version GGUF V3 (latest))"},
 			domain.PhaseKVAlloc: {"llama_context: constructing llama_context"},
 			domain.PhaseWarmup:  {"common_init_from_params: warming up the model with an empty run - please wait ... (--no-warmup to disable)"},
+			domain.PhaseReady:   {"main: server is listening on http://127.0.0.1:8080 - starting the main loop"},
+			domain.PhaseServing: {"srv  update_slots: all slots are idle"},
 		}},
 	// Ollama's daemon listens before any model is loaded (a request loads
 	// one); its runner's "started in" is logged once the runner answers
@@ -175,6 +177,24 @@ var pathTable = []pathRule{
 	{"runner", KindFatal, domain.VerdictEngineDied, ""},
 }
 
+// runtimeFile and runtimeFunc: llama.cpp's per-batch path (the context's
+// decode and encode, the KV cache's slot bookkeeping, session state, the
+// sampler), which runs only once the server serves.
+var (
+	runtimeFile = regexp.MustCompile(`llama-(?:context|kv-cache|kv-cells|memory|batch|sampling|graph)`)
+	runtimeFunc = regexp.MustCompile(`^(?:decode|encode|process_ubatch|state_\w+|opt_\w+|seq_\w+|find_slot|set_input\w*|get_logits\w*|get_embeddings\w*|memory_update|update|apply_ubatch|n_pos_per_embd|output_reserve|graph_compute|sample\w*|accept\w*)$`)
+)
+
+// Aborts reports whether a C/C++ call ends the process by abort(): the
+// ggml assertion macros, and a throw nobody catches (std::terminate).
+func Aborts(call string) bool {
+	switch call {
+	case "GGML_ASSERT", "GGML_ABORT", "throw", "abort":
+		return true
+	}
+	return false
+}
+
 // excTable: an exception type overrides the family the path gave (and the
 // phase, when it names one).
 var excTable = []struct {
@@ -241,6 +261,15 @@ func Classify(p Profile, r Raw) (Statement, bool) {
 			s.Kind, s.Family, s.Phase = pr.kind, pr.family, pr.phase
 			break
 		}
+	}
+	if runtimeFile.MatchString(lp) && runtimeFunc.MatchString(r.Func) {
+		// Run per batch or per request once the server serves: an abort
+		// there kills a serving engine; an error log answers one request.
+		s.Kind, s.Family, s.Phase = KindRequest, "", domain.PhaseServing
+		if Aborts(r.Call) {
+			s.Kind, s.Family = KindFatal, domain.VerdictEngineDied
+		}
+		return s, true
 	}
 	for _, e := range excTable {
 		if r.Exc != "" && e.re.MatchString(r.Exc) {

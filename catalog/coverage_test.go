@@ -27,7 +27,7 @@ var floors = map[string]struct {
 }{
 	"exllama-tabbyapi-e632af4":         {94.3, 100, 0},
 	"ik_llama.cpp-8337e4cd3":           {97.4, 100, 0},
-	"llamacpp-ollama-vendored-9db4bdb": {70.9, 100, 0},
+	"llamacpp-ollama-vendored-9db4bdb": {88.3, 100, 0},
 	"lmdeploy-1263d5cd8":               {89.3, 100, 0},
 	"ollama-fb3076099":                 {86.1, 100, 0},
 	"sglang-fork-64bca5315":            {86.9, 100, 0},
@@ -40,14 +40,14 @@ var floors = map[string]struct {
 // lines the engine prints on its way to that phase (its profile's stages),
 // and is followed by the end of the unit's main process, as in a real
 // journal (a fatal line alone is no failed boot: an engine may log an error
-// and go on).
+// and go on): by a signal after an abort, with status 1 otherwise.
 func asJournal(prof catalog.Profile, s catalog.Statement) string {
 	var b strings.Builder
 	fatal := s.Kind == catalog.KindFatal
 	b.WriteString("Dec 01 10:00:00 host systemd[1]: Started engine.service - engine.\n")
 	parts := [][]string{prof.Banner}
 	if fatal && s.Phase.Valid() {
-		for _, ph := range []domain.Phase{domain.PhaseInit, domain.PhaseWeights, domain.PhaseCompile, domain.PhaseProfile, domain.PhaseKVAlloc, domain.PhaseGraphCapture, domain.PhaseWarmup} {
+		for _, ph := range []domain.Phase{domain.PhaseInit, domain.PhaseWeights, domain.PhaseCompile, domain.PhaseProfile, domain.PhaseKVAlloc, domain.PhaseGraphCapture, domain.PhaseWarmup, domain.PhaseReady, domain.PhaseServing} {
 			if ph.Rank() <= s.Phase.Rank() {
 				parts = append(parts, prof.Stages[ph])
 			}
@@ -58,7 +58,10 @@ func asJournal(prof catalog.Profile, s catalog.Statement) string {
 			b.WriteString("Dec 01 10:00:01 host engine[123]: " + l + "\n")
 		}
 	}
-	if fatal {
+	switch {
+	case fatal && catalog.Aborts(s.Call):
+		b.WriteString("Dec 01 10:00:02 host systemd[1]: engine.service: Main process exited, code=dumped, status=6/ABRT\n")
+	case fatal:
 		b.WriteString("Dec 01 10:00:02 host systemd[1]: engine.service: Main process exited, code=exited, status=1/FAILURE\n")
 	}
 	return b.String()

@@ -112,3 +112,30 @@ func (r *sliceReader) Read(p []byte) (int, error) {
 }
 
 var errEOF = io.EOF
+
+// TestClassifyTable: where a statement lives and how it ends the process
+// give its family and phase.
+func TestClassifyTable(t *testing.T) {
+	cases := []struct {
+		engine string
+		raw    Raw
+		kind   Kind
+		family domain.Verdict
+		phase  domain.Phase
+	}{
+		// model construction, not the executor its directory names
+		{"vllm", Raw{File: "vllm/model_executor/layers/quantization/awq.py", Func: "create_weights", Call: "raise", Exc: "ValueError"}, KindFatal, domain.VerdictMissingPayload, domain.PhaseWeights},
+		{"vllm", Raw{File: "vllm/v1/executor/multiproc_executor.py", Func: "_init_executor", Call: "raise", Exc: "RuntimeError"}, KindFatal, domain.VerdictEngineDied, ""},
+		// llama.cpp's per-batch path: an abort kills a serving engine, a log answers one request
+		{"llamacpp", Raw{File: "src/llama-context.cpp", Func: "decode", Call: "GGML_ASSERT"}, KindFatal, domain.VerdictEngineDied, domain.PhaseServing},
+		{"llamacpp", Raw{File: "src/llama-context.cpp", Func: "decode", Call: "LLAMA_LOG_ERROR"}, KindRequest, "", domain.PhaseServing},
+		// creating the context is still the KV cache's allocation
+		{"llamacpp", Raw{File: "src/llama-context.cpp", Func: "llama_init_from_model", Call: "LLAMA_LOG_ERROR"}, KindFatal, domain.VerdictKVCacheInsufficient, domain.PhaseKVAlloc},
+	}
+	for _, c := range cases {
+		s, ok := Classify(Profiles[c.engine], c.raw)
+		if !ok || s.Kind != c.kind || s.Family != c.family || s.Phase != c.phase {
+			t.Errorf("%s:%s %s: got %s %s %s, want %s %s %s", c.raw.File, c.raw.Func, c.raw.Call, s.Kind, s.Family, s.Phase, c.kind, c.family, c.phase)
+		}
+	}
+}
