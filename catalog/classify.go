@@ -185,6 +185,10 @@ var (
 	runtimeFunc = regexp.MustCompile(`^(?:decode|encode|process_ubatch|state_\w+|opt_\w+|seq_\w+|find_slot|set_input\w*|get_logits\w*|get_embeddings\w*|memory_update|update|apply_ubatch|n_pos_per_embd|output_reserve|graph_compute|sample\w*|accept\w*)$`)
 )
 
+// transferPath: KV transfer between nodes (disaggregated prefill) and the
+// hierarchical cache's storage tiers, which move pages while serving.
+var transferPath = regexp.MustCompile(`kv_transfer/|mem_cache/storage/|hiradix|hicache|/disaggregation/`)
+
 // Aborts reports whether a C/C++ call ends the process by abort(): the
 // ggml assertion macros, and a throw nobody catches (std::terminate).
 func Aborts(call string) bool {
@@ -261,6 +265,12 @@ func Classify(p Profile, r Raw) (Statement, bool) {
 			s.Kind, s.Family, s.Phase = pr.kind, pr.family, pr.phase
 			break
 		}
+	}
+	if transferPath.MatchString(lp) && strings.HasPrefix(r.Call, "logger.") {
+		// A KV page moved to or from another node or a storage tier
+		// failed: logged for that request or page, the engine goes on.
+		s.Kind, s.Family, s.Phase = KindRequest, "", domain.PhaseServing
+		return s, true
 	}
 	if runtimeFile.MatchString(lp) && runtimeFunc.MatchString(r.Func) {
 		// Run per batch or per request once the server serves: an abort

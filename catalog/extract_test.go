@@ -20,6 +20,12 @@ class Loader:
 
 def check(x):
     raise ValueError("max_model_len ({}) too large".format(x))
+
+def again():
+    try:
+        check(1)
+    except ValueError as e:
+        raise e
 `)
 	got := PyExtract("vllm/model_executor/model_loader/default_loader.py", src)
 	if len(got) != 3 {

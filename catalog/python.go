@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"strings"
+	"unicode"
 )
 
 // Python source is read with a small tokenizer following the lexical rules of
@@ -255,11 +256,14 @@ func PyExtract(path string, src []byte) []Raw {
 				j++
 				break
 			}
-			if len(exc) == 0 {
+			call := j < len(toks) && toks[j].kind == pyOp && toks[j].text == "("
+			if len(exc) == 0 || (!call && unicode.IsLower(rune(exc[len(exc)-1][0]))) {
+				// "raise e": a caught exception raised again, catalogued
+				// where it was first raised.
 				continue
 			}
 			r := Raw{File: path, Line: t.line, Func: fn, Call: "raise", Exc: exc[len(exc)-1], Lang: "py"}
-			if j < len(toks) && toks[j].kind == pyOp && toks[j].text == "(" {
+			if call {
 				r.Format, r.Holes = pyFirstArg(toks, j+1)
 			}
 			out = append(out, r)
