@@ -185,6 +185,9 @@ var (
 	runtimeFunc = regexp.MustCompile(`^(?:decode|encode|process_ubatch|state_\w+|opt_\w+|seq_\w+|find_slot|set_input\w*|get_logits\w*|get_embeddings\w*|memory_update|update|apply_ubatch|n_pos_per_embd|output_reserve|graph_compute|sample\w*|accept\w*)$`)
 )
 
+// parallelSize: a statement that a size must divide by the parallel degree.
+var parallelSize = regexp.MustCompile("(?i)divisible by .{0,40}(?:num_shards|world_size|tp_size|tensor_parallel|tensor parallel|shards)")
+
 // transferPath: KV transfer between nodes (disaggregated prefill) and the
 // hierarchical cache's storage tiers, which move pages while serving.
 var transferPath = regexp.MustCompile(`kv_transfer/|mem_cache/storage/|hiradix|hicache|/disaggregation/`)
@@ -265,6 +268,11 @@ func Classify(p Profile, r Raw) (Statement, bool) {
 			s.Kind, s.Family, s.Phase = pr.kind, pr.family, pr.phase
 			break
 		}
+	}
+	if s.Kind == KindFatal && parallelSize.MatchString(r.Format) {
+		// A size that must divide by the shard or rank count: the
+		// parallelism the operator chose does not fit the model.
+		s.Family = domain.VerdictConfigError
 	}
 	if transferPath.MatchString(lp) && strings.HasPrefix(r.Call, "logger.") {
 		// A KV page moved to or from another node or a storage tier

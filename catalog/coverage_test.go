@@ -27,12 +27,12 @@ var floors = map[string]struct {
 }{
 	"exllama-tabbyapi-e632af4":         {94.0, 100, 0},
 	"ik_llama.cpp-8337e4cd3":           {97.4, 100, 0},
-	"llamacpp-ollama-vendored-9db4bdb": {88.3, 100, 0},
+	"llamacpp-ollama-vendored-9db4bdb": {88.4, 100, 0},
 	"lmdeploy-1263d5cd8":               {89.6, 100, 0},
-	"ollama-fb3076099":                 {86.1, 100, 0},
-	"sglang-fork-64bca5315":            {89.4, 100, 0},
-	"tgi-db931fcf":                     {86.4, 100, 0},
-	"vllm-fork-28be48fa9":              {89.5, 100, 0},
+	"ollama-fb3076099":                 {88.6, 100, 0},
+	"sglang-fork-64bca5315":            {89.7, 100, 0},
+	"tgi-db931fcf":                     {93.1, 100, 0},
+	"vllm-fork-28be48fa9":              {90.0, 100, 0},
 }
 
 // asJournal prints the banner and a statement's line as `journalctl`

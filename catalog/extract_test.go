@@ -145,3 +145,13 @@ func TestClassifyTable(t *testing.T) {
 		}
 	}
 }
+
+// TestClassifyParallelSize: a size that must divide by the shard count is
+// the parallelism chosen, wherever it is checked.
+func TestClassifyParallelSize(t *testing.T) {
+	s, _ := Classify(Profiles["tgi"], Raw{File: "server/text_generation_server/models/custom_modeling/bloom_modeling.py", Func: "__init__", Call: "raise", Exc: "ValueError",
+		Format: "`num_heads` must be divisible by `num_shards` (got `num_heads`: {self.num_heads} and `num_shards`: {self.num_shards}"})
+	if s.Family != domain.VerdictConfigError || s.Phase != domain.PhaseWeights {
+		t.Errorf("got %s/%s, want config_error/weights", s.Family, s.Phase)
+	}
+}
