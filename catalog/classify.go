@@ -182,7 +182,7 @@ var pathTable = []pathRule{
 // sampler), which runs only once the server serves.
 var (
 	runtimeFile = regexp.MustCompile(`llama-(?:context|kv-cache|kv-cells|memory|batch|sampling|graph)`)
-	runtimeFunc = regexp.MustCompile(`^(?:decode|encode|process_ubatch|state_\w+|opt_\w+|seq_\w+|find_slot|set_input\w*|get_logits\w*|get_embeddings\w*|memory_update|update|apply_ubatch|n_pos_per_embd|output_reserve|graph_compute|sample\w*|accept\w*)$`)
+	runtimeFunc = regexp.MustCompile(`^(?:llama_)?(?:decode|encode|process_ubatch|state_\w+|opt_\w+|seq_\w+|find_slot|set_input\w*|get_logits\w*|get_embeddings\w*|memory_update|update|apply_ubatch|n_pos_per_embd|output_reserve|graph_compute|sample\w*|accept\w*)$`)
 )
 
 // parallelSize: a statement that a size must divide by the parallel degree.
