@@ -1,4 +1,4 @@
-package rules
+package judge
 
 import (
 	"slices"
@@ -9,10 +9,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/rules"
 )
 
-// JudgeOptions tune a Judge. Zero values take the defaults.
-type JudgeOptions struct {
+// Options tune a Judge. Zero values take the defaults.
+type Options struct {
 	// SurvivableWindow is how long after ready a death still counts as
 	// boot_not_survivable (default 30 min).
 	SurvivableWindow time.Duration
@@ -21,7 +22,7 @@ type JudgeOptions struct {
 	ContextBefore, ContextAfter int
 	// Only, when set, is the one rule that judges (rule tests, like
 	// `promtool test rules`); the engine profiles still apply.
-	Only *Rule
+	Only *rules.Rule
 	// KeepLog makes the tracker keep each attempt's own lines (its first
 	// domain.LogHead and last domain.LogTail) in Attempt.Log for the
 	// store; explain, which stores nothing, leaves it off.
@@ -33,7 +34,7 @@ type JudgeOptions struct {
 }
 
 // Preset is the state a judge starts in before the attempt's first line
-// (JudgeOptions.Preset): a rule test's engine, phase and shape.
+// (Options.Preset): a rule test's engine, phase and shape.
 type Preset struct {
 	// Engine, when set, is the engine (given, not detected; the lines
 	// cannot change it but to a wrapper of it).
@@ -44,7 +45,7 @@ type Preset struct {
 	Shape map[string]any
 }
 
-func (o JudgeOptions) withDefaults() JudgeOptions {
+func (o Options) withDefaults() Options {
 	if o.SurvivableWindow == 0 {
 		o.SurvivableWindow = 30 * time.Minute
 	}
@@ -64,12 +65,12 @@ func (o JudgeOptions) withDefaults() JudgeOptions {
 // tracker, rule tests and resumed attempts share. A Judge is not safe for
 // concurrent use.
 type Judge struct {
-	set *Set
-	opt JudgeOptions
+	set *rules.Set
+	opt Options
 
 	a   domain.Attempt // the judged fields: engine, phase, timeline, ready, shape, lines, context
-	eng *Engine
-	seq SeqState
+	eng *rules.Engine
+	seq rules.SeqState
 
 	roots      []*pending          // root causes the rules named, in firing order
 	side       map[string]*pending // side findings by id
@@ -92,19 +93,19 @@ type Judge struct {
 	lastMarker *domain.Evidence  // the last phase-marker line: where a boot in progress got to
 	version    uint64
 
-	scan Line    // the line being judged (reused)
-	env  LineEnv // its rule environment (reused)
-	// visit is set's ruleVisit of visitEngine: looked up once per engine
+	scan rules.Line    // the line being judged (reused)
+	env  rules.LineEnv // its rule environment (reused)
+	// visit is set's line rules of visitEngine: looked up once per engine
 	// rather than per line.
-	visit       *ruleVisit
+	visit       *rules.LineRules
 	visitEngine string
-	visitSet    *Set
+	visitSet    *rules.Set
 }
 
 // pending is a finding before the attempt ends (its note is rendered at
 // the end, with the final shape).
 type pending struct {
-	rule     *Rule
+	rule     *rules.Rule
 	phase    domain.Phase
 	time     time.Time
 	captures map[string]string
@@ -128,11 +129,11 @@ type earlyLine struct {
 	line string
 }
 
-// NewJudge returns a judge for a new attempt of engine ("" when not known
-// yet: the lines will tell).
-func (s *Set) NewJudge(engine string, opt JudgeOptions) *Judge {
-	j := &Judge{set: s, opt: opt.withDefaults(), seq: SeqState{}, side: map[string]*pending{}, exit: -1,
-		eng: s.fallback, votes: map[string]vote{}}
+// New returns a judge for a new attempt of engine ("" when not known yet:
+// the lines will tell), judged by rule set s.
+func New(s *rules.Set, engine string, opt Options) *Judge {
+	j := &Judge{set: s, opt: opt.withDefaults(), seq: rules.SeqState{}, side: map[string]*pending{}, exit: -1,
+		eng: s.Fallback(), votes: map[string]vote{}}
 	j.a.Phase = domain.PhaseStart
 	j.a.Shape = domain.Shape{}
 	p := j.opt.Preset
@@ -157,10 +158,10 @@ func (s *Set) NewJudge(engine string, opt JudgeOptions) *Judge {
 
 // SetRules swaps the rule set; findings so far stay. It counts as a change
 // (Version): notes, end rules and shape defaults come from the set.
-func (j *Judge) SetRules(s *Set) {
+func (j *Judge) SetRules(s *rules.Set) {
 	j.version++
 	j.set = s
-	j.eng = s.fallback
+	j.eng = s.Fallback()
 	if j.a.Engine != "" {
 		j.eng = s.Engine(j.a.Engine)
 	}
@@ -209,7 +210,10 @@ func (j *Judge) SetPhase(p domain.Phase) {
 }
 
 // SetShape sets a shape key as if a line had reported it (rule tests).
-func (j *Judge) SetShape(key string, v any) { j.a.Shape.Set(key, normalizeValue(key, v)); j.version++ }
+func (j *Judge) SetShape(key string, v any) {
+	j.a.Shape.Set(key, rules.ShapeValue(key, v))
+	j.version++
+}
 
 // earlyLines and earlyBytes cap the lines kept to be judged again when the
 // engine detection changes its mind; past them the engine is fixed.
@@ -228,10 +232,9 @@ func (j *Judge) Line(text string, ev domain.Evidence) {
 		// The engine is settled (detect reads no more lines): cut the
 		// process prefix before the literal scan, not after it, so the
 		// scan skips it (a fifth of a short vLLM line).
-		k := j.eng.stripLen(text)
+		k := j.eng.StripLen(text)
 		j.set.Prepare(l, text[k:])
-		l.stripped = true
-		j.lineJudged(ev, l)
+		j.lineJudged(ev, l, true)
 		return
 	}
 	j.set.Prepare(l, text)
@@ -251,11 +254,11 @@ func (j *Judge) Line(text string, ev domain.Evidence) {
 		early := j.early
 		j.reset()
 		for _, el := range early {
-			j.lineJudged(el.ev, j.set.NewLine(el.line))
+			j.lineJudged(el.ev, j.set.NewLine(el.line), false)
 		}
 		return
 	}
-	j.lineJudged(ev, l)
+	j.lineJudged(ev, l, false)
 }
 
 // vote is an engine's evidence so far: its strongest signal, and how many
@@ -268,12 +271,12 @@ func (v vote) beats(w vote) bool { return v.max > w.max || (v.max == w.max && v.
 // detect weighs the engine evidence of l; it reports whether the engine
 // changed family (vLLM to SGLang, not llama.cpp to the Ollama that embeds
 // it): the lines so far must then be judged again with its profile.
-func (j *Judge) detect(l *Line) bool {
+func (j *Judge) detect(l *rules.Line) bool {
 	a := &j.a
 	if j.locked && a.EngineVersion != "" && !j.eng.HasChildren() {
 		return false
 	}
-	name, version, weight, ok := j.set.detectWeighted(l)
+	name, version, weight, ok := j.set.DetectWeighted(l)
 	if !ok {
 		return false
 	}
@@ -341,7 +344,7 @@ func (j *Judge) reset() {
 	*a = domain.Attempt{Engine: eng, EngineVersion: version, Phase: domain.PhaseStart, Shape: domain.Shape{}}
 	a.StartedAt = start
 	a.Timeline = []domain.PhaseMark{{Phase: domain.PhaseStart, Time: start}}
-	j.seq = SeqState{}
+	j.seq = rules.SeqState{}
 	j.roots, j.ctxFill, j.lastErrors, j.readyEv = nil, nil, nil, nil
 	j.ring.reset()
 	j.side, j.sideOrder = map[string]*pending{}, nil
@@ -349,12 +352,13 @@ func (j *Judge) reset() {
 	j.steps, j.exit = nil, -1
 	j.usage, j.lastMarker = usageText{}, nil
 	for i, ev := range j.external {
-		j.addSide(j.set.findingRule(j.externalID[i]), a.Phase, nil, "", ev)
+		j.addSide(findingRule(j.set, j.externalID[i]), a.Phase, nil, "", ev)
 	}
 }
 
-// lineJudged counts and judges one line, prepared as l.
-func (j *Judge) lineJudged(ev domain.Evidence, l *Line) {
+// lineJudged counts and judges one line, prepared as l (stripped: without
+// the engine's process prefix already).
+func (j *Judge) lineJudged(ev domain.Evidence, l *rules.Line, stripped bool) {
 	a := &j.a
 	a.Lines++
 	for _, p := range j.ctxFill {
@@ -367,7 +371,7 @@ func (j *Judge) lineJudged(ev domain.Evidence, l *Line) {
 		j.ctxFill = j.ctxFill[:0]
 	}
 	j.ring.push(ev, j.opt.ContextBefore)
-	j.judgeLine(ev, l)
+	j.judgeLine(ev, l, stripped)
 }
 
 func (j *Judge) setEngine(name, version string) {
@@ -377,16 +381,16 @@ func (j *Judge) setEngine(name, version string) {
 	}
 	j.eng = j.set.Engine(name)
 	if j.eng == nil {
-		j.eng = j.set.fallback
+		j.eng = j.set.Fallback()
 	}
 }
 
 // judgeLine moves the phase, updates the shape and runs the rules on one
 // line (phase markers first: a line can be both the phase's marker and the
-// decisive line). It strips l in place.
-func (j *Judge) judgeLine(ev domain.Evidence, l *Line) {
+// decisive line). It strips l in place unless it is stripped already.
+func (j *Judge) judgeLine(ev domain.Evidence, l *rules.Line, stripped bool) {
 	a := &j.a
-	if !l.stripped {
+	if !stripped {
 		j.eng.StripLine(l)
 	}
 	text := l.Text
@@ -405,7 +409,7 @@ func (j *Judge) judgeLine(ev domain.Evidence, l *Line) {
 	if current == domain.PhaseReady {
 		current = "" // a ready marker line is readiness evidence too
 	}
-	if p, fwd, ok := j.eng.phaseLine(l, !a.ReadyAt.IsZero(), current); ok {
+	if p, fwd, ok := j.eng.PhaseLineIn(l, !a.ReadyAt.IsZero(), current); ok {
 		if p == domain.PhaseReady {
 			j.addReadyEvidence(ev)
 		}
@@ -436,14 +440,14 @@ func (j *Judge) judgeLine(ev domain.Evidence, l *Line) {
 			f.Phase = a.Phase
 		}
 	}
-	if exit, ok := j.set.fatalLine(l); ok {
+	if exit, ok := j.set.FatalLine(l); ok {
 		j.exc.addDeath(a.Lines, ev, a.Phase, reached, exit)
 		if exit >= 0 {
 			j.exit = exit
 		}
 	}
 	env := &j.env
-	*env = LineEnv{Line: text, Phase: string(a.Phase), Engine: a.Engine, Unit: a.Unit,
+	*env = rules.LineEnv{Line: text, Phase: string(a.Phase), Engine: a.Engine, Unit: a.Unit,
 		ReachedReady: reached, Shape: a.Shape, Time: ev.Time, Error: isErrorLine(text, errorLike, info)}
 	if info.fatal != nil && len(info.fatal.Frames) > 0 {
 		env.Frames = strings.Join(info.fatal.Frames, "\n")
@@ -458,7 +462,7 @@ func (j *Judge) judgeLine(ev domain.Evidence, l *Line) {
 		cut := *env
 		cut.Line = info.raising + ": (the exception line is cut)"
 		cut.Error = true
-		for _, h := range j.match(nil, &cut, SeqState{}) {
+		for _, h := range j.match(nil, &cut, rules.SeqState{}) {
 			if h.Rule.IsRootCause() && !weakVerdict(h.Rule.Verdict) {
 				j.hit(h, ev, text, info)
 				if n := len(j.roots); n > 0 && j.roots[n-1].lineNo == a.Lines {
@@ -474,7 +478,7 @@ func (j *Judge) judgeLine(ev domain.Evidence, l *Line) {
 // block's first line puts a boot that had not got past its arguments in
 // `args` and is given to the rules as usage_text (the engine prints its
 // usage when it rejects its command line).
-func (j *Judge) usageLine(ev domain.Evidence, l *Line, first bool) {
+func (j *Judge) usageLine(ev domain.Evidence, l *rules.Line, first bool) {
 	a := &j.a
 	if !first || !a.ReadyAt.IsZero() {
 		return
@@ -483,19 +487,20 @@ func (j *Judge) usageLine(ev domain.Evidence, l *Line, first bool) {
 		j.setPhase(domain.PhaseArgs, false, ev)
 	}
 	env := &j.env
-	*env = LineEnv{Line: l.Text, Phase: string(a.Phase), Engine: a.Engine, Unit: a.Unit, Shape: a.Shape,
+	*env = rules.LineEnv{Line: l.Text, Phase: string(a.Phase), Engine: a.Engine, Unit: a.Unit, Shape: a.Shape,
 		Time: ev.Time, Usage: true}
 	for _, h := range j.match(l, env, j.seq) {
-		if h.Rule.onUsage {
+		if h.Rule.OnUsage() {
 			j.hit(h, ev, l.Text, lineInfo{})
 		}
 	}
 }
 
 // isErrorLine reports whether a line reports an error: an exception or
-// death line, or error words (errorLike: looksLikeError(text)) in a line
+// death line, or error words (errorLike: Line.LooksLikeError) in a line
 // not logged below error level (a WARNING that something failed is not
-// one).
+// one). Without the exception and death lines it is rules.IsErrorText,
+// the log viewer's "next error": one list of error words, one of levels.
 func isErrorLine(text string, errorLike bool, info lineInfo) bool {
 	if info.fatal != nil {
 		return true
@@ -505,17 +510,17 @@ func isErrorLine(text string, errorLike bool, info lineInfo) bool {
 	}
 	level := info.level
 	if !info.parsed {
-		_, _, level = envelope(text)
+		_, _, level = rules.Envelope(text)
 	}
-	return level == "" || level == "error" || level == "critical"
+	return rules.ErrorLevel(level)
 }
 
 // match runs the line rules (or, in a rule test, the one rule) on env.Line
 // prepared as l (nil: not prepared) with sequence state seq.
-func (j *Judge) match(l *Line, env *LineEnv, seq SeqState) []Hit {
+func (j *Judge) match(l *rules.Line, env *rules.LineEnv, seq rules.SeqState) []rules.Hit {
 	if r := j.opt.Only; r != nil {
-		if h, ok := r.step(nil, env, seq, &matchCache{}); ok {
-			return []Hit{h}
+		if h, ok := r.Step(env, seq); ok {
+			return []rules.Hit{h}
 		}
 		return nil
 	}
@@ -523,9 +528,9 @@ func (j *Judge) match(l *Line, env *LineEnv, seq SeqState) []Hit {
 		return j.set.MatchLine(env, seq)
 	}
 	if j.visit == nil || j.visitEngine != env.Engine || j.visitSet != j.set {
-		j.visit, j.visitEngine, j.visitSet = j.set.ruleVisits[env.Engine], env.Engine, j.set
+		j.visit, j.visitEngine, j.visitSet = j.set.LineRules(env.Engine), env.Engine, j.set
 	}
-	return j.set.matchVisit(j.visit, j.set.pre.line(l), env, seq)
+	return j.visit.Match(l, env, seq)
 }
 
 // setPhase moves the attempt into p; it reports whether the phase changed.
@@ -568,10 +573,10 @@ func (j *Judge) reconsider() {
 		if b.gone || a.Lines-b.lineNo > reconsiderWindow || a.Phase.Rank() <= b.phase.Rank() {
 			continue
 		}
-		env := &LineEnv{Line: b.text, Phase: string(a.Phase), Engine: a.Engine, Unit: a.Unit,
+		env := &rules.LineEnv{Line: b.text, Phase: string(a.Phase), Engine: a.Engine, Unit: a.Unit,
 			ReachedReady: b.ready, Shape: a.Shape}
-		var pick *Hit
-		for _, h := range j.match(nil, env, SeqState{}) {
+		var pick *rules.Hit
+		for _, h := range j.match(nil, env, rules.SeqState{}) {
 			h := h
 			if !h.Rule.IsRootCause() {
 				continue
@@ -596,7 +601,7 @@ func (j *Judge) reconsider() {
 // the rule's own phase where it names one (it knows where the failure
 // was, e.g. an allocation the size of the KV pool); else its floor or its
 // verdict's lifts the phase, and nothing moves it backwards.
-func phaseFor(r *Rule, cur domain.Phase) domain.Phase {
+func phaseFor(r *rules.Rule, cur domain.Phase) domain.Phase {
 	if r.Phase != "" {
 		return r.Phase
 	}
@@ -642,7 +647,7 @@ const maxEvidencePerFinding = 4
 const maxRoots = 32
 
 // hit records a rule firing on a line of the event info tells.
-func (j *Judge) hit(h Hit, ev domain.Evidence, text string, info lineInfo) {
+func (j *Judge) hit(h rules.Hit, ev domain.Evidence, text string, info lineInfo) {
 	event := info.event
 	r := h.Rule
 	phase := phaseFor(r, j.a.Phase)
@@ -793,7 +798,7 @@ func (j *Judge) addReadyEvidence(ev domain.Evidence) {
 
 // addSide records a side finding's line; it reports whether the finding
 // changed (false: it has its maximum of evidence lines already).
-func (j *Judge) addSide(r *Rule, phase domain.Phase, caps map[string]string, match string, ev domain.Evidence) bool {
+func (j *Judge) addSide(r *rules.Rule, phase domain.Phase, caps map[string]string, match string, ev domain.Evidence) bool {
 	id := r.FindingID()
 	if p, ok := j.side[id]; ok {
 		if len(p.evidence) < maxEvidencePerFinding {
@@ -816,19 +821,20 @@ func (j *Judge) Finding(id string, ev domain.Evidence) {
 	if len(j.external) < maxRoots {
 		j.external, j.externalID = append(j.external, ev), append(j.externalID, id)
 	}
-	if j.addSide(j.set.findingRule(id), j.a.Phase, nil, "", ev) {
+	if j.addSide(findingRule(j.set, id), j.a.Phase, nil, "", ev) {
 		j.version++
 	}
 }
 
-// findingRule returns the first rule that sets finding id, or a bare rule.
-func (s *Set) findingRule(id string) *Rule {
-	for _, r := range s.all {
+// findingRule returns the first rule of s that sets finding id, or a bare
+// rule.
+func findingRule(s *rules.Set, id string) *rules.Rule {
+	for _, r := range s.Rules() {
 		if r.FindingID() == id {
 			return r
 		}
 	}
-	return &Rule{ID: "analyzer." + id, Finding: id, Severity: domain.SeverityWarning, MessageID: MessageIDLogLoss}
+	return &rules.Rule{ID: "analyzer." + id, Finding: id, Severity: domain.SeverityWarning, MessageID: MessageIDLogLoss}
 }
 
 // The rules of the verdicts the judge names itself, without a rule of the
@@ -1031,8 +1037,8 @@ func (j *Judge) Judge(base *domain.Attempt, end End) *domain.Attempt {
 	if j.eng != nil {
 		flags = j.eng.Flags
 	}
-	data := func(p *pending) NoteData {
-		return NoteData{Rule: p.rule.ID, Verdict: string(a.Verdict), Phase: string(p.phase), Engine: a.Engine,
+	data := func(p *pending) rules.NoteData {
+		return rules.NoteData{Rule: p.rule.ID, Verdict: string(a.Verdict), Phase: string(p.phase), Engine: a.Engine,
 			Unit: a.Unit, Captures: p.captures, Shape: a.Shape, Line: p.line, Flags: flags}
 	}
 	if b := best; b != nil {
@@ -1065,7 +1071,7 @@ func (j *Judge) Judge(base *domain.Attempt, end End) *domain.Attempt {
 		add(domain.RoleFinding, p.evidence...)
 	}
 	// End rules see the attempt as it ended (or stands, while running).
-	env := &EndEnv{Verdict: string(a.Verdict), Phase: string(a.Phase), Failed: a.Verdict.IsFailure(),
+	env := &rules.EndEnv{Verdict: string(a.Verdict), Phase: string(a.Phase), Failed: a.Verdict.IsFailure(),
 		Engine: a.Engine, Unit: a.Unit, EndedBy: a.EndedBy, ExitCode: a.ExitCode, ReachedReady: reached,
 		SecondsReadyToFailure: -1, SurvivableSeconds: j.opt.SurvivableWindow.Seconds(), Findings: a.FindingIDs(), Shape: a.Shape}
 	if a.ExitStatus != nil {
@@ -1081,7 +1087,7 @@ func (j *Judge) Judge(base *domain.Attempt, end End) *domain.Attempt {
 		if a.HasFinding(r.FindingID()) {
 			continue
 		}
-		p := &pending{rule: r, phase: a.Phase, time: a.EndedAt, captures: EndCaptures(env)}
+		p := &pending{rule: r, phase: a.Phase, time: a.EndedAt, captures: rules.EndCaptures(env)}
 		if end.Line != nil {
 			p.evidence = []domain.Evidence{*end.Line}
 			p.line = end.Line.Message
@@ -1234,12 +1240,12 @@ func (j *Judge) Restore(a *domain.Attempt) {
 		if f.Rule == ruleUnknownFailure || f.Rule == ruleKilledBySignal {
 			continue // named again at the end from the restored lines
 		}
-		r := j.set.ruleByID(f.Rule)
+		r := ruleByID(j.set, f.Rule)
 		external := false
 		if r == nil {
 			// A finding raised outside the rules (Finding) has the bare
 			// rule of its id when the set has none.
-			if b := j.set.findingRule(f.ID); b.ID == f.Rule {
+			if b := findingRule(j.set, f.ID); b.ID == f.Rule {
 				r, external = b, true
 			}
 		}
@@ -1372,9 +1378,9 @@ func withoutRoles(evs []domain.Evidence) []domain.Evidence {
 	return out
 }
 
-// ruleByID returns the rule with that id, or nil.
-func (s *Set) ruleByID(id string) *Rule {
-	for _, r := range s.all {
+// ruleByID returns the rule of s with that id, or nil.
+func ruleByID(s *rules.Set, id string) *rules.Rule {
+	for _, r := range s.Rules() {
 		if r.ID == id {
 			return r
 		}

@@ -1,4 +1,4 @@
-package rules
+package judge
 
 // An argument parser's usage or help text is not the engine speaking: its
 // option descriptions name phases ("skip warming up the model with an empty

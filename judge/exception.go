@@ -1,10 +1,11 @@
-package rules
+package judge
 
 import (
 	"regexp"
 	"strings"
 
 	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/rules"
 )
 
 // FatalKind says what ended (or may have ended) a process.
@@ -49,10 +50,10 @@ type Fatal struct {
 // exception line `module.Type: message`. Chained exceptions are separated
 // by one of the two chain sentences.
 var (
-	frameLine = mustPrefixRegexp(`^\s*File "([^"]*)", line \d+(?:, in (\S+))?`)
+	frameLine = rules.MustPrefixRegexp(`^\s*File "([^"]*)", line \d+(?:, in (\S+))?`)
 	// IPython/Jupyter frames: "/path/mod.py in func(args)" or
 	// "File /path/mod.py:12, in func(args)", possibly as markdown links.
-	ipythonFrame = mustPrefixRegexp(`^\s*(?:File )?\[?([^\s\[\]()]+\.py)(?:\]\([^)]*\))?(?::\d+,)? in (\w+)\(`)
+	ipythonFrame = rules.MustPrefixRegexp(`^\s*(?:File )?\[?([^\s\[\]()]+\.py)(?:\]\([^)]*\))?(?::\d+,)? in (\w+)\(`)
 	// excLine is a Python exception line: a dotted name whose last part is
 	// capitalized, then ": message" or the end of the line.
 	excLine = regexp.MustCompile(`^((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Z][A-Za-z0-9_]*)(?::(?:\s+(.*))?)?\s*$`)
@@ -66,101 +67,10 @@ var (
 	rustPanic = regexp.MustCompile(`^thread '[^']*' panicked at (.*)$`)
 	// raiseSource is a frame's source line that raises: when the paste is
 	// cut before the exception line, it names the exception.
-	raiseSource = mustPrefixRegexp(`^\s*raise ((?:[A-Za-z_]\w*\.)*[A-Z]\w*)\(`)
+	raiseSource = rules.MustPrefixRegexp(`^\s*raise ((?:[A-Za-z_]\w*\.)*[A-Z]\w*)\(`)
 	// excHeader: Jupyter's "RuntimeError     Traceback (most recent call last)".
 	excHeader = regexp.MustCompile(`Traceback \(most recent call last\)`)
 )
-
-// envelope strips the generic per-line envelope engines and pasters add in
-// front of a message: process prefixes ("(EngineCore_DP0 pid=12) ",
-// "[rank0]: ", Ray's "(ServeReplica:app:LLM pid=3, ip=10.0.0.1) "),
-// timestamps, log levels and source locations ("INFO 10-31 15:07:50
-// [core.py:708] ", "[2025-08-13 14:29:40 TP0] ", "2024-05-01T10:00:00Z ERROR
-// "), and TensorRT-LLM's bracket tags. key is the process the line came
-// from, as far as the prefixes tell; level is the log level ("" unknown).
-func envelope(line string) (rest, key, level string) {
-	s := line
-	for guard := 0; guard < 12; guard++ {
-		t := strings.TrimLeft(s, " \t")
-		if t == "" {
-			break
-		}
-		if m := procPrefix.FindStringSubmatch(t); m != nil {
-			key += m[1] + ";"
-			s = t[len(m[0]):]
-			continue
-		}
-		if m := bracketPrefix.FindStringSubmatch(t); m != nil {
-			inner := m[1]
-			if lv := levelWord(inner); lv != "" {
-				level = lv
-			}
-			if tp := tpRank.FindString(inner); tp != "" {
-				key += tp + ";"
-			}
-			s = t[len(m[0]):]
-			continue
-		}
-		if m := stampPrefix.FindString(t); m != "" {
-			s = t[len(m):]
-			continue
-		}
-		if m := levelPrefix.FindStringSubmatch(t); m != nil {
-			level = levelWord(m[1])
-			s = t[len(m[0]):]
-			continue
-		}
-		if m := loggerPrefix.FindStringSubmatch(t); m != nil {
-			level = levelWord(m[1])
-			s = t[len(m[0]):]
-			continue
-		}
-		if m := sourcePrefix.FindString(t); m != "" {
-			s = t[len(m):]
-			continue
-		}
-		break
-	}
-	// Keep the message's own indentation (frames and source lines are
-	// indented under the envelope); drop one separating blank.
-	if strings.HasPrefix(s, " ") && !strings.HasPrefix(s, "  ") {
-		s = s[1:]
-	}
-	return s, key, level
-}
-
-var (
-	// One ^ in front of the alternation: the regexp package then tries
-	// position 0 only (a ^ per alternative made it scan the whole line).
-	procPrefix    = mustPrefixRegexp(`^(?:\(((?:[A-Za-z][\w:.-]*(?: rank=\d+)? )?pid=\d+|[A-Z][\w:.-]*)(?:, ip=[0-9a-fA-F.:]+)?\)\s?|\[(rank\d+)\]:\s?|(\[rank\d+\]:))`)
-	bracketPrefix = mustPrefixRegexp(`^\[([^\]]{1,60})\]:?\s?`)
-	tpRank        = regexp.MustCompile(`\b(?:TP|DP|PP|EP|RANK |rank)\s?\d+\b`)
-	stampPrefix   = mustPrefixRegexp(`^(?:\d{4}[-/]\d\d[-/]\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?|\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?|\d\d:\d\d:\d\d(?:\.\d+)?|[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [\w.]+:\d+\])\s`)
-	levelPrefix   = mustPrefixRegexp(`^(DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|CRITICAL|FATAL|PANIC)(?::\s*|\s+)`)
-	// Python logging's common formats after the time: "%(asctime)s -
-	// %(name)s - %(levelname)s - %(message)s" (the logging cookbook's, used
-	// by wrappers such as GPUStack and by scripts around the engines) and
-	// "%(asctime)s - %(levelname)s - %(message)s".
-	loggerPrefix = mustPrefixRegexp(`^-\s(?:[A-Za-z_][\w.:-]{0,100}\s-\s)?(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\s-\s`)
-	sourcePrefix = mustPrefixRegexp(`^(?:\[?[\w./-]+\.(?:py|cc|cpp|cu|go|rs|h):\d+(?:\[\])?\]:?|[a-z_]+(?:::[a-z_]+)+: |(?:text_generation_launcher|shard-manager|text_generation_router\S*): )\s?`)
-)
-
-// levelWord normalizes a log level or returns "".
-func levelWord(s string) string {
-	switch strings.ToUpper(strings.TrimSpace(s)) {
-	case "E", "ERROR", "ERR":
-		return "error"
-	case "CRITICAL", "FATAL", "PANIC", "F":
-		return "critical"
-	case "W", "WARN", "WARNING":
-		return "warning"
-	case "I", "INFO", "NOTICE":
-		return "info"
-	case "D", "DEBUG":
-		return "debug"
-	}
-	return ""
-}
 
 // excState is one process's traceback in progress.
 type excState struct {
@@ -244,23 +154,6 @@ func (x *excReader) proc(key string) *excState {
 	return st
 }
 
-// mayMatterWords are the words without which the exception reader does
-// not need a line (most lines of a healthy boot have none); the prefilter
-// finds them in its one pass (Line.MayMatter).
-var mayMatterWords = []string{"Error", "Exception", "Traceback", `File "`, "panic", "terminate called",
-	"what()", "GGML_", "ERROR", "CRITICAL", "FATAL", "Exit", "Interrupt", "Unsupported", "] E ",
-	" in ", "direct cause", "During handling", "Timeout", "Violation", "Failure", "Fault"}
-
-// mayMatter tells whether s holds one of mayMatterWords.
-func mayMatter(s string) bool {
-	for _, w := range mayMatterWords {
-		if strings.Contains(s, w) {
-			return true
-		}
-	}
-	return false
-}
-
 // line reads one line (after the engine's prefix strip), number n of the
 // attempt, in phase p; matters is mayMatter(text).
 func (x *excReader) line(text string, matters bool, n int, ev domain.Evidence, p domain.Phase, afterReady bool) lineInfo {
@@ -279,7 +172,7 @@ func (x *excReader) line(text string, matters bool, n int, ev domain.Evidence, p
 		return info
 	}
 	x.quiet = false // what follows may open a traceback
-	msg, key, level := envelope(text)
+	msg, key, level := rules.Envelope(text)
 	info.level, info.parsed = level, true
 	if key == "" && x.lastKey != "" {
 		if own := x.procs[""]; own == nil || !own.open {
