@@ -158,6 +158,54 @@ func (x *excReader) proc(key string) *excState {
 // attempt, in phase p; matters is mayMatter(text).
 func (x *excReader) line(text string, matters bool, n int, ev domain.Evidence, p domain.Phase, afterReady bool) lineInfo {
 	info := lineInfo{event: n}
+	if !x.reads(matters) {
+		return info
+	}
+	msg, key, level := rules.Envelope(text)
+	info.level, info.parsed = level, true
+	key = x.continued(key)
+	st := x.proc(key)
+	in := &excInput{msg: msg, trimmed: strings.TrimSpace(msg), key: key, n: n, ev: ev, p: p, afterReady: afterReady}
+	if st.cpp != nil && x.cppEnd(st, in, &info) {
+		return info
+	}
+	if m := cppThrow.FindStringSubmatch(in.trimmed); m != nil {
+		st.cpp = &Fatal{Kind: FatalException, Type: m[1], Start: n}
+		return info
+	}
+	if x.chain(st, in, &info) {
+		return info
+	}
+	if !st.open && st.cpp == nil && frameLine.MatchString(msg) {
+		// A paste that starts inside a traceback: its frames open one.
+		*st = excState{open: true, start: n, lastExc: st.lastExc, chainBeg: n}
+		x.lastKey = key
+	}
+	if st.open {
+		x.traceback(st, in, &info)
+		return info
+	}
+	x.bare(st, in, level, &info)
+	return info
+}
+
+// excInput is one line as the exception reader reads it.
+type excInput struct {
+	msg     string // the line without its envelope
+	trimmed string // msg without surrounding space
+	key     string // the process the line came from (Envelope)
+	n       int    // the attempt's line number
+	ev      domain.Evidence
+	// p is the phase the attempt is in; afterReady: the engine had
+	// reported readiness.
+	p          domain.Phase
+	afterReady bool
+}
+
+// reads reports whether the reader needs the line: a process has a
+// traceback or a C++ terminate open, or the line holds one of the words
+// that can open one (matters).
+func (x *excReader) reads(matters bool) bool {
 	anyOpen := false
 	if !x.quiet {
 		for _, st := range x.procs {
@@ -169,151 +217,167 @@ func (x *excReader) line(text string, matters bool, n int, ev domain.Evidence, p
 		x.quiet = !anyOpen
 	}
 	if !anyOpen && !matters {
-		return info
+		return false
 	}
 	x.quiet = false // what follows may open a traceback
-	msg, key, level := rules.Envelope(text)
-	info.level, info.parsed = level, true
+	return true
+}
+
+// continued is the process a line with process key key belongs to: a line
+// without one continues the traceback that opened last, unless the
+// unprefixed process has its own open.
+func (x *excReader) continued(key string) string {
 	if key == "" && x.lastKey != "" {
 		if own := x.procs[""]; own == nil || !own.open {
 			if last := x.procs[x.lastKey]; last != nil && last.open {
-				key = x.lastKey
+				return x.lastKey
 			}
 		}
 	}
-	st := x.proc(key)
-	trimmed := strings.TrimSpace(msg)
-	newFatal := func(f Fatal) *Fatal {
-		f.Line, f.Evidence, f.Phase, f.AfterReady = n, ev, p, afterReady
-		if f.ExitStatus == 0 {
-			f.ExitStatus = -1
-		}
-		if len(x.fatals) < maxFatals {
-			x.fatals = append(x.fatals, f)
-			return &x.fatals[len(x.fatals)-1]
-		}
-		return &f
+	return key
+}
+
+// newFatal records fatal event f, which ends at line in.
+func (x *excReader) newFatal(in *excInput, f Fatal) *Fatal {
+	f.Line, f.Evidence, f.Phase, f.AfterReady = in.n, in.ev, in.p, in.afterReady
+	if f.ExitStatus == 0 {
+		f.ExitStatus = -1
 	}
-	// C++: "terminate called after throwing an instance of 'T'" then
-	// "  what():  message".
-	if st.cpp != nil {
-		f := st.cpp
-		st.cpp = nil
-		if m := cppWhat.FindStringSubmatch(msg); m != nil {
-			f.Message = m[1]
-			info.fatal = newFatal(*f)
-			info.event = f.Start
-			return info
-		}
-		info.fatal = newFatal(*f)
+	if len(x.fatals) < maxFatals {
+		x.fatals = append(x.fatals, f)
+		return &x.fatals[len(x.fatals)-1]
 	}
-	if m := cppThrow.FindStringSubmatch(trimmed); m != nil {
-		st.cpp = &Fatal{Kind: FatalException, Type: m[1], Start: n}
-		return info
+	return &f
+}
+
+// cppEnd ends the C++ terminate open in st ("terminate called after
+// throwing an instance of 'T'" then "  what():  message"): with its
+// message when line in is the what() line, which it then reports read.
+func (x *excReader) cppEnd(st *excState, in *excInput, info *lineInfo) bool {
+	f := st.cpp
+	st.cpp = nil
+	if m := cppWhat.FindStringSubmatch(in.msg); m != nil {
+		f.Message = m[1]
+		info.fatal = x.newFatal(in, *f)
+		info.event = f.Start
+		return true
 	}
+	info.fatal = x.newFatal(in, *f)
+	return false
+}
+
+// eventStart is the line where an exception at line n begins its event:
+// the start of the chain it continues, or n.
+func (st *excState) eventStart(n int) int {
+	if st.chained && st.lastExc >= 0 && n-st.lastExc < 50 {
+		return st.chainBeg
+	}
+	return n
+}
+
+// chain reads a traceback header, which opens a traceback in st, or a
+// chain sentence; it reports whether line in was one.
+func (x *excReader) chain(st *excState, in *excInput, info *lineInfo) bool {
 	switch {
-	case excHeader.MatchString(trimmed):
-		start := n
-		if st.chained && st.lastExc >= 0 && n-st.lastExc < 50 {
-			start = st.chainBeg
-		}
+	case excHeader.MatchString(in.trimmed):
+		n := in.n
+		start := st.eventStart(n)
 		intro := st.intro
 		if start == n {
 			intro = nil
-			if before, _, _ := strings.Cut(trimmed, "Traceback"); len(strings.TrimSpace(strings.TrimRight(before, ": "))) > 12 {
-				e := ev
+			if before, _, _ := strings.Cut(in.trimmed, "Traceback"); len(strings.TrimSpace(strings.TrimRight(before, ": "))) > 12 {
+				e := in.ev
 				intro = &e
 			}
 		}
 		*st = excState{open: true, start: start, lastExc: st.lastExc, chainBeg: start, intro: intro}
-		x.lastKey = key
+		x.lastKey = in.key
 		info.event = start
-		if m := excLine.FindStringSubmatch(strings.TrimSpace(strings.SplitN(trimmed, "Traceback", 2)[0])); m != nil && m[1] != "" {
+		if m := excLine.FindStringSubmatch(strings.TrimSpace(strings.SplitN(in.trimmed, "Traceback", 2)[0])); m != nil && m[1] != "" {
 			// Jupyter's header names the type first; the message comes at the end.
 			st.frames = append(st.frames, "")[:0]
 		}
-		return info
-	case strings.HasPrefix(trimmed, "The above exception was the direct cause") || strings.HasPrefix(trimmed, "During handling of the above exception"):
+		return true
+	case strings.HasPrefix(in.trimmed, "The above exception was the direct cause") || strings.HasPrefix(in.trimmed, "During handling of the above exception"):
 		st.chained = true
 		info.event = st.chainBeg
-		return info
+		return true
 	}
-	if !st.open && st.cpp == nil && frameLine.MatchString(msg) {
-		// A paste that starts inside a traceback: its frames open one.
-		*st = excState{open: true, start: n, lastExc: st.lastExc, chainBeg: n}
-		x.lastKey = key
+	return false
+}
+
+// traceback reads line in inside st's open traceback: a frame, a source
+// line that raises, the exception line that closes it, or other text.
+func (x *excReader) traceback(st *excState, in *excInput, info *lineInfo) {
+	msg := in.msg
+	st.lines++
+	info.event = st.start
+	info.intro = st.intro
+	if m := frameLine.FindStringSubmatch(msg); m != nil {
+		info.frame = m[1] + ":" + m[2]
+	} else if m := ipythonFrame.FindStringSubmatch(msg); m != nil {
+		info.frame = m[1] + ":" + m[2]
 	}
-	if st.open {
-		st.lines++
-		info.event = st.start
-		info.intro = st.intro
-		if m := frameLine.FindStringSubmatch(msg); m != nil {
-			info.frame = m[1] + ":" + m[2]
-		} else if m := ipythonFrame.FindStringSubmatch(msg); m != nil {
-			info.frame = m[1] + ":" + m[2]
+	if info.frame != "" {
+		if len(st.frames) < maxFrames {
+			st.frames = append(st.frames, info.frame)
 		}
-		if info.frame != "" {
-			if len(st.frames) < maxFrames {
-				st.frames = append(st.frames, info.frame)
-			}
-			return info
-		}
-		if m := raiseSource.FindStringSubmatch(msg); m != nil {
-			st.raising = m[1]
-			info.raising, info.block = m[1], st
-			return info
-		}
-		if t, m, ok := exceptionLine(msg); ok {
-			st.open = false
-			st.lastExc = n
-			st.chained = false
-			info.fatal = newFatal(Fatal{Kind: FatalException, Type: t, Message: m, Start: st.start,
-				Frames: append([]string(nil), st.frames...)})
-			return info
-		}
-		if st.lines > maxTracebackLines {
-			st.open = false
-		}
-		return info
+		return
 	}
-	// Outside a traceback: a bare exception line (a paste that starts at
-	// the end of a traceback, or an error printed without one), a panic, a
-	// failed assertion.
+	if m := raiseSource.FindStringSubmatch(msg); m != nil {
+		st.raising = m[1]
+		info.raising, info.block = m[1], st
+		return
+	}
 	if t, m, ok := exceptionLine(msg); ok {
+		st.open = false
+		st.lastExc = in.n
+		st.chained = false
+		info.fatal = x.newFatal(in, Fatal{Kind: FatalException, Type: t, Message: m, Start: st.start,
+			Frames: append([]string(nil), st.frames...)})
+		return
+	}
+	if st.lines > maxTracebackLines {
+		st.open = false
+	}
+}
+
+// bare reads line in outside a traceback: a bare exception line (a paste
+// that starts at the end of a traceback, or an error printed without
+// one), a panic, a failed assertion, a line logged at error level.
+func (x *excReader) bare(st *excState, in *excInput, level string, info *lineInfo) {
+	n, trimmed := in.n, in.trimmed
+	if t, m, ok := exceptionLine(in.msg); ok {
 		if t == "Error" {
 			// "Error: ..." is a program's last word (Go's cobra, Rust's
 			// main returning Err): it ended, but says no more than that.
-			info.fatal = newFatal(Fatal{Kind: FatalDeath, Type: t, Message: m, Start: n})
-			return info
+			info.fatal = x.newFatal(in, Fatal{Kind: FatalDeath, Type: t, Message: m, Start: n})
+			return
 		}
-		start := n
-		if st.chained && st.lastExc >= 0 && n-st.lastExc < 50 {
-			start = st.chainBeg
-		}
+		start := st.eventStart(n)
 		st.lastExc, st.chainBeg, st.chained = n, start, false
 		info.event = start
-		info.fatal = newFatal(Fatal{Kind: FatalException, Type: t, Message: m, Start: start})
-		return info
+		info.fatal = x.newFatal(in, Fatal{Kind: FatalException, Type: t, Message: m, Start: start})
+		return
 	}
 	if m := goPanic.FindStringSubmatch(trimmed); m != nil {
-		info.fatal = newFatal(Fatal{Kind: FatalException, Type: "panic", Message: m[1], Start: n})
-		return info
+		info.fatal = x.newFatal(in, Fatal{Kind: FatalException, Type: "panic", Message: m[1], Start: n})
+		return
 	}
 	if m := rustPanic.FindStringSubmatch(trimmed); m != nil {
 		// A Rust panic names a source location, rarely a cause: the
 		// process died.
-		info.fatal = newFatal(Fatal{Kind: FatalDeath, Type: "panic", Message: m[1], Start: n})
-		return info
+		info.fatal = x.newFatal(in, Fatal{Kind: FatalDeath, Type: "panic", Message: m[1], Start: n})
+		return
 	}
 	// The literal check spares the unanchored regex on every other line.
 	if (strings.Contains(trimmed, "GGML_A") || strings.Contains(trimmed, "ggml_abort")) && ggmlAbort.MatchString(trimmed) {
-		info.fatal = newFatal(Fatal{Kind: FatalException, Type: "GGML_ASSERT", Message: trimmed, Start: n})
-		return info
+		info.fatal = x.newFatal(in, Fatal{Kind: FatalException, Type: "GGML_ASSERT", Message: trimmed, Start: n})
+		return
 	}
 	if level == "error" || level == "critical" {
-		info.fatal = newFatal(Fatal{Kind: FatalErrorLog, Message: trimmed, Start: n})
+		info.fatal = x.newFatal(in, Fatal{Kind: FatalErrorLog, Message: trimmed, Start: n})
 	}
-	return info
 }
 
 // exceptionLine reports whether s (an enveloped-stripped line) is a Python

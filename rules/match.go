@@ -377,13 +377,13 @@ type LineRules struct {
 
 // LineRules returns the line rules of engine ("" for lines of no known
 // engine).
-func (s *Set) LineRules(engine string) *LineRules {
-	return &LineRules{set: s, visit: s.ruleVisits[engine]}
+func (s *Set) LineRules(engine string) LineRules {
+	return LineRules{set: s, visit: s.ruleVisits[engine]}
 }
 
 // Match is MatchPrepared on the engine's rules: env.Line prepared as l,
 // env.Engine the engine they were looked up for.
-func (v *LineRules) Match(l *Line, env *LineEnv, seq SeqState) []Hit {
+func (v LineRules) Match(l *Line, env *LineEnv, seq SeqState) []Hit {
 	return v.set.matchVisit(v.visit, v.set.pre.line(l), env, seq)
 }
 
