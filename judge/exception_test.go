@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/rules"
 )
 
@@ -86,4 +87,46 @@ func bundledMessages(t *testing.T) []string {
 		t.Fatalf("only %d messages", len(msgs))
 	}
 	return msgs
+}
+
+// TestErrorLinesAreTheLogViewers: the judge's error lines (the rules'
+// `error`, an unknown failure's last errors) are the log viewer's "next
+// error" stops (rules.IsErrorText), but for the exception and death lines
+// the judge also counts.
+func TestErrorLinesAreTheLogViewers(t *testing.T) {
+	set, err := rules.LoadBuiltin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := append(bundledMessages(t),
+		"WARNING 01-01 10:00:00 [plugins.py:12] failed to load plugin foo",
+		"ERROR 01-01 10:00:00 [core.py:12] EngineCore failed to start.",
+		"2025-03-01 10:00:10,123 - vllm.worker - WARNING - retry failed once",
+		"2025-03-01 10:00:10,123 - vllm.worker - ERROR - Worker failed",
+		"INFO 01-01 10:00:00 [metrics.py:12] requests: 12 finished, 0 failed",
+		"DEBUG 01-01 10:00:00 [server.py:40] error handler installed",
+		"Traceback (most recent call last):", `  File "x.py", line 1, in f`, "RuntimeError: invalid argument")
+	var x excReader
+	errs, fatal := 0, 0
+	for i, m := range msgs {
+		l := set.NewLine(m)
+		info := x.line(m, l.MayMatter(), i+1, domain.Evidence{Message: m}, domain.PhaseStart, false)
+		got := isErrorLine(m, l.LooksLikeError(), info)
+		if info.fatal != nil {
+			fatal++
+			if !got {
+				t.Errorf("%q ends a fatal event but is no error line", m)
+			}
+			continue
+		}
+		if want := rules.IsErrorText(m); got != want {
+			t.Errorf("%q: judge's error line %v, log viewer's %v", m, got, want)
+		}
+		if got {
+			errs++
+		}
+	}
+	if errs == 0 || fatal == 0 {
+		t.Errorf("%d error lines, %d fatal: the test does not exercise both", errs, fatal)
+	}
 }

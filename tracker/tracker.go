@@ -1,7 +1,7 @@
 // Package tracker cuts a stream of normalized journal entries into boot
-// attempts and follows each attempt's phase, shape and findings with a rule
-// set. It is the core between ingest (entries in) and store/web (attempts
-// out); it does no I/O.
+// attempts and has each attempt's lines judged (phase, shape, findings,
+// verdict) by its own judge.Judge with a rule set. It is the core between
+// ingest (entries in) and store/web (attempts out); it does no I/O.
 //
 // Attempt identity, strongest first (spec "Boot attempt"): the unit's
 // invocation (_SYSTEMD_INVOCATION_ID, or UNIT + INVOCATION_ID on PID 1's
