@@ -170,7 +170,7 @@ type Evidence struct {
 	// Role is what the line stands for in the judge's state, set on the
 	// lines of Attempt.Evidence only (not on a finding's or the context's):
 	// it lets a later run that continues the attempt put each line back
-	// where it was (rules.Judge.Restore). Zero when not known (lines stored
+	// where it was (judge.Judge.Restore). Zero when not known (lines stored
 	// before roles were). It is not part of the explain contract.
 	Role EvidenceRole `json:"-"`
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/pipeline"
 	"github.com/llmfleet/analyzer/rules"
+	"github.com/llmfleet/analyzer/tracker"
 )
 
 // TestAnalyzeTrackerOptions: BatchOptions.Tracker reaches every judge of
@@ -31,7 +32,7 @@ func TestAnalyzeTrackerOptions(t *testing.T) {
 		t.Fatal("no rule common.oom_graph_capture")
 	}
 	as, _, err := pipeline.Analyze(context.Background(), set, pipeline.FileInputs(fixtures[:1]),
-		pipeline.BatchOptions{KeepLog: true, Tracker: rules.JudgeOptions{Only: only}}, nil)
+		pipeline.BatchOptions{KeepLog: true, Tracker: tracker.Options{Only: only}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

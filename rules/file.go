@@ -1,9 +1,16 @@
-// Package rules loads the analyzer's rule files: per-engine profiles (how an
-// engine announces itself, its phases and its shape) and verdict/finding
-// rules (which line, in which phase, means which root cause). The files are
-// YAML, embedded in the binary (this folder's *.yaml) and overridable with a
-// directory. A file that does not load leaves the previous set in place;
-// every error names file:line.
+// Package rules is the analyzer's rule language: it loads the rule files,
+// per-engine profiles (how an engine announces itself, its phases and its
+// shape) and verdict/finding rules (which line, in which phase, means which
+// root cause), compiles them into a Set and matches lines against it. The
+// files are YAML, embedded in the binary (this folder's *.yaml) and
+// overridable with a directory; the Manager reloads them. A file that does
+// not load leaves the previous set in place; every error names file:line.
+//
+// Judging an attempt with a Set (engine detection, phases, tracebacks, the
+// verdict) is package judge's, which sits between the tracker and rules.
+// The line envelope (Envelope) and the error words (IsErrorText) are here,
+// with the matcher's literal scan that finds them, so that the judge and
+// the log viewer read lines alike.
 package rules
 
 import (

@@ -41,7 +41,7 @@ func (s *Set) Detect(line string) (engine, version string, ok bool) {
 
 // DetectLine is Detect on a prepared line.
 func (s *Set) DetectLine(l *Line) (engine, version string, ok bool) {
-	engine, version, _, ok = s.detectWeighted(l)
+	engine, version, _, ok = s.DetectWeighted(l)
 	return engine, version, ok
 }
 
@@ -69,18 +69,18 @@ func (e *Engine) Strip(line string) string {
 	if e == nil {
 		return line
 	}
-	return line[e.stripLen(line):]
+	return line[e.StripLen(line):]
 }
 
 // StripLine is Strip on a prepared line, in place.
 func (e *Engine) StripLine(l *Line) {
 	if e != nil {
-		l.narrow(e.stripLen(l.Text))
+		l.narrow(e.StripLen(l.Text))
 	}
 }
 
-// stripLen is the length of the prefixes Strip removes.
-func (e *Engine) stripLen(line string) int {
+// StripLen is the length of the prefixes Strip removes from line.
+func (e *Engine) StripLen(line string) int {
 	n := 0
 	for i, re := range e.strip {
 		if i < len(e.stripPre) && !strings.HasPrefix(line[n:], e.stripPre[i]) {
@@ -112,17 +112,17 @@ func (e *Engine) Phase(line string, reachedReady bool) (p domain.Phase, forwardO
 
 // PhaseLine is Phase on a prepared line.
 func (e *Engine) PhaseLine(l *Line, reachedReady bool) (p domain.Phase, forwardOnly, ok bool) {
-	return e.phaseLine(l, reachedReady, "")
+	return e.PhaseLineIn(l, reachedReady, "")
 }
 
-// phaseLine is PhaseLine for an attempt in phase current (other than
+// PhaseLineIn is PhaseLine for an attempt in phase current (other than
 // ready, whose marker lines are also readiness evidence). Once the engine
 // is ready a marker into current changes nothing, so when the candidates
 // left all lead there their regexes need not run (on a serving journal
 // every request line is a candidate of the serving markers); ok is then
 // false. Before readiness such a marker is reported: it is where the boot
 // got to.
-func (e *Engine) phaseLine(l *Line, reachedReady bool, current domain.Phase) (p domain.Phase, forwardOnly, ok bool) {
+func (e *Engine) PhaseLineIn(l *Line, reachedReady bool, current domain.Phase) (p domain.Phase, forwardOnly, ok bool) {
 	if e == nil {
 		return "", false, false
 	}
@@ -366,6 +366,40 @@ func (s *Set) MatchLine(env *LineEnv, seq SeqState) []Hit {
 func (s *Set) MatchPrepared(l *Line, env *LineEnv, seq SeqState) []Hit {
 	return s.matchVisit(s.ruleVisits[env.Engine], s.pre.line(l), env, seq)
 }
+
+// LineRules are the line rules of one engine (and the unscoped ones) as
+// the matcher walks them: MatchPrepared looks them up per line, a caller
+// that judges many lines of one engine (the judge) once per engine.
+type LineRules struct {
+	set   *Set
+	visit *ruleVisit // nil: an engine no profile names, which has no rules either
+}
+
+// LineRules returns the line rules of engine ("" for lines of no known
+// engine).
+func (s *Set) LineRules(engine string) LineRules {
+	return LineRules{set: s, visit: s.ruleVisits[engine]}
+}
+
+// Match is MatchPrepared on the engine's rules: env.Line prepared as l,
+// env.Engine the engine they were looked up for.
+func (v LineRules) Match(l *Line, env *LineEnv, seq SeqState) []Hit {
+	return v.set.matchVisit(v.visit, v.set.pre.line(l), env, seq)
+}
+
+// Step runs r alone on env.Line, not prepared (rule tests, which judge
+// with one rule: judge.Options.Only), with the attempt's sequence state
+// seq: its sequence (after/until), match, conditions and count.
+func (r *Rule) Step(env *LineEnv, seq SeqState) (Hit, bool) {
+	return r.step(nil, env, seq, &matchCache{})
+}
+
+// OnUsage reports whether r reads usage_text: such rules, and only they,
+// run on the first line of an argument parser's usage block.
+func (r *Rule) OnUsage() bool { return r.onUsage }
+
+// Fallback is the profile of attempts no engine profile claims.
+func (s *Set) Fallback() *Engine { return s.fallback }
 
 // matchVisit is MatchPrepared with env.Engine's ruleVisit v (nil: an
 // engine no profile names, which has no rules either) and l scanned by s.
@@ -678,9 +712,9 @@ func (s *Set) MatchEnd(env *EndEnv) []*Rule {
 	return out
 }
 
-// detectWeighted returns the first engine (in detection priority order) a
+// DetectWeighted returns the first engine (in detection priority order) a
 // line identifies, the version it states and the weight of its evidence.
-func (s *Set) detectWeighted(l *Line) (engine, version string, weight int, ok bool) {
+func (s *Set) DetectWeighted(l *Line) (engine, version string, weight int, ok bool) {
 	l = s.pre.line(l)
 	line := l.Text
 	for _, e := range s.engines {
@@ -719,9 +753,9 @@ func (s *Set) detectWeighted(l *Line) (engine, version string, weight int, ok bo
 	return "", "", 0, false
 }
 
-// fatalLine reports whether l is a death line of the shared fatal
+// FatalLine reports whether l is a death line of the shared fatal
 // vocabulary, and the exit status it states (-1: none).
-func (s *Set) fatalLine(l *Line) (exit int, ok bool) {
+func (s *Set) FatalLine(l *Line) (exit int, ok bool) {
 	l = s.pre.line(l)
 	for _, f := range s.fatal {
 		if !l.may(f.id) {

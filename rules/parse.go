@@ -249,6 +249,10 @@ func parseNumber(tok string) (any, bool) {
 	return nil, false
 }
 
+// ShapeValue is the shape value of v for shape key key (normalizeValue):
+// what a line reporting key = v sets.
+func ShapeValue(key string, v any) any { return normalizeValue(key, v) }
+
 // normalizeValue turns a captured or parsed value into a shape value:
 // numbers become int64/float64 (commas removed), "True"/"False" become
 // bools, a one-element list becomes its element, and keys ending in

@@ -134,10 +134,8 @@ type Line struct {
 	Text string
 	pre  *prefilter
 	off  int // Text is the scanned line from byte off on
-	// stripped: Text is already without the engine's process prefix.
-	stripped bool
-	hits     []acMatch
-	cand     []uint64 // matchers that may match Text
+	hits []acMatch
+	cand []uint64 // matchers that may match Text
 }
 
 // NewLine scans text for the set's literals.
@@ -153,7 +151,7 @@ func (p *prefilter) newLine(text string) *Line {
 func (s *Set) Prepare(l *Line, text string) { s.pre.scan(l, text) }
 
 func (p *prefilter) scan(l *Line, text string) {
-	l.Text, l.pre, l.off, l.hits, l.stripped = text, p, 0, l.hits[:0], false
+	l.Text, l.pre, l.off, l.hits = text, p, 0, l.hits[:0]
 	if p.ac != nil {
 		l.hits = p.ac.findAll(l.hits, text)
 	}

@@ -221,22 +221,24 @@ func (b *dfaBuilder) step(i int, c rune) (int32, bool) {
 	return b.state(next)
 }
 
-// prefixRegexp is a regexp anchored at the start of the text (^...) with
+// PrefixRegexp is a regexp anchored at the start of the text (^...) with
 // its prefixDFA when it has one: the DFA answers the calls that do not
 // match and the match's length; the regexp runs only for submatches and
-// for what the DFA cannot decide.
-type prefixRegexp struct {
+// for what the DFA cannot decide. The line grammars outside the rule files
+// use it too (the envelope here, the judge's traceback reader).
+type PrefixRegexp struct {
 	*regexp.Regexp
 	dfa *prefixDFA
 }
 
-// mustPrefixRegexp compiles expr, which must be anchored at the start; it
-// panics otherwise (the patterns are the package's own).
-func mustPrefixRegexp(expr string) prefixRegexp {
+// MustPrefixRegexp compiles expr, which must be anchored at the start; it
+// panics otherwise, or when expr does not compile (the patterns are the
+// program's own, not the rule files').
+func MustPrefixRegexp(expr string) PrefixRegexp {
 	if !anchoredAtStart(expr) {
 		panic("rules: " + expr + " is not anchored at the start")
 	}
-	return prefixRegexp{regexp.MustCompile(expr), newPrefixDFA(expr)}
+	return PrefixRegexp{regexp.MustCompile(expr), newPrefixDFA(expr)}
 }
 
 // anchoredAtStart reports whether every match of expr begins at the start
@@ -259,9 +261,12 @@ func startDFA(expr string) *prefixDFA {
 	return newPrefixDFA(expr)
 }
 
+// HasDFA reports whether p has a DFA (else every call runs the regexp).
+func (p PrefixRegexp) HasDFA() bool { return p.dfa != nil }
+
 // decide returns the length of the match at the start of s, when the DFA
 // can tell.
-func (p prefixRegexp) decide(s string) (n int, ok, decided bool) {
+func (p PrefixRegexp) decide(s string) (n int, ok, decided bool) {
 	if p.dfa == nil {
 		return 0, false, false
 	}
@@ -269,7 +274,7 @@ func (p prefixRegexp) decide(s string) (n int, ok, decided bool) {
 }
 
 // MatchString is regexp.MatchString.
-func (p prefixRegexp) MatchString(s string) bool {
+func (p PrefixRegexp) MatchString(s string) bool {
 	if _, ok, decided := p.decide(s); decided {
 		return ok
 	}
@@ -277,7 +282,7 @@ func (p prefixRegexp) MatchString(s string) bool {
 }
 
 // FindString is regexp.FindString.
-func (p prefixRegexp) FindString(s string) string {
+func (p PrefixRegexp) FindString(s string) string {
 	if n, ok, decided := p.decide(s); decided {
 		if !ok {
 			return ""
@@ -288,7 +293,7 @@ func (p prefixRegexp) FindString(s string) string {
 }
 
 // FindStringSubmatch is regexp.FindStringSubmatch.
-func (p prefixRegexp) FindStringSubmatch(s string) []string {
+func (p PrefixRegexp) FindStringSubmatch(s string) []string {
 	if _, ok, decided := p.decide(s); decided && !ok {
 		return nil
 	}

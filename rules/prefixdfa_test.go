@@ -62,7 +62,7 @@ func TestPrefixDFAStripPatterns(t *testing.T) {
 	if v := set.Engine("vllm"); v == nil || len(v.stripDFA) == 0 || v.stripDFA[0] == nil {
 		t.Fatal("vllm's process-prefix strip pattern has no DFA")
 	}
-	if got, want := set.Engine("vllm").stripLen(lines[1]), len("(EngineCore_DP0 pid=311) (RayWorkerWrapper pid=144, ip=10.0.0.7) "); got != want {
+	if got, want := set.Engine("vllm").StripLen(lines[1]), len("(EngineCore_DP0 pid=311) (RayWorkerWrapper pid=144, ip=10.0.0.7) "); got != want {
 		t.Errorf("vllm strips %d bytes of a nested Ray prefix, want %d", got, want)
 	}
 	t.Logf("%d strip patterns with a DFA", dfas)
@@ -98,7 +98,7 @@ func FuzzPrefixDFA(f *testing.F) {
 	f.Add(`(a*)(a|b)*?c`, "aabac")
 	f.Add(`x*?`, "xxx")
 	f.Add(`(?i)^info|warn`, "WARNING")
-	for _, p := range []prefixRegexp{frameLine, ipythonFrame, raiseSource, procPrefix, bracketPrefix, stampPrefix, levelPrefix, sourcePrefix} {
+	for _, p := range []PrefixRegexp{procPrefix, bracketPrefix, stampPrefix, levelPrefix, sourcePrefix} {
 		f.Add(p.String(), "(EngineCore_DP0 pid=1) [rank0]: 2025-08-13 14:29:40 INFO [core.py:1] x")
 	}
 	f.Fuzz(func(t *testing.T, expr, text string) {
@@ -124,12 +124,12 @@ func FuzzPrefixDFA(f *testing.F) {
 	})
 }
 
-// TestPrefixRegexpsAgree runs the exception reader's anchored patterns on
-// every message of the bundled journals, and on each message with its
-// first envelope parts cut off, through the DFA and through the regexp.
+// TestPrefixRegexpsAgree runs the envelope's anchored patterns on every
+// message of the bundled journals, and on each message with its first
+// envelope parts cut off, through the DFA and through the regexp (the
+// judge's traceback patterns: judge.TestTracebackRegexpsAgree).
 func TestPrefixRegexpsAgree(t *testing.T) {
-	res := map[string]prefixRegexp{"frameLine": frameLine, "ipythonFrame": ipythonFrame, "raiseSource": raiseSource,
-		"procPrefix": procPrefix, "bracketPrefix": bracketPrefix, "stampPrefix": stampPrefix, "levelPrefix": levelPrefix,
+	res := map[string]PrefixRegexp{"procPrefix": procPrefix, "bracketPrefix": bracketPrefix, "stampPrefix": stampPrefix, "levelPrefix": levelPrefix,
 		"sourcePrefix": sourcePrefix}
 	for name, p := range res {
 		if p.dfa == nil {
@@ -150,7 +150,7 @@ func TestPrefixRegexpsAgree(t *testing.T) {
 				matched++
 			}
 		}
-		if matched == 0 && name != "ipythonFrame" && name != "raiseSource" {
+		if matched == 0 {
 			t.Errorf("%s matched none of %d messages: the test does not exercise it", name, len(msgs))
 		}
 	}

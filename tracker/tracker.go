@@ -1,7 +1,7 @@
 // Package tracker cuts a stream of normalized journal entries into boot
-// attempts and follows each attempt's phase, shape and findings with a rule
-// set. It is the core between ingest (entries in) and store/web (attempts
-// out); it does no I/O.
+// attempts and has each attempt's lines judged (phase, shape, findings,
+// verdict) by its own judge.Judge with a rule set. It is the core between
+// ingest (entries in) and store/web (attempts out); it does no I/O.
 //
 // Attempt identity, strongest first (spec "Boot attempt"): the unit's
 // invocation (_SYSTEMD_INVOCATION_ID, or UNIT + INVOCATION_ID on PID 1's
@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/judge"
 	"github.com/llmfleet/analyzer/rules"
 )
 
@@ -54,9 +55,9 @@ const PastedField = "ANALYZER_PASTED"
 // log_loss finding.
 const GapField = "ANALYZER_JOURNAL_GAP"
 
-// Options tune the tracker's judges (rules.JudgeOptions; zero values take
+// Options tune the tracker's judges (judge.Options; zero values take
 // the defaults).
-type Options = rules.JudgeOptions
+type Options = judge.Options
 
 // Tracker holds the attempts seen so far. It is not safe for concurrent use.
 type Tracker struct {
@@ -105,7 +106,7 @@ type restart struct {
 // lifecycle; the judge holds what its lines say.
 type state struct {
 	a       *domain.Attempt
-	j       *rules.Judge
+	j       *judge.Judge
 	text    bool
 	banner  bool
 	ended   bool
@@ -182,7 +183,7 @@ func attemptID(parts ...string) string {
 func (t *Tracker) newState(host, unit, inv string, at time.Time) *state {
 	a := &domain.Attempt{Host: host, Unit: unit, InvocationID: inv, StartedAt: at,
 		Phase: domain.PhaseStart, Verdict: domain.VerdictRunning, Shape: domain.Shape{}}
-	st := &state{a: a, j: t.rules.NewJudge("", t.opt), seq0: t.created}
+	st := &state{a: a, j: judge.New(t.rules, "", t.opt), seq0: t.created}
 	t.created++
 	st.j.Start(at)
 	t.changed(st)
@@ -789,7 +790,7 @@ func (t *Tracker) forget(st *state) {
 // judge computes the attempt's verdict, phase, findings, notes and evidence
 // from its state. It does not change the state, so it can run repeatedly.
 func (t *Tracker) judge(st *state) *domain.Attempt {
-	return st.j.Judge(st.a, rules.End{Ended: st.ended, Text: st.text, Failed: st.failed, Result: st.result, Line: st.endLine,
+	return st.j.Judge(st.a, judge.End{Ended: st.ended, Text: st.text, Failed: st.failed, Result: st.result, Line: st.endLine,
 		Exit: st.exitLine})
 }
 

@@ -2,9 +2,9 @@
 // test`) through the one path every entry point takes: a test's lines
 // become entries (plain-text output of one source, each line at its t:
 // time), pipeline.Analyze cuts them into an attempt with the tracker and
-// judges it with only the rule under test (rules.JudgeOptions.Only, like
+// judges it with only the rule under test (judge.Options.Only, like
 // `promtool test rules`) from the test's engine, phase and shape
-// (rules.JudgeOptions.Preset), and the test's expectations are checked
+// (judge.Options.Preset), and the test's expectations are checked
 // against the finding of that rule in the attempt: the finding the
 // tracker's judge keeps after reconsidering the decisive line, withdrawing
 // what the boot went on after, and rendering the note with the final
@@ -27,6 +27,7 @@ import (
 
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/ingest"
+	"github.com/llmfleet/analyzer/judge"
 	"github.com/llmfleet/analyzer/pipeline"
 	"github.com/llmfleet/analyzer/rules"
 )
@@ -132,9 +133,9 @@ func Attempts(ctx context.Context, set *rules.Set, r *rules.Rule, t rules.TestSp
 			}
 			return st, nil
 		}}
-	preset := &rules.Preset{Engine: Engine(r, t), Phase: domain.Phase(t.Phase), Shape: t.Shape}
+	preset := &judge.Preset{Engine: Engine(r, t), Phase: domain.Phase(t.Phase), Shape: t.Shape}
 	as, _, err := pipeline.Analyze(ctx, set, []pipeline.Input{in},
-		pipeline.BatchOptions{Tracker: rules.JudgeOptions{Only: r, Preset: preset}}, nil)
+		pipeline.BatchOptions{Tracker: judge.Options{Only: r, Preset: preset}}, nil)
 	return as, err
 }
 

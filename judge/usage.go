@@ -1,4 +1,4 @@
-package rules
+package judge
 
 // An argument parser's usage or help text is not the engine speaking: its
 // option descriptions name phases ("skip warming up the model with an empty
@@ -145,34 +145,51 @@ func optionLine(text string) (named bool, rest string, ok bool) {
 	// Options: -x or --long-name, separated by "," and spaces; then
 	// metavariables up to the first run of two spaces.
 	for i < len(text) && text[i] == '-' {
-		j := i
-		for j < len(text) && text[j] == '-' && j-i < 2 {
-			j++
-		}
-		k := j
-		for k < len(text) && isOptionByte(text[k]) {
-			k++
-		}
-		if k == j || !isAlnum(text[j]) {
+		k := optionName(text, i)
+		if k < 0 {
 			return false, "", false
 		}
 		named = true
-		i = k
-		// A metavariable or "=VALUE" may follow; then a comma and the next
-		// option, or the help.
-		for i < len(text) && text[i] != ',' && !(text[i] == ' ' && i+1 < len(text) && text[i+1] == ' ') {
-			i++
+		var more bool
+		if i, more = afterOption(text, k); !more {
+			break
 		}
-		if i < len(text) && text[i] == ',' {
-			i++
-			for i < len(text) && text[i] == ' ' {
-				i++
-			}
-			continue
-		}
-		break
 	}
 	return named, text[i:], true
+}
+
+// optionName returns where the option name at text[i] ("-x",
+// "--long-name") ends, or -1 when its dashes name nothing.
+func optionName(text string, i int) int {
+	j := i
+	for j < len(text) && text[j] == '-' && j-i < 2 {
+		j++
+	}
+	k := j
+	for k < len(text) && isOptionByte(text[k]) {
+		k++
+	}
+	if k == j || !isAlnum(text[j]) {
+		return -1
+	}
+	return k
+}
+
+// afterOption skips what may follow an option name at text[i] (a
+// metavariable or "=VALUE") up to a comma or a run of two spaces. After a
+// comma it skips the spaces to the next option and reports more.
+func afterOption(text string, i int) (next int, more bool) {
+	for i < len(text) && text[i] != ',' && !(text[i] == ' ' && i+1 < len(text) && text[i+1] == ' ') {
+		i++
+	}
+	if i < len(text) && text[i] == ',' {
+		i++
+		for i < len(text) && text[i] == ' ' {
+			i++
+		}
+		return i, true
+	}
+	return i, false
 }
 
 // helpBeside reports whether rest (what follows an option's names) is two

@@ -1,10 +1,11 @@
-package rules
+package judge
 
 import (
 	"regexp"
 	"strings"
 
 	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/rules"
 )
 
 // FatalKind says what ended (or may have ended) a process.
@@ -49,10 +50,10 @@ type Fatal struct {
 // exception line `module.Type: message`. Chained exceptions are separated
 // by one of the two chain sentences.
 var (
-	frameLine = mustPrefixRegexp(`^\s*File "([^"]*)", line \d+(?:, in (\S+))?`)
+	frameLine = rules.MustPrefixRegexp(`^\s*File "([^"]*)", line \d+(?:, in (\S+))?`)
 	// IPython/Jupyter frames: "/path/mod.py in func(args)" or
 	// "File /path/mod.py:12, in func(args)", possibly as markdown links.
-	ipythonFrame = mustPrefixRegexp(`^\s*(?:File )?\[?([^\s\[\]()]+\.py)(?:\]\([^)]*\))?(?::\d+,)? in (\w+)\(`)
+	ipythonFrame = rules.MustPrefixRegexp(`^\s*(?:File )?\[?([^\s\[\]()]+\.py)(?:\]\([^)]*\))?(?::\d+,)? in (\w+)\(`)
 	// excLine is a Python exception line: a dotted name whose last part is
 	// capitalized, then ": message" or the end of the line.
 	excLine = regexp.MustCompile(`^((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Z][A-Za-z0-9_]*)(?::(?:\s+(.*))?)?\s*$`)
@@ -66,101 +67,10 @@ var (
 	rustPanic = regexp.MustCompile(`^thread '[^']*' panicked at (.*)$`)
 	// raiseSource is a frame's source line that raises: when the paste is
 	// cut before the exception line, it names the exception.
-	raiseSource = mustPrefixRegexp(`^\s*raise ((?:[A-Za-z_]\w*\.)*[A-Z]\w*)\(`)
+	raiseSource = rules.MustPrefixRegexp(`^\s*raise ((?:[A-Za-z_]\w*\.)*[A-Z]\w*)\(`)
 	// excHeader: Jupyter's "RuntimeError     Traceback (most recent call last)".
 	excHeader = regexp.MustCompile(`Traceback \(most recent call last\)`)
 )
-
-// envelope strips the generic per-line envelope engines and pasters add in
-// front of a message: process prefixes ("(EngineCore_DP0 pid=12) ",
-// "[rank0]: ", Ray's "(ServeReplica:app:LLM pid=3, ip=10.0.0.1) "),
-// timestamps, log levels and source locations ("INFO 10-31 15:07:50
-// [core.py:708] ", "[2025-08-13 14:29:40 TP0] ", "2024-05-01T10:00:00Z ERROR
-// "), and TensorRT-LLM's bracket tags. key is the process the line came
-// from, as far as the prefixes tell; level is the log level ("" unknown).
-func envelope(line string) (rest, key, level string) {
-	s := line
-	for guard := 0; guard < 12; guard++ {
-		t := strings.TrimLeft(s, " \t")
-		if t == "" {
-			break
-		}
-		if m := procPrefix.FindStringSubmatch(t); m != nil {
-			key += m[1] + ";"
-			s = t[len(m[0]):]
-			continue
-		}
-		if m := bracketPrefix.FindStringSubmatch(t); m != nil {
-			inner := m[1]
-			if lv := levelWord(inner); lv != "" {
-				level = lv
-			}
-			if tp := tpRank.FindString(inner); tp != "" {
-				key += tp + ";"
-			}
-			s = t[len(m[0]):]
-			continue
-		}
-		if m := stampPrefix.FindString(t); m != "" {
-			s = t[len(m):]
-			continue
-		}
-		if m := levelPrefix.FindStringSubmatch(t); m != nil {
-			level = levelWord(m[1])
-			s = t[len(m[0]):]
-			continue
-		}
-		if m := loggerPrefix.FindStringSubmatch(t); m != nil {
-			level = levelWord(m[1])
-			s = t[len(m[0]):]
-			continue
-		}
-		if m := sourcePrefix.FindString(t); m != "" {
-			s = t[len(m):]
-			continue
-		}
-		break
-	}
-	// Keep the message's own indentation (frames and source lines are
-	// indented under the envelope); drop one separating blank.
-	if strings.HasPrefix(s, " ") && !strings.HasPrefix(s, "  ") {
-		s = s[1:]
-	}
-	return s, key, level
-}
-
-var (
-	// One ^ in front of the alternation: the regexp package then tries
-	// position 0 only (a ^ per alternative made it scan the whole line).
-	procPrefix    = mustPrefixRegexp(`^(?:\(((?:[A-Za-z][\w:.-]*(?: rank=\d+)? )?pid=\d+|[A-Z][\w:.-]*)(?:, ip=[0-9a-fA-F.:]+)?\)\s?|\[(rank\d+)\]:\s?|(\[rank\d+\]:))`)
-	bracketPrefix = mustPrefixRegexp(`^\[([^\]]{1,60})\]:?\s?`)
-	tpRank        = regexp.MustCompile(`\b(?:TP|DP|PP|EP|RANK |rank)\s?\d+\b`)
-	stampPrefix   = mustPrefixRegexp(`^(?:\d{4}[-/]\d\d[-/]\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?|\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?|\d\d:\d\d:\d\d(?:\.\d+)?|[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [\w.]+:\d+\])\s`)
-	levelPrefix   = mustPrefixRegexp(`^(DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|CRITICAL|FATAL|PANIC)(?::\s*|\s+)`)
-	// Python logging's common formats after the time: "%(asctime)s -
-	// %(name)s - %(levelname)s - %(message)s" (the logging cookbook's, used
-	// by wrappers such as GPUStack and by scripts around the engines) and
-	// "%(asctime)s - %(levelname)s - %(message)s".
-	loggerPrefix = mustPrefixRegexp(`^-\s(?:[A-Za-z_][\w.:-]{0,100}\s-\s)?(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\s-\s`)
-	sourcePrefix = mustPrefixRegexp(`^(?:\[?[\w./-]+\.(?:py|cc|cpp|cu|go|rs|h):\d+(?:\[\])?\]:?|[a-z_]+(?:::[a-z_]+)+: |(?:text_generation_launcher|shard-manager|text_generation_router\S*): )\s?`)
-)
-
-// levelWord normalizes a log level or returns "".
-func levelWord(s string) string {
-	switch strings.ToUpper(strings.TrimSpace(s)) {
-	case "E", "ERROR", "ERR":
-		return "error"
-	case "CRITICAL", "FATAL", "PANIC", "F":
-		return "critical"
-	case "W", "WARN", "WARNING":
-		return "warning"
-	case "I", "INFO", "NOTICE":
-		return "info"
-	case "D", "DEBUG":
-		return "debug"
-	}
-	return ""
-}
 
 // excState is one process's traceback in progress.
 type excState struct {
@@ -244,27 +154,58 @@ func (x *excReader) proc(key string) *excState {
 	return st
 }
 
-// mayMatterWords are the words without which the exception reader does
-// not need a line (most lines of a healthy boot have none); the prefilter
-// finds them in its one pass (Line.MayMatter).
-var mayMatterWords = []string{"Error", "Exception", "Traceback", `File "`, "panic", "terminate called",
-	"what()", "GGML_", "ERROR", "CRITICAL", "FATAL", "Exit", "Interrupt", "Unsupported", "] E ",
-	" in ", "direct cause", "During handling", "Timeout", "Violation", "Failure", "Fault"}
-
-// mayMatter tells whether s holds one of mayMatterWords.
-func mayMatter(s string) bool {
-	for _, w := range mayMatterWords {
-		if strings.Contains(s, w) {
-			return true
-		}
-	}
-	return false
-}
-
 // line reads one line (after the engine's prefix strip), number n of the
 // attempt, in phase p; matters is mayMatter(text).
 func (x *excReader) line(text string, matters bool, n int, ev domain.Evidence, p domain.Phase, afterReady bool) lineInfo {
 	info := lineInfo{event: n}
+	if !x.reads(matters) {
+		return info
+	}
+	msg, key, level := rules.Envelope(text)
+	info.level, info.parsed = level, true
+	key = x.continued(key)
+	st := x.proc(key)
+	in := &excInput{msg: msg, trimmed: strings.TrimSpace(msg), key: key, n: n, ev: ev, p: p, afterReady: afterReady}
+	if st.cpp != nil && x.cppEnd(st, in, &info) {
+		return info
+	}
+	if m := cppThrow.FindStringSubmatch(in.trimmed); m != nil {
+		st.cpp = &Fatal{Kind: FatalException, Type: m[1], Start: n}
+		return info
+	}
+	if x.chain(st, in, &info) {
+		return info
+	}
+	if !st.open && st.cpp == nil && frameLine.MatchString(msg) {
+		// A paste that starts inside a traceback: its frames open one.
+		*st = excState{open: true, start: n, lastExc: st.lastExc, chainBeg: n}
+		x.lastKey = key
+	}
+	if st.open {
+		x.traceback(st, in, &info)
+		return info
+	}
+	x.bare(st, in, level, &info)
+	return info
+}
+
+// excInput is one line as the exception reader reads it.
+type excInput struct {
+	msg     string // the line without its envelope
+	trimmed string // msg without surrounding space
+	key     string // the process the line came from (Envelope)
+	n       int    // the attempt's line number
+	ev      domain.Evidence
+	// p is the phase the attempt is in; afterReady: the engine had
+	// reported readiness.
+	p          domain.Phase
+	afterReady bool
+}
+
+// reads reports whether the reader needs the line: a process has a
+// traceback or a C++ terminate open, or the line holds one of the words
+// that can open one (matters).
+func (x *excReader) reads(matters bool) bool {
 	anyOpen := false
 	if !x.quiet {
 		for _, st := range x.procs {
@@ -276,151 +217,167 @@ func (x *excReader) line(text string, matters bool, n int, ev domain.Evidence, p
 		x.quiet = !anyOpen
 	}
 	if !anyOpen && !matters {
-		return info
+		return false
 	}
 	x.quiet = false // what follows may open a traceback
-	msg, key, level := envelope(text)
-	info.level, info.parsed = level, true
+	return true
+}
+
+// continued is the process a line with process key key belongs to: a line
+// without one continues the traceback that opened last, unless the
+// unprefixed process has its own open.
+func (x *excReader) continued(key string) string {
 	if key == "" && x.lastKey != "" {
 		if own := x.procs[""]; own == nil || !own.open {
 			if last := x.procs[x.lastKey]; last != nil && last.open {
-				key = x.lastKey
+				return x.lastKey
 			}
 		}
 	}
-	st := x.proc(key)
-	trimmed := strings.TrimSpace(msg)
-	newFatal := func(f Fatal) *Fatal {
-		f.Line, f.Evidence, f.Phase, f.AfterReady = n, ev, p, afterReady
-		if f.ExitStatus == 0 {
-			f.ExitStatus = -1
-		}
-		if len(x.fatals) < maxFatals {
-			x.fatals = append(x.fatals, f)
-			return &x.fatals[len(x.fatals)-1]
-		}
-		return &f
+	return key
+}
+
+// newFatal records fatal event f, which ends at line in.
+func (x *excReader) newFatal(in *excInput, f Fatal) *Fatal {
+	f.Line, f.Evidence, f.Phase, f.AfterReady = in.n, in.ev, in.p, in.afterReady
+	if f.ExitStatus == 0 {
+		f.ExitStatus = -1
 	}
-	// C++: "terminate called after throwing an instance of 'T'" then
-	// "  what():  message".
-	if st.cpp != nil {
-		f := st.cpp
-		st.cpp = nil
-		if m := cppWhat.FindStringSubmatch(msg); m != nil {
-			f.Message = m[1]
-			info.fatal = newFatal(*f)
-			info.event = f.Start
-			return info
-		}
-		info.fatal = newFatal(*f)
+	if len(x.fatals) < maxFatals {
+		x.fatals = append(x.fatals, f)
+		return &x.fatals[len(x.fatals)-1]
 	}
-	if m := cppThrow.FindStringSubmatch(trimmed); m != nil {
-		st.cpp = &Fatal{Kind: FatalException, Type: m[1], Start: n}
-		return info
+	return &f
+}
+
+// cppEnd ends the C++ terminate open in st ("terminate called after
+// throwing an instance of 'T'" then "  what():  message"): with its
+// message when line in is the what() line, which it then reports read.
+func (x *excReader) cppEnd(st *excState, in *excInput, info *lineInfo) bool {
+	f := st.cpp
+	st.cpp = nil
+	if m := cppWhat.FindStringSubmatch(in.msg); m != nil {
+		f.Message = m[1]
+		info.fatal = x.newFatal(in, *f)
+		info.event = f.Start
+		return true
 	}
+	info.fatal = x.newFatal(in, *f)
+	return false
+}
+
+// eventStart is the line where an exception at line n begins its event:
+// the start of the chain it continues, or n.
+func (st *excState) eventStart(n int) int {
+	if st.chained && st.lastExc >= 0 && n-st.lastExc < 50 {
+		return st.chainBeg
+	}
+	return n
+}
+
+// chain reads a traceback header, which opens a traceback in st, or a
+// chain sentence; it reports whether line in was one.
+func (x *excReader) chain(st *excState, in *excInput, info *lineInfo) bool {
 	switch {
-	case excHeader.MatchString(trimmed):
-		start := n
-		if st.chained && st.lastExc >= 0 && n-st.lastExc < 50 {
-			start = st.chainBeg
-		}
+	case excHeader.MatchString(in.trimmed):
+		n := in.n
+		start := st.eventStart(n)
 		intro := st.intro
 		if start == n {
 			intro = nil
-			if before, _, _ := strings.Cut(trimmed, "Traceback"); len(strings.TrimSpace(strings.TrimRight(before, ": "))) > 12 {
-				e := ev
+			if before, _, _ := strings.Cut(in.trimmed, "Traceback"); len(strings.TrimSpace(strings.TrimRight(before, ": "))) > 12 {
+				e := in.ev
 				intro = &e
 			}
 		}
 		*st = excState{open: true, start: start, lastExc: st.lastExc, chainBeg: start, intro: intro}
-		x.lastKey = key
+		x.lastKey = in.key
 		info.event = start
-		if m := excLine.FindStringSubmatch(strings.TrimSpace(strings.SplitN(trimmed, "Traceback", 2)[0])); m != nil && m[1] != "" {
+		if m := excLine.FindStringSubmatch(strings.TrimSpace(strings.SplitN(in.trimmed, "Traceback", 2)[0])); m != nil && m[1] != "" {
 			// Jupyter's header names the type first; the message comes at the end.
 			st.frames = append(st.frames, "")[:0]
 		}
-		return info
-	case strings.HasPrefix(trimmed, "The above exception was the direct cause") || strings.HasPrefix(trimmed, "During handling of the above exception"):
+		return true
+	case strings.HasPrefix(in.trimmed, "The above exception was the direct cause") || strings.HasPrefix(in.trimmed, "During handling of the above exception"):
 		st.chained = true
 		info.event = st.chainBeg
-		return info
+		return true
 	}
-	if !st.open && st.cpp == nil && frameLine.MatchString(msg) {
-		// A paste that starts inside a traceback: its frames open one.
-		*st = excState{open: true, start: n, lastExc: st.lastExc, chainBeg: n}
-		x.lastKey = key
+	return false
+}
+
+// traceback reads line in inside st's open traceback: a frame, a source
+// line that raises, the exception line that closes it, or other text.
+func (x *excReader) traceback(st *excState, in *excInput, info *lineInfo) {
+	msg := in.msg
+	st.lines++
+	info.event = st.start
+	info.intro = st.intro
+	if m := frameLine.FindStringSubmatch(msg); m != nil {
+		info.frame = m[1] + ":" + m[2]
+	} else if m := ipythonFrame.FindStringSubmatch(msg); m != nil {
+		info.frame = m[1] + ":" + m[2]
 	}
-	if st.open {
-		st.lines++
-		info.event = st.start
-		info.intro = st.intro
-		if m := frameLine.FindStringSubmatch(msg); m != nil {
-			info.frame = m[1] + ":" + m[2]
-		} else if m := ipythonFrame.FindStringSubmatch(msg); m != nil {
-			info.frame = m[1] + ":" + m[2]
+	if info.frame != "" {
+		if len(st.frames) < maxFrames {
+			st.frames = append(st.frames, info.frame)
 		}
-		if info.frame != "" {
-			if len(st.frames) < maxFrames {
-				st.frames = append(st.frames, info.frame)
-			}
-			return info
-		}
-		if m := raiseSource.FindStringSubmatch(msg); m != nil {
-			st.raising = m[1]
-			info.raising, info.block = m[1], st
-			return info
-		}
-		if t, m, ok := exceptionLine(msg); ok {
-			st.open = false
-			st.lastExc = n
-			st.chained = false
-			info.fatal = newFatal(Fatal{Kind: FatalException, Type: t, Message: m, Start: st.start,
-				Frames: append([]string(nil), st.frames...)})
-			return info
-		}
-		if st.lines > maxTracebackLines {
-			st.open = false
-		}
-		return info
+		return
 	}
-	// Outside a traceback: a bare exception line (a paste that starts at
-	// the end of a traceback, or an error printed without one), a panic, a
-	// failed assertion.
+	if m := raiseSource.FindStringSubmatch(msg); m != nil {
+		st.raising = m[1]
+		info.raising, info.block = m[1], st
+		return
+	}
 	if t, m, ok := exceptionLine(msg); ok {
+		st.open = false
+		st.lastExc = in.n
+		st.chained = false
+		info.fatal = x.newFatal(in, Fatal{Kind: FatalException, Type: t, Message: m, Start: st.start,
+			Frames: append([]string(nil), st.frames...)})
+		return
+	}
+	if st.lines > maxTracebackLines {
+		st.open = false
+	}
+}
+
+// bare reads line in outside a traceback: a bare exception line (a paste
+// that starts at the end of a traceback, or an error printed without
+// one), a panic, a failed assertion, a line logged at error level.
+func (x *excReader) bare(st *excState, in *excInput, level string, info *lineInfo) {
+	n, trimmed := in.n, in.trimmed
+	if t, m, ok := exceptionLine(in.msg); ok {
 		if t == "Error" {
 			// "Error: ..." is a program's last word (Go's cobra, Rust's
 			// main returning Err): it ended, but says no more than that.
-			info.fatal = newFatal(Fatal{Kind: FatalDeath, Type: t, Message: m, Start: n})
-			return info
+			info.fatal = x.newFatal(in, Fatal{Kind: FatalDeath, Type: t, Message: m, Start: n})
+			return
 		}
-		start := n
-		if st.chained && st.lastExc >= 0 && n-st.lastExc < 50 {
-			start = st.chainBeg
-		}
+		start := st.eventStart(n)
 		st.lastExc, st.chainBeg, st.chained = n, start, false
 		info.event = start
-		info.fatal = newFatal(Fatal{Kind: FatalException, Type: t, Message: m, Start: start})
-		return info
+		info.fatal = x.newFatal(in, Fatal{Kind: FatalException, Type: t, Message: m, Start: start})
+		return
 	}
 	if m := goPanic.FindStringSubmatch(trimmed); m != nil {
-		info.fatal = newFatal(Fatal{Kind: FatalException, Type: "panic", Message: m[1], Start: n})
-		return info
+		info.fatal = x.newFatal(in, Fatal{Kind: FatalException, Type: "panic", Message: m[1], Start: n})
+		return
 	}
 	if m := rustPanic.FindStringSubmatch(trimmed); m != nil {
 		// A Rust panic names a source location, rarely a cause: the
 		// process died.
-		info.fatal = newFatal(Fatal{Kind: FatalDeath, Type: "panic", Message: m[1], Start: n})
-		return info
+		info.fatal = x.newFatal(in, Fatal{Kind: FatalDeath, Type: "panic", Message: m[1], Start: n})
+		return
 	}
 	// The literal check spares the unanchored regex on every other line.
 	if (strings.Contains(trimmed, "GGML_A") || strings.Contains(trimmed, "ggml_abort")) && ggmlAbort.MatchString(trimmed) {
-		info.fatal = newFatal(Fatal{Kind: FatalException, Type: "GGML_ASSERT", Message: trimmed, Start: n})
-		return info
+		info.fatal = x.newFatal(in, Fatal{Kind: FatalException, Type: "GGML_ASSERT", Message: trimmed, Start: n})
+		return
 	}
 	if level == "error" || level == "critical" {
-		info.fatal = newFatal(Fatal{Kind: FatalErrorLog, Message: trimmed, Start: n})
+		info.fatal = x.newFatal(in, Fatal{Kind: FatalErrorLog, Message: trimmed, Start: n})
 	}
-	return info
 }
 
 // exceptionLine reports whether s (an enveloped-stripped line) is a Python

@@ -1,4 +1,4 @@
-package rules_test
+package judge_test
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/judge"
 	"github.com/llmfleet/analyzer/rules"
 )
 
@@ -82,7 +83,7 @@ var restoreT0 = time.Date(2026, 10, 2, 3, 0, 0, 0, time.UTC)
 
 // feedRecords gives the judge records[from:to]; every line's time and cursor
 // are its record's.
-func feedRecords(j *rules.Judge, recs [][]string, from, to int) {
+func feedRecords(j *judge.Judge, recs [][]string, from, to int) {
 	for i := from; i < to; i++ {
 		for _, l := range recs[i] {
 			j.Line(l, domain.Evidence{Time: restoreT0.Add(time.Duration(i+2) * time.Second), Cursor: fmt.Sprintf("c%d", i),
@@ -93,17 +94,17 @@ func feedRecords(j *rules.Judge, recs [][]string, from, to int) {
 
 // ending is the attempt base and End the tracker gives when the case's
 // records are all read.
-func ending(c restoreCase, n int) (*domain.Attempt, rules.End) {
+func ending(c restoreCase, n int) (*domain.Attempt, judge.End) {
 	base := &domain.Attempt{ID: "a", Host: "h", Unit: "tiny.service", InvocationID: "i", StartedAt: restoreT0}
 	if !c.failed {
-		return base, rules.End{}
+		return base, judge.End{}
 	}
 	at := restoreT0.Add(time.Duration(n+2) * time.Second)
 	exit := domain.Evidence{Time: at, Cursor: "exit", Message: "tiny.service: Main process exited, code=exited, status=1/FAILURE"}
 	failed := domain.Evidence{Time: at, Cursor: "failed", Message: "tiny.service: Failed with result 'exit-code'."}
 	status := 1
 	base.ExitCode, base.ExitStatus, base.EndedAt, base.EndedBy = "exited", &status, at, domain.EndedByExit
-	return base, rules.End{Ended: true, Failed: true, Result: "exit-code", Line: &failed, Exit: &exit}
+	return base, judge.End{Ended: true, Failed: true, Result: "exit-code", Line: &failed, Exit: &exit}
 }
 
 // described is an attempt as the explain contract shows it, with its
@@ -140,7 +141,7 @@ func TestRestoreAtEveryRecord(t *testing.T) {
 	for name, c := range restoreCases {
 		t.Run(name, func(t *testing.T) {
 			n := len(c.records)
-			j := set.NewJudge("", rules.JudgeOptions{})
+			j := judge.New(set, "", judge.Options{})
 			j.Start(restoreT0)
 			feedRecords(j, c.records, 0, n)
 			base, end := ending(c, n)
@@ -153,12 +154,12 @@ func TestRestoreAtEveryRecord(t *testing.T) {
 				t.Fatalf("whole: verdict %s, want %s", whole.Verdict, want)
 			}
 			for cut := 1; cut < n; cut++ {
-				j1 := set.NewJudge("", rules.JudgeOptions{})
+				j1 := judge.New(set, "", judge.Options{})
 				j1.Start(restoreT0)
 				feedRecords(j1, c.records, 0, cut)
 				open, _ := ending(restoreCase{}, cut)
-				stored := j1.Judge(open, rules.End{})
-				j2 := set.NewJudge("", rules.JudgeOptions{})
+				stored := j1.Judge(open, judge.End{})
+				j2 := judge.New(set, "", judge.Options{})
 				j2.Restore(stored)
 				feedRecords(j2, c.records, cut, n)
 				got := j2.Judge(base, end)
@@ -180,11 +181,11 @@ func TestRestoreWithoutRoles(t *testing.T) {
 	}
 	c := restoreCases["unnamed exception"]
 	cut := len(sglangStart) + 3 // after the exception and two error lines
-	j1 := set.NewJudge("", rules.JudgeOptions{})
+	j1 := judge.New(set, "", judge.Options{})
 	j1.Start(restoreT0)
 	feedRecords(j1, c.records, 0, cut)
 	open, _ := ending(restoreCase{}, cut)
-	stored := j1.Judge(open, rules.End{})
+	stored := j1.Judge(open, judge.End{})
 	if stored.Verdict != domain.VerdictUnknownFailure || len(stored.Evidence) != 4 {
 		t.Fatalf("stored: verdict %s with %d lines, want unknown_failure with 4 (the exception, the traceback header, 2 errors)",
 			stored.Verdict, len(stored.Evidence))
@@ -192,7 +193,7 @@ func TestRestoreWithoutRoles(t *testing.T) {
 	for i := range stored.Evidence {
 		stored.Evidence[i].Role = 0
 	}
-	j2 := set.NewJudge("", rules.JudgeOptions{})
+	j2 := judge.New(set, "", judge.Options{})
 	j2.Restore(stored)
 	feedRecords(j2, c.records, cut, len(c.records))
 	base, end := ending(c, len(c.records))

@@ -1,10 +1,11 @@
-package rules
+package judge
 
 import (
 	"testing"
 	"time"
 
 	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/rules"
 )
 
 // TestShapeFromEveryArgsForm: vLLM prints its arguments as argparse's
@@ -12,7 +13,7 @@ import (
 // and in the engine config; each gives the shape, and an argument left at
 // None gives nothing.
 func TestShapeFromEveryArgsForm(t *testing.T) {
-	set, err := LoadBuiltin()
+	set, err := rules.LoadBuiltin()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +29,7 @@ func TestShapeFromEveryArgsForm(t *testing.T) {
 			map[string]any{"model": "m", "max_model_len": int64(4096), "max_num_seqs": int64(2)}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			j := set.NewJudge("vllm", JudgeOptions{})
+			j := New(set, "vllm", Options{})
 			j.Line(c.line, domain.Evidence{Time: time.Unix(0, 0), Message: c.line})
 			a := j.Judge(&domain.Attempt{}, End{Text: true})
 			for k, v := range c.want {

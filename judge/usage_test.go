@@ -1,4 +1,4 @@
-package rules
+package judge
 
 import (
 	"os"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/rules"
 )
 
 // llamaUsage is the shape of llama.cpp's option list (common/arg.cpp,
@@ -79,7 +80,7 @@ func TestUsageGrammar(t *testing.T) {
 // no phase and proves nothing; the usage after a rejected argument is a
 // config_error at args.
 func TestUsageIsNotReadiness(t *testing.T) {
-	set, err := LoadBuiltin()
+	set, err := rules.LoadBuiltin()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func TestUsageIsNotReadiness(t *testing.T) {
 		"usage alone": strings.SplitN(llamaUsage, "\n", 2)[1],
 	} {
 		t.Run(name, func(t *testing.T) {
-			j := set.NewJudge("", JudgeOptions{})
+			j := New(set, "", Options{})
 			at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 			for i, l := range strings.Split(text, "\n") {
 				j.Line(l, domain.Evidence{Time: at.Add(time.Duration(i) * time.Millisecond), Message: l})

@@ -1,4 +1,4 @@
-package rules
+package judge
 
 import (
 	"crypto/sha1"
@@ -68,39 +68,3 @@ func orUnknown(s string) string {
 	}
 	return s
 }
-
-// IsErrorText reports whether a line of engine output reports an error as
-// the judge reads it: error words (errorWords) in a line not logged below
-// error level (a WARNING that something failed is not one). It is the one
-// definition the log viewer's "next error" and the judge share.
-func IsErrorText(text string) bool {
-	return isErrorLine(text, looksLikeError(text), lineInfo{})
-}
-
-// errorWords make a line look like an error (for unknown failures); plain
-// substring tests, since this runs on every line.
-var errorWords = []string{"Error", "ERROR", "error", "Exception", "Traceback", "FATAL", "Fatal", "fatal",
-	"FAILED", "Failed", "failed", "panic", "Abort", "abort", "Killed", "killed", "out of memory",
-	"Invalid", "invalid", "Validation"}
-
-// looksLikeError reports whether s contains one of errorWords, in one pass:
-// at each byte only the words starting with that byte are compared (17
-// strings.Contains scans per line were a tenth of the tracker's time).
-func looksLikeError(s string) bool {
-	for i := 0; i < len(s); i++ {
-		for _, w := range errorWordsByFirst[s[i]] {
-			if strings.HasPrefix(s[i:], w) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// errorWordsByFirst indexes errorWords by their first byte.
-var errorWordsByFirst = func() (m [256][]string) {
-	for _, w := range errorWords {
-		m[w[0]] = append(m[w[0]], w)
-	}
-	return m
-}()

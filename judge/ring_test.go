@@ -1,4 +1,4 @@
-package rules
+package judge
 
 import (
 	"strconv"

@@ -1,0 +1,132 @@
+package judge
+
+import (
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/rules"
+)
+
+// TestTracebackRegexpsAgree runs the traceback reader's anchored patterns
+// on every message of the bundled journals, and on each message with its
+// first envelope parts cut off, through the DFA and through the regexp
+// (the envelope's patterns: rules.TestPrefixRegexpsAgree).
+func TestTracebackRegexpsAgree(t *testing.T) {
+	res := map[string]rules.PrefixRegexp{"frameLine": frameLine, "ipythonFrame": ipythonFrame, "raiseSource": raiseSource}
+	for name, p := range res {
+		if !p.HasDFA() {
+			t.Errorf("%s: no DFA", name)
+		}
+	}
+	msgs := bundledMessages(t)
+	for name, p := range res {
+		matched := 0
+		for _, m := range msgs {
+			if got, want := p.FindString(m), p.Regexp.FindString(m); got != want {
+				t.Errorf("%s.FindString(%q) = %q, regexp %q", name, m, got, want)
+			}
+			if got, want := p.FindStringSubmatch(m), p.Regexp.FindStringSubmatch(m); !slices.Equal(got, want) {
+				t.Errorf("%s.FindStringSubmatch(%q) = %q, regexp %q", name, m, got, want)
+			}
+			if p.MatchString(m) {
+				matched++
+			}
+		}
+		if matched == 0 && name == "frameLine" {
+			t.Errorf("%s matched none of %d messages: the test does not exercise it", name, len(msgs))
+		}
+	}
+	// The bundled journals hold no IPython frame and no raise line: each
+	// pattern on a line of its grammar, and on one that only looks like it.
+	for name, c := range map[string]struct{ match, not string }{
+		"frameLine":    {`  File "/usr/lib/python3/site-packages/vllm/worker.py", line 12, in load_model`, `File "x.py" was not found`},
+		"ipythonFrame": {`/opt/app/model.py in load(path)`, `/opt/app/model.py is loaded`},
+		"raiseSource":  {`    raise ValueError(`, `    raised ValueError(`},
+	} {
+		p := res[name]
+		if !p.MatchString(c.match) || !p.Regexp.MatchString(c.match) {
+			t.Errorf("%s does not match %q", name, c.match)
+		}
+		if p.MatchString(c.not) || p.Regexp.MatchString(c.not) {
+			t.Errorf("%s matches %q", name, c.not)
+		}
+	}
+}
+
+// bundledMessages returns the string MESSAGEs of the bundled journals, each
+// also with its leading words cut off one by one.
+func bundledMessages(t *testing.T) []string {
+	var msgs []string
+	for _, path := range []string{"../examples/dankserver-night-ladder.journal.json", "../examples/dankclaw-day.journal.json"} {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(string(data), "\n") {
+			var rec struct{ MESSAGE any }
+			if json.Unmarshal([]byte(l), &rec) != nil {
+				continue
+			}
+			if s, ok := rec.MESSAGE.(string); ok {
+				for ; s != ""; s = strings.TrimLeft(s[1:], " ") {
+					msgs = append(msgs, s)
+					if i := strings.IndexAny(s, " ]"); i >= 0 {
+						s = s[i:]
+					} else {
+						break
+					}
+				}
+			}
+		}
+	}
+	if len(msgs) < 1000 {
+		t.Fatalf("only %d messages", len(msgs))
+	}
+	return msgs
+}
+
+// TestErrorLinesAreTheLogViewers: the judge's error lines (the rules'
+// `error`, an unknown failure's last errors) are the log viewer's "next
+// error" stops (rules.IsErrorText), but for the exception and death lines
+// the judge also counts.
+func TestErrorLinesAreTheLogViewers(t *testing.T) {
+	set, err := rules.LoadBuiltin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := append(bundledMessages(t),
+		"WARNING 01-01 10:00:00 [plugins.py:12] failed to load plugin foo",
+		"ERROR 01-01 10:00:00 [core.py:12] EngineCore failed to start.",
+		"2025-03-01 10:00:10,123 - vllm.worker - WARNING - retry failed once",
+		"2025-03-01 10:00:10,123 - vllm.worker - ERROR - Worker failed",
+		"INFO 01-01 10:00:00 [metrics.py:12] requests: 12 finished, 0 failed",
+		"DEBUG 01-01 10:00:00 [server.py:40] error handler installed",
+		"Traceback (most recent call last):", `  File "x.py", line 1, in f`, "RuntimeError: invalid argument")
+	var x excReader
+	errs, fatal := 0, 0
+	for i, m := range msgs {
+		l := set.NewLine(m)
+		info := x.line(m, l.MayMatter(), i+1, domain.Evidence{Message: m}, domain.PhaseStart, false)
+		got := isErrorLine(m, l.LooksLikeError(), info)
+		if info.fatal != nil {
+			fatal++
+			if !got {
+				t.Errorf("%q ends a fatal event but is no error line", m)
+			}
+			continue
+		}
+		if want := rules.IsErrorText(m); got != want {
+			t.Errorf("%q: judge's error line %v, log viewer's %v", m, got, want)
+		}
+		if got {
+			errs++
+		}
+	}
+	if errs == 0 || fatal == 0 {
+		t.Errorf("%d error lines, %d fatal: the test does not exercise both", errs, fatal)
+	}
+}

@@ -1,0 +1,74 @@
+package rules
+
+import "strings"
+
+// The words and levels that make a line an error, in one place: the
+// judge (package judge: the last error lines of an unknown failure, the
+// rules' `error` variable) and the log viewer's "next error" (package web)
+// both read lines through them.
+
+// IsErrorText reports whether a line of engine output reports an error as
+// the judge reads it: error words (errorWords) in a line not logged below
+// error level (a WARNING that something failed is not one). It is the one
+// definition the log viewer's "next error" and the judge share (the judge
+// counts exception and death lines too, whatever their words).
+func IsErrorText(text string) bool {
+	if !looksLikeError(text) {
+		return false
+	}
+	_, _, level := Envelope(text)
+	return ErrorLevel(level)
+}
+
+// ErrorLevel reports whether a line logged at level (as Envelope names it:
+// "error", "critical", "warning", "info", "debug"; "" when the line names
+// none) may report an error: error words count unless the level is below
+// error.
+func ErrorLevel(level string) bool {
+	return level == "" || level == "error" || level == "critical"
+}
+
+// errorWords make a line look like an error (for unknown failures); plain
+// substring tests, since this runs on every line.
+var errorWords = []string{"Error", "ERROR", "error", "Exception", "Traceback", "FATAL", "Fatal", "fatal",
+	"FAILED", "Failed", "failed", "panic", "Abort", "abort", "Killed", "killed", "out of memory",
+	"Invalid", "invalid", "Validation"}
+
+// looksLikeError reports whether s contains one of errorWords, in one pass:
+// at each byte only the words starting with that byte are compared (17
+// strings.Contains scans per line were a tenth of the tracker's time).
+func looksLikeError(s string) bool {
+	for i := 0; i < len(s); i++ {
+		for _, w := range errorWordsByFirst[s[i]] {
+			if strings.HasPrefix(s[i:], w) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// errorWordsByFirst indexes errorWords by their first byte.
+var errorWordsByFirst = func() (m [256][]string) {
+	for _, w := range errorWords {
+		m[w[0]] = append(m[w[0]], w)
+	}
+	return m
+}()
+
+// mayMatterWords are the words without which the exception reader does
+// not need a line (most lines of a healthy boot have none); the prefilter
+// finds them in its one pass (Line.MayMatter).
+var mayMatterWords = []string{"Error", "Exception", "Traceback", `File "`, "panic", "terminate called",
+	"what()", "GGML_", "ERROR", "CRITICAL", "FATAL", "Exit", "Interrupt", "Unsupported", "] E ",
+	" in ", "direct cause", "During handling", "Timeout", "Violation", "Failure", "Fault"}
+
+// mayMatter tells whether s holds one of mayMatterWords.
+func mayMatter(s string) bool {
+	for _, w := range mayMatterWords {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
+}
