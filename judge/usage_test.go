@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -79,6 +80,43 @@ func TestUsageGrammar(t *testing.T) {
 // TestUsageIsNotReadiness: help text that names warmup and readiness moves
 // no phase and proves nothing; the usage after a rejected argument is a
 // config_error at args.
+// ikUsage prints options as ik_llama.cpp's gpt_params_print_usage does
+// (common/common.cpp at 8337e4cd3): "usage: PROG [options]", a blank line
+// and "GROUP:" before each group, "  %-32s" then the help, which moves to
+// the next line, 34 columns in, when the tags are longer than 30.
+func ikUsage(prog string, opts [][3]string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "usage: %s [options]\n", prog)
+	for _, o := range opts {
+		if o[1] == "" {
+			fmt.Fprintf(&b, "\n%s:\n\n", o[0])
+			continue
+		}
+		fmt.Fprintf(&b, "  %-32s", o[1])
+		if len(o[1]) > 30 {
+			fmt.Fprintf(&b, "\n%34s", "")
+		}
+		b.WriteString(strings.ReplaceAll(o[2], "\n", "\n"+strings.Repeat(" ", 34)) + "\n")
+	}
+	return b.String()
+}
+
+// ikOptions are entries of ik_llama.cpp's option table, as its source
+// lists them (the help that mentions warming up included).
+var ikOptions = [][3]string{
+	{"general", "", ""},
+	{"*", "-h,    --help, --usage", "print usage and exit"},
+	{"*", "-t,    --threads N", "number of threads to use during generation (default: 16)"},
+	{"*", "-c,    --ctx-size N", "size of the prompt context (default: 0, 0 = loaded from model)"},
+	{"*", "-ctx-ckpt-i N, --ctx-checkpoints-interval N", "minimum number of tokens between each context checkpoint.  (default: 512, <=0 disable)"},
+	{"main", "       --no-warmup", "skip warming up the model with an empty run"},
+	{"*", "-m,    --model FNAME", "model path (default: models/$filename with filename from --hf-file\nor --model-url if set, otherwise models/7B/ggml-model-f16.gguf)"},
+	{"server", "", ""},
+	{"server", "       --host HOST", "ip address to listen (default: 127.0.0.1)"},
+	{"server", "       --port PORT", "port to listen (default: 8080)"},
+	{"server", "       --metrics", "enable prometheus compatible metrics endpoint (default: disabled)"},
+}
+
 func TestUsageIsNotReadiness(t *testing.T) {
 	set, err := rules.LoadBuiltin()
 	if err != nil {
@@ -88,9 +126,18 @@ func TestUsageIsNotReadiness(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sglang, err := os.ReadFile("testdata/usage/sglang.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for name, text := range map[string]string{
 		"llama.cpp": "build: 6000 (abc1234) with cc (GCC) 13 for x86_64-linux-gnu\n" + llamaUsage,
 		"argparse":  "INFO 05-06 16:50:01 [__init__.py:239] Automatically detected platform cuda.\n" + string(argparse),
+		// ik_llama.cpp's gpt_params_parse prints the exception's text,
+		// then server.cpp the usage.
+		"ik_llama.cpp": "error: unknown argument: --ctx\n" + ikUsage("./build/bin/llama-server", ikOptions),
+		// SGLang's argparse: usage, then the error.
+		"sglang": "[2026-01-01 00:00:00] WARNING server_args.py:1111: Attention backend not set.\n" + string(sglang),
 		// Only the usage: the unit's exit says it failed.
 		"usage alone": strings.SplitN(llamaUsage, "\n", 2)[1],
 	} {
