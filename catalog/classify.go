@@ -185,8 +185,12 @@ var (
 	runtimeFunc = regexp.MustCompile(`^(?:llama_)?(?:decode|encode|process_ubatch|state_\w+|opt_\w+|seq_\w+|find_slot|set_input\w*|get_logits\w*|get_embeddings\w*|memory_update|update|apply_ubatch|n_pos_per_embd|output_reserve|graph_compute|sample\w*|accept\w*)$`)
 )
 
-// parallelSize: a statement that a size must divide by the parallel degree.
-var parallelSize = regexp.MustCompile("(?i)divisible by .{0,40}(?:num_shards|world_size|tp_size|tensor_parallel|tensor parallel|shards)")
+// parallelSize: a statement that a size must divide by the parallel degree,
+// or that a tensor-parallel partition of a weight does not divide.
+var parallelSize = regexp.MustCompile("(?i)divisible by .{0,40}(?:num_shards|world_size|tp_size|tensor_parallel|tensor parallel|shards)|(?:per_partition|partition_size).{0,60}divisible")
+
+// oneRequest: a statement naming the request, stream or session it is about.
+var oneRequest = regexp.MustCompile(`(?i)\b(?:request_id|req_id|stream_id|session_id|rid)\b|\b(?:request|req|stream|session) (?:\{|%|x\b|0\b)`)
 
 // transferPath: KV transfer between nodes (disaggregated prefill) and the
 // hierarchical cache's storage tiers, which move pages while serving.
@@ -273,6 +277,12 @@ func Classify(p Profile, r Raw) (Statement, bool) {
 		// A size that must divide by the shard or rank count: the
 		// parallelism the operator chose does not fit the model.
 		s.Family = domain.VerdictConfigError
+	}
+	if strings.HasPrefix(r.Call, "logger.") && oneRequest.MatchString(r.Format) {
+		// A logged error that names the request, stream or session it
+		// concerns: that one failed, the engine goes on.
+		s.Kind, s.Family, s.Phase = KindRequest, "", domain.PhaseServing
+		return s, true
 	}
 	if transferPath.MatchString(lp) && strings.HasPrefix(r.Call, "logger.") {
 		// A KV page moved to or from another node or a storage tier

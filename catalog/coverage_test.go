@@ -28,11 +28,11 @@ var floors = map[string]struct {
 	"exllama-tabbyapi-e632af4":         {94.0, 100, 0},
 	"ik_llama.cpp-8337e4cd3":           {97.5, 100, 0},
 	"llamacpp-ollama-vendored-9db4bdb": {90.4, 100, 0},
-	"lmdeploy-1263d5cd8":               {89.6, 100, 0},
+	"lmdeploy-1263d5cd8":               {91.7, 100, 0},
 	"ollama-fb3076099":                 {91.6, 100, 0},
-	"sglang-fork-64bca5315":            {89.8, 100, 0},
+	"sglang-fork-64bca5315":            {90.7, 100, 0},
 	"tgi-db931fcf":                     {93.1, 100, 0},
-	"vllm-fork-28be48fa9":              {90.2, 100, 0},
+	"vllm-fork-28be48fa9":              {90.4, 100, 0},
 }
 
 // asJournal prints the banner and a statement's line as `journalctl`

@@ -155,3 +155,18 @@ func TestClassifyParallelSize(t *testing.T) {
 		t.Errorf("got %s/%s, want config_error/weights", s.Family, s.Phase)
 	}
 }
+
+// TestClassifyOneRequest: a logged error naming its request or stream is
+// that request's; a raise is not judged by its words.
+func TestClassifyOneRequest(t *testing.T) {
+	s, _ := Classify(Profiles["lmdeploy"], Raw{File: "lmdeploy/pytorch/engine/mp_engine/zmq_rpc.py", Func: "_stream", Call: "logger.error",
+		Format: "ZMQ MP stream task failed: stream_id={}, request_id={}, method={}."})
+	if s.Kind != KindRequest {
+		t.Errorf("logged per-request error: kind %s, want %s", s.Kind, KindRequest)
+	}
+	s, _ = Classify(Profiles["sglang"], Raw{File: "python/sglang/srt/layers/quantization/fp8.py", Func: "create_weights", Call: "raise", Exc: "ValueError",
+		Format: "Weight input_size_per_partition = {} is not divisible by weight quantization block_k = {}."})
+	if s.Kind != KindFatal || s.Family != domain.VerdictConfigError || s.Phase != domain.PhaseWeights {
+		t.Errorf("partition not divisible: %s %s/%s, want fatal config_error/weights", s.Kind, s.Family, s.Phase)
+	}
+}
