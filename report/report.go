@@ -36,7 +36,7 @@ func (st Style) Text(w io.Writer, attempts []*domain.Attempt) error {
 			fmt.Fprintf(w, "\n#%d%s", i+1, st.Section(a))
 		}
 	}
-	_, err := fmt.Fprintf(w, "\n%s\n", Summary(verdicts))
+	_, err := fmt.Fprintf(w, "\n%s\n", st.Fold(Summary(verdicts), "  "))
 	return err
 }
 
@@ -112,15 +112,186 @@ func Row(a *domain.Attempt) []string {
 var tableHeader = []string{"#", "STARTED", "HOST", "UNIT", "ENGINE", "SHAPE", "PHASE", "VERDICT", "FINDINGS"}
 
 // Table writes rows (Row) numbered from 1, aligned in columns, fitted to
-// st.Width.
+// st.Width. A table wider than that first loses what repeats: finding ids
+// that repeat the verdict, a host or engine that is the same on every row,
+// a date and UTC offset every start shares (said once in a line above the
+// table); then findings fold and phase, host and engine are cut; unit and
+// shape, which identify a row, are cut last.
 func (st Style) Table(w io.Writer, rows [][]string) error {
+	header := tableHeader
 	numbered := make([][]string, len(rows))
 	for i, r := range rows {
 		numbered[i] = append([]string{strconv.Itoa(i + 1)}, r...)
 	}
-	// Findings fold; unit, shape, host, engine and phase are cut; the start
-	// (with its offset) and the verdict are what one scans for.
-	return st.Columns(w, tableHeader, numbered, Layout{Verdict: 7, Wrap: []int{8}, Shrink: []int{3, 5, 2, 4, 6}})
+	// Column numbers of numbered rows.
+	const started, host, unit, engine, shape, phase, verdict, findings = 1, 2, 3, 4, 5, 6, 7, 8
+	drop := map[int]bool{}
+	var above []string
+	// fits says whether the table fits with the findings folded to
+	// findingsFloor columns, phase, host and engine cut to cut columns and
+	// unit and shape to keep columns.
+	fits := func(findingsFloor, cut, keep int) bool {
+		total := 0
+		for i := range header {
+			if drop[i] {
+				continue
+			}
+			n := width(header[i])
+			for _, r := range numbered {
+				n = max(n, width(r[i]))
+			}
+			floor := 1 << 30
+			switch i {
+			case findings:
+				floor = findingsFloor
+			case phase, host, engine:
+				floor = cut
+			case unit, shape:
+				floor = keep
+			}
+			n = min(n, max(width(header[i]), floor))
+			if total > 0 {
+				total += 2
+			}
+			total += n
+		}
+		return total <= st.Width
+	}
+	if st.Width > 0 && len(numbered) > 0 && !fits(1<<30, 1<<30, 1<<30) {
+		// Findings that only repeat the verdict.
+		extra := false
+		for _, r := range numbered {
+			var ids []string
+			for _, id := range strings.Split(r[findings], ",") {
+				if id != r[verdict] && id != "-" {
+					ids = append(ids, id)
+				}
+			}
+			r[findings] = or(strings.Join(ids, ","), "-")
+			extra = extra || len(ids) > 0
+		}
+		drop[findings] = !extra
+		// Columns with one value on every row.
+		for _, c := range []struct {
+			col  int
+			name string
+		}{{host, "host"}, {engine, "engine"}} {
+			if fits(12, 1<<30, 1<<30) {
+				break
+			}
+			if v, same := common(numbered, c.col); same {
+				drop[c.col] = true
+				above = append(above, c.name+" "+v)
+			}
+		}
+		// The start's date and offset, when every row shares them.
+		if !fits(12, 1<<30, 1<<30) {
+			st.shortenStarts(numbered, started, &above)
+		}
+		// Extra findings give way before a unit or shape is cut.
+		if !fits(12, 1<<30, 1<<30) {
+			drop[findings] = true
+		}
+		// A column cut to a few letters says nothing: phase (a failed
+		// attempt's paragraph says it), host and engine give way whole
+		// before a unit or shape is cut below 24 columns.
+		for _, col := range []int{phase, host, engine} {
+			if fits(0, 8, 24) {
+				break
+			}
+			drop[col] = true
+		}
+	}
+	if len(drop) > 0 {
+		var h []string
+		for i, c := range header {
+			if !drop[i] {
+				h = append(h, c)
+			}
+		}
+		header = h
+		for j, r := range numbered {
+			var k []string
+			for i, c := range r {
+				if !drop[i] {
+					k = append(k, c)
+				}
+			}
+			numbered[j] = k
+		}
+	}
+	if len(above) > 0 {
+		if _, err := fmt.Fprintln(w, st.Line("all rows: "+strings.Join(above, ", "))); err != nil {
+			return err
+		}
+	}
+	// at is a column's index once the dropped ones are gone, -1 if dropped.
+	at := func(col int) int {
+		if drop[col] {
+			return -1
+		}
+		n := 0
+		for i := 0; i < col; i++ {
+			if !drop[i] {
+				n++
+			}
+		}
+		return n
+	}
+	idx := func(cols ...int) []int {
+		var out []int
+		for _, c := range cols {
+			if i := at(c); i >= 0 {
+				out = append(out, i)
+			}
+		}
+		return out
+	}
+	return st.Columns(w, header, numbered, Layout{Verdict: at(verdict), Wrap: idx(findings),
+		Shrink: idx(phase, host, engine), Keep: idx(unit, shape)})
+}
+
+// common is the value of column col when every row has the same one.
+func common(rows [][]string, col int) (string, bool) {
+	for _, r := range rows[1:] {
+		if r[col] != rows[0][col] {
+			return "", false
+		}
+	}
+	return rows[0][col], true
+}
+
+// shortenStarts drops from the start column (times in Offset's layout)
+// the UTC offset and then the date when every row shares them, and says
+// them in above.
+func (st Style) shortenStarts(rows [][]string, col int, above *[]string) {
+	offset, date := "", ""
+	for i, r := range rows {
+		s := r[col]
+		if len(s) != len(Offset) {
+			return // "-": no start
+		}
+		o, d := s[len(s)-6:], s[:10]
+		if i == 0 {
+			offset, date = o, d
+		}
+		if o != offset {
+			return
+		}
+		if d != date {
+			date = ""
+		}
+	}
+	for _, r := range rows {
+		r[col] = r[col][:19]
+		if date != "" {
+			r[col] = r[col][11:]
+		}
+	}
+	if date != "" {
+		*above = append(*above, "started "+date)
+	}
+	*above = append(*above, "times UTC"+offset)
 }
 
 // Section is a failed attempt's paragraph after its number ("#3"): unit,
@@ -137,7 +308,11 @@ func (st Style) Section(a *domain.Attempt) string {
 	fmt.Fprintf(&w, " %s: %s in %s\n", unit, st.Verdict(a.Verdict), a.Phase)
 	// The ids are never cut: they are what one copies.
 	if a.ID != "" {
-		fmt.Fprintf(&w, "  attempt %s (analyzer serve: /attempts/%s)\n", a.ID, a.ID)
+		line := fmt.Sprintf("  attempt %s (analyzer serve: /attempts/%s)", a.ID, a.ID)
+		if st.Width > 0 && width(line) > st.Width {
+			line = fmt.Sprintf("  attempt %s\n  (analyzer serve: /attempts/%s)", a.ID, a.ID)
+		}
+		fmt.Fprintln(&w, line)
 	}
 	if a.InvocationID != "" {
 		fmt.Fprintf(&w, "  invocation %s\n", Safe(a.InvocationID))

@@ -123,7 +123,7 @@ func (s *Spool) WriteSorted(w io.Writer) error {
 			}
 		}
 	}
-	fmt.Fprintf(bw, "\n%s\n", Summary(verdicts))
+	fmt.Fprintf(bw, "\n%s\n", s.Style.Fold(Summary(verdicts), "  "))
 	return bw.Flush()
 }
 

@@ -67,6 +67,10 @@ type Layout struct {
 	// still wraps the lines.
 	Wrap   []int
 	Shrink []int
+	// Keep columns identify a row (a unit, a shape): they are cut to 24
+	// columns once the Shrink columns are down to 8, to 12 once the Shrink
+	// columns are down to 3 and the Wrap ones to 12, and below that last.
+	Keep []int
 }
 
 // Columns writes header and rows aligned in columns two spaces apart, as
@@ -110,9 +114,12 @@ func (st Style) Columns(w io.Writer, header []string, rows [][]string, lay Layou
 		// Each kind gives way a little before either gives way a lot.
 		narrow(lay.Wrap, func(i int) int { return max(width(header[i]), 24) })
 		narrow(lay.Shrink, func(i int) int { return max(width(header[i]), 8) })
+		narrow(lay.Keep, func(i int) int { return max(width(header[i]), 24) })
 		narrow(lay.Wrap, func(i int) int { return max(width(header[i]), 12) })
 		narrow(lay.Shrink, func(int) int { return 3 })
+		narrow(lay.Keep, func(i int) int { return max(width(header[i]), 12) })
 		narrow(lay.Wrap, func(int) int { return 3 })
+		narrow(lay.Keep, func(int) int { return 3 })
 	}
 	var b strings.Builder
 	write := func(cells []string, paint bool) error {

@@ -50,11 +50,15 @@ func TestStyleWidth(t *testing.T) {
 			t.Errorf("line of %d columns at width 80: %q", n, l)
 		}
 	}
-	if !strings.HasPrefix(lines[0], "#  STARTED") || !strings.Contains(lines[0], "VERDICT") {
-		t.Errorf("header: %q", lines[0])
+	// What every row shares is said once above the table.
+	if lines[0] != "all rows: host dankclaw, engine sglang, started 2026-10-01, times UTC-07:00" {
+		t.Errorf("line above the table: %q", lines[0])
 	}
-	row := lines[1]
-	for _, want := range []string{"2026-10-01 09:12:00 -07:00", " oom_graph_capture ", "fr" + Cut /* cut, not dropped */} {
+	if !strings.HasPrefix(lines[1], "#  STARTED") || !strings.Contains(lines[1], "VERDICT") || strings.Contains(lines[1], "HOST") {
+		t.Errorf("header: %q", lines[1])
+	}
+	row := lines[2]
+	for _, want := range []string{"1  09:12:00  ", " oom_graph_capture", "frank-small-with-a-very-" /* cut, not dropped */, "2 × 262144"} {
 		if !strings.Contains(row, want) {
 			t.Errorf("first row lacks %q: %q", want, row)
 		}
@@ -64,6 +68,50 @@ func TestStyleWidth(t *testing.T) {
 	}
 	if !strings.Contains(narrow.String(), "attempt 86d14e9dbda76327 (analyzer serve: /attempts/86d14e9dbda76327)") {
 		t.Errorf("the attempt id is not printed whole:\n%s", narrow.String())
+	}
+}
+
+// TestTableDropsRepeats: a table too wide for the terminal loses what
+// repeats before a unit or shape is cut: finding ids equal to the verdict,
+// the host and engine every row shares, the shared date and offset.
+func TestTableDropsRepeats(t *testing.T) {
+	as := styleAttempts()
+	as[0].Unit = "frank-small.service"
+	as[0].Findings = []domain.Finding{{ID: "oom_graph_capture"}}
+	for _, tc := range []struct {
+		width int
+		lines []string
+	}{
+		{80, []string{ // phase cut to 8 would not fit: it goes whole
+			"all rows: host dankclaw, engine sglang, started 2026-10-01, times UTC-07:00",
+			"#  STARTED   UNIT                 SHAPE                VERDICT",
+			"1  09:12:00  frank-small.service  2 × 262144 fp8_e4m3  oom_graph_capture",
+			"2  09:13:00  frank-small.service  -                    ready",
+		}},
+		{120, []string{
+			"all rows: host dankclaw",
+			"#  STARTED                     UNIT                 ENGINE  SHAPE                PHASE          VERDICT",
+			"1  2026-10-01 09:12:00 -07:00  frank-small.service  sglang  2 × 262144 fp8_e4m3  graph_capture  oom_graph_capture",
+			"2  2026-10-01 09:13:00 -07:00  frank-small.service  sglang  -                    ready          ready",
+		}},
+		{130, []string{ // findings that only repeat the verdict go first
+			"#  STARTED                     HOST      UNIT                 ENGINE  SHAPE                PHASE          VERDICT",
+			"1  2026-10-01 09:12:00 -07:00  dankclaw  frank-small.service  sglang  2 × 262144 fp8_e4m3  graph_capture  oom_graph_capture",
+			"2  2026-10-01 09:13:00 -07:00  dankclaw  frank-small.service  sglang  -                    ready          ready",
+		}},
+		{150, []string{ // fits: nothing dropped
+			"#  STARTED                     HOST      UNIT                 ENGINE  SHAPE                PHASE          VERDICT            FINDINGS",
+			"1  2026-10-01 09:12:00 -07:00  dankclaw  frank-small.service  sglang  2 × 262144 fp8_e4m3  graph_capture  oom_graph_capture  oom_graph_capture",
+			"2  2026-10-01 09:13:00 -07:00  dankclaw  frank-small.service  sglang  -                    ready          ready              -",
+		}},
+	} {
+		var b bytes.Buffer
+		if err := (Style{Width: tc.width}).Table(&b, [][]string{Row(as[0]), Row(as[1])}); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n"); strings.Join(got, "\n") != strings.Join(tc.lines, "\n") {
+			t.Errorf("width %d:\n%s\nwant\n%s", tc.width, b.String(), strings.Join(tc.lines, "\n"))
+		}
 	}
 }
 

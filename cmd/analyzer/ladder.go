@@ -197,9 +197,9 @@ func ladderTable(w io.Writer, l *ladder.Ladder, st report.Style) error {
 		}
 		rows = append(rows, []string{strconv.Itoa(r.N), started, or(sizing(r.Shape), "-"), change, string(r.Verdict), string(r.Phase), kv, conc, r.Outcome()})
 	}
-	// The change folds, the shape, phase and outcome are cut; the rung, its
-	// start, verdict and numbers stay whole.
-	if err := st.Columns(w, header, rows, report.Layout{Verdict: 4, Wrap: []int{3}, Shrink: []int{2, 5, 8}}); err != nil {
+	// The change folds and phase and outcome are cut before the shape,
+	// which identifies the rung; its start, verdict and numbers stay whole.
+	if err := st.Columns(w, header, rows, report.Layout{Verdict: 4, Wrap: []int{3}, Shrink: []int{5, 8}, Keep: []int{2}}); err != nil {
 		return err
 	}
 	// The sentences fold at the terminal's width (not in a pipe).
