@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -140,5 +141,60 @@ func TestStyleColor(t *testing.T) {
 	stripped := strings.NewReplacer("\x1b[31m", "", "\x1b[32m", "", "\x1b[0m", "").Replace(colored.String())
 	if stripped != plain.String() || colored.String() == plain.String() {
 		t.Errorf("coloured report differs from the plain one beyond the colours:\n%s", colored.String())
+	}
+}
+
+// TestCrashLoopOneParagraph: a unit failing four times in a row the same
+// way is one paragraph "×4" naming the four attempts, even with another
+// unit's attempt between them; a different cause or shape starts a new one.
+func TestCrashLoopOneParagraph(t *testing.T) {
+	at := time.Date(2026, 10, 1, 9, 0, 0, 0, time.UTC)
+	shape := domain.Shape{domain.ShapeMaxModelLen: int64(32768)}
+	loop := func(i int, unit string, v domain.Verdict, s domain.Shape) *domain.Attempt {
+		return &domain.Attempt{ID: fmt.Sprintf("%016x", i+1), Host: "h", Unit: unit, Engine: "vllm", StartedAt: at.Add(time.Duration(i) * time.Minute),
+			Phase: domain.PhaseKVAlloc, Verdict: v, Rule: "vllm.kv", Shape: s, InvocationID: fmt.Sprintf("inv%d", i),
+			Note: "the KV cache does not fit", Evidence: []domain.Evidence{{Message: "ValueError: no memory for the cache blocks"}}}
+	}
+	as := []*domain.Attempt{
+		loop(0, "a.service", domain.VerdictOOMKVAlloc, shape),
+		loop(1, "b.service", domain.VerdictReady, nil),
+		loop(2, "a.service", domain.VerdictOOMKVAlloc, shape),
+		loop(3, "a.service", domain.VerdictOOMKVAlloc, shape),
+		loop(4, "a.service", domain.VerdictOOMKVAlloc, shape),
+		loop(5, "a.service", domain.VerdictOOMKVAlloc, domain.Shape{domain.ShapeMaxModelLen: int64(16384)}),
+	}
+	as[1].Phase = domain.PhaseReady
+	var b bytes.Buffer
+	if err := (Style{}).Text(&b, as); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	want := "\n#1 a.service: oom_kv_alloc in kv_alloc ×4 (#1, #3, #4, #5)\n" +
+		"  attempts 0000000000000001 0000000000000003 0000000000000004 0000000000000005\n  (analyzer serve: /attempts/ID)\n" +
+		"  the KV cache does not fit\n  > ValueError: no memory for the cache blocks\n" +
+		"\n#6 a.service: oom_kv_alloc in kv_alloc\n  attempt 0000000000000006 (analyzer serve: /attempts/0000000000000006)\n  invocation inv5\n"
+	if !strings.Contains(out, want) {
+		t.Errorf("crash loop:\n%s\nwant within it:\n%s", out, want)
+	}
+	if n := strings.Count(out, "the KV cache does not fit"); n != 2 {
+		t.Errorf("the note is printed %d times, want 2 (the loop, the new shape):\n%s", n, out)
+	}
+	// The spool writes the same.
+	s, err := NewSpool("text", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i := len(as) - 1; i >= 0; i-- {
+		if err := s.Add(as[i], i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var sp bytes.Buffer
+	if err := s.WriteSorted(&sp); err != nil {
+		t.Fatal(err)
+	}
+	if sp.String() != out {
+		t.Errorf("spool:\n%s\nText:\n%s", sp.String(), out)
 	}
 }
