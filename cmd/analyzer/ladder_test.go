@@ -210,7 +210,7 @@ func analyzeForTest(t *testing.T, files ...string) []*domain.Attempt {
 	if err != nil {
 		t.Fatal(err)
 	}
-	as, err := analyzeFiles(t.Context(), set, files, nil)
+	as, err := analyzeFiles(t.Context(), "explain", set, files, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
