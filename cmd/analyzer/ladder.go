@@ -102,10 +102,14 @@ func runLadder(ctx context.Context, o *ladderOpts, fs *pflag.FlagSet, files []st
 		}
 	}
 	var out []ladder.Ladder
-	for _, l := range ladder.Build(attempts, opt) {
+	all := ladder.Build(attempts, opt)
+	for _, l := range all {
 		if (o.target == "" || l.Target == o.target) && (o.host == "" || l.Host == o.host) {
 			out = append(out, l)
 		}
+	}
+	if len(out) == 0 && (o.target != "" || o.host != "") {
+		return noLadderError(o.target, o.host, all)
 	}
 	// Oldest first reads like a night's runbook.
 	sort.SliceStable(out, func(i, j int) bool { return out[i].StartedAt.Before(out[j].StartedAt) })
@@ -132,6 +136,37 @@ func runLadder(ctx context.Context, o *ladderOpts, fs *pflag.FlagSet, files []st
 		}
 	}
 	return nil
+}
+
+// noLadderError is the error of ladder and fit when --target (or --host)
+// names no ladder among all: exit status 1, as for any error, naming the
+// targets there are (on --host when given).
+func noLadderError(target, host string, all []ladder.Ladder) error {
+	what := "no ladder"
+	if target != "" {
+		what += fmt.Sprintf(" of target %q", target)
+	}
+	if host != "" {
+		what += fmt.Sprintf(" on host %q", host)
+	}
+	known := map[string]bool{}
+	for _, l := range all {
+		if host == "" || l.Host == host {
+			known[l.Target] = true
+		}
+	}
+	if len(known) == 0 {
+		if host != "" {
+			return fmt.Errorf("%s: no ladders on that host", what)
+		}
+		return fmt.Errorf("%s: no ladders at all", what)
+	}
+	names := make([]string, 0, len(known))
+	for t := range known {
+		names = append(names, strconv.Quote(t))
+	}
+	sort.Strings(names)
+	return fmt.Errorf("%s; known targets: %s", what, strings.Join(names, ", "))
 }
 
 // parseGranularity reads --granularity: "8192" for every engine, or

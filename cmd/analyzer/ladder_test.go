@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -105,8 +106,21 @@ func TestLadderFromDatabase(t *testing.T) {
 	if err := json.Unmarshal([]byte(runCmd(t, "ladder", "--format", "json", nightFixture)), &files); err != nil || len(files.Ladders) != 1 || files.Ladders[0].ID != l.ID {
 		t.Errorf("ids differ between database and files: %v %+v vs %s", err, files.Ladders, l.ID)
 	}
-	if out := runCmd(t, "ladder", "--db", db, "--target", "nope"); strings.TrimSpace(out) != "no ladders" {
-		t.Errorf("unknown target: %q", out)
+	// A target that names no ladder: ladder and fit exit 1 alike and name
+	// the targets there are.
+	for _, args := range [][]string{
+		{"ladder", "--db", db, "--target", "nope"},
+		{"fit", "--db", db, "--target", "nope", "--max-num-seqs", "1", "--max-model-len", "1"},
+	} {
+		err := run(t.Context(), args)
+		want := `no ladder of target "nope"; known targets: "frank-large", "frank-primary", "frank-small"`
+		if err == nil || err.Error() != want || exitStatus(err, io.Discard) != 1 {
+			t.Errorf("%s --target nope: %v, want %q and exit status 1", args[0], err, want)
+		}
+	}
+	err := run(t.Context(), []string{"ladder", "--db", db, "--target", "frank-primary", "--host", "elsewhere"})
+	if err == nil || err.Error() != `no ladder of target "frank-primary" on host "elsewhere": no ladders on that host` {
+		t.Errorf("--host elsewhere: %v", err)
 	}
 }
 
