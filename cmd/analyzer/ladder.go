@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -138,6 +139,34 @@ func runLadder(ctx context.Context, o *ladderOpts, fs *pflag.FlagSet, files []st
 	return nil
 }
 
+// shellFold breaks a line of flags ("--flag value ...") before a flag
+// when it is wider than width, continuation lines ending in " \\" and
+// indented, as one pastes a command; width 0 leaves it whole.
+func shellFold(line string, width int) string {
+	if width <= 0 || utf8.RuneCountInString(line) <= width {
+		return line
+	}
+	var out []string
+	cur := ""
+	for _, f := range strings.SplitAfter(line, " --") {
+		f = strings.TrimSuffix(f, " --")
+		if cur != "" && !strings.HasPrefix(f, "  ") {
+			f = "--" + f
+		}
+		if cur != "" && utf8.RuneCountInString(cur)+1+utf8.RuneCountInString(f)+2 > width {
+			out = append(out, cur+" \\")
+			cur = "    " + f
+			continue
+		}
+		if cur == "" {
+			cur = f
+		} else {
+			cur += " " + f
+		}
+	}
+	return strings.Join(append(out, cur), "\n")
+}
+
 // noLadderError is the error of ladder and fit when --target (or --host)
 // names no ladder among all: exit status 1, as for any error, naming the
 // targets there are (on --host when given).
@@ -233,8 +262,11 @@ func ladderTable(w io.Writer, l *ladder.Ladder, st report.Style) error {
 		rows = append(rows, []string{strconv.Itoa(r.N), started, or(sizing(r.Shape), "-"), change, string(r.Verdict), string(r.Phase), kv, conc, r.Outcome()})
 	}
 	// The change folds and phase and outcome are cut before the shape,
-	// which identifies the rung; its start, verdict and numbers stay whole.
-	if err := st.Columns(w, header, rows, report.Layout{Verdict: 4, Wrap: []int{3}, Shrink: []int{5, 8}, Keep: []int{2}}); err != nil {
+	// which identifies the rung; its start, verdict and numbers stay
+	// whole. Too narrow for that, phase, outcome, concurrency and the
+	// start go (the boundaries and notes below say what they said).
+	if err := st.Columns(w, header, rows, report.Layout{Verdict: 4, Wrap: []int{3}, Shrink: []int{5, 8}, Keep: []int{2},
+		Drop: []int{5, 8, 7, 1}}); err != nil {
 		return err
 	}
 	// The sentences fold at the terminal's width (not in a pipe).
@@ -251,8 +283,9 @@ func ladderTable(w io.Writer, l *ladder.Ladder, st report.Style) error {
 	case n.Shape != "":
 		fmt.Fprintln(w, st.Fold("next rung: "+n.Text, "  "))
 		if n.Flags != "" {
-			// Whole, to be copied onto the engine's command line.
-			fmt.Fprintf(w, "  %s flags: %s\n", l.Engine, n.Flags)
+			// Whole, to be copied onto the engine's command line: on a
+			// narrow terminal broken between flags with the shell's "\".
+			fmt.Fprintln(w, shellFold(fmt.Sprintf("  %s flags: %s", l.Engine, n.Flags), st.Width))
 		}
 	default:
 		fmt.Fprintln(w, st.Fold("next rung: none yet, "+n.Text, "  "))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -229,4 +230,49 @@ func analyzeForTest(t *testing.T, files ...string) []*domain.Attempt {
 		t.Fatal(err)
 	}
 	return as
+}
+
+// TestLadderNeverWider: at 60, 80, 120 and 200 columns no line of the
+// ladder table is wider, and every rung keeps its number, shape's start
+// and verdict; phase, outcome, concurrency and start give way first.
+func TestLadderNeverWider(t *testing.T) {
+	ls := ladder.Build(analyzeForTest(t, nightFixture), ladder.Options{})
+	var l *ladder.Ladder
+	for i := range ls {
+		if ls[i].Target == "frank-primary" {
+			l = &ls[i]
+		}
+	}
+	if l == nil {
+		t.Fatal("no frank-primary ladder")
+	}
+	for _, cols := range []int{60, 80, 120, 200} {
+		var b strings.Builder
+		if err := ladderTable(&b, l, report.Style{Width: cols}); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(b.String(), "\n")
+		for _, line := range lines {
+			if n := utf8.RuneCountInString(line); n > cols {
+				t.Errorf("%d columns: line of %d: %q", cols, n, line)
+			}
+		}
+		header := ""
+		for _, line := range lines {
+			if strings.HasPrefix(line, "RUNG") {
+				header = line
+			}
+		}
+		for _, want := range []string{"RUNG", "SHAPE", "VERDICT", "KV TOKENS"} {
+			if !strings.Contains(b.String(), want) {
+				t.Errorf("%d columns: no %s column:\n%s", cols, want, b.String())
+			}
+		}
+		if cols < 120 && strings.Contains(header, "OUTCOME") {
+			t.Errorf("%d columns: OUTCOME kept: %q", cols, header)
+		}
+		if !strings.Contains(b.String(), "oom_graph_capture") || !regexp.MustCompile(`(?m)^2 +(\d\d:\d\d:\d\d +)?3 × 2`).MatchString(b.String()) {
+			t.Errorf("%d columns: rung 2 unreadable:\n%s", cols, b.String())
+		}
+	}
 }
