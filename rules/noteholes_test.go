@@ -100,6 +100,7 @@ func TestNotesHaveNoHoles(t *testing.T) {
 // TestNotesSpeakTheEnginesFlags: the KV OOM note of each engine names the
 // settings its operator changes, with the values the log stated.
 func TestNotesSpeakTheEnginesFlags(t *testing.T) {
+	t.Run("generic KV rules", func(t *testing.T) { genericKVNotes(t) })
 	set, err := LoadBuiltin()
 	if err != nil {
 		t.Fatal(err)
@@ -159,4 +160,35 @@ func optionalGroups(t *testing.T, expr string) map[string]bool {
 	}
 	walk(re, false)
 	return out
+}
+
+// genericKVNotes: the generic KV-cache rules say the engine's own
+// settings and numbers, for any engine.
+func genericKVNotes(t *testing.T) {
+	set, err := LoadBuiltin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	shape := domain.Shape{"max_model_len": int64(131072), "max_num_seqs": int64(4)}
+	for _, id := range []string{"generic.raised_in_kv_cache", "generic.host_oom_kv_alloc"} {
+		var r *Rule
+		for _, x := range set.Rules() {
+			if x.ID == id {
+				r = x
+			}
+		}
+		if r == nil {
+			t.Fatalf("no %s", id)
+		}
+		for engine, want := range map[string]string{
+			"llamacpp": "(now --ctx-size 131072, --parallel 4)",
+			"sglang":   "(now --context-length 131072, --max-running-requests 4)",
+			"ollama":   "(now OLLAMA_CONTEXT_LENGTH=131072, OLLAMA_NUM_PARALLEL=4)",
+		} {
+			note := r.RenderNote(NoteData{Engine: engine, Shape: shape, Line: "x", Flags: set.Engine(engine).Flags})
+			if !strings.Contains(note, want) {
+				t.Errorf("%s for %s: %q lacks %q", id, engine, note, want)
+			}
+		}
+	}
 }
