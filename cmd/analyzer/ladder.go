@@ -233,7 +233,7 @@ func ladderTable(w io.Writer, l *ladder.Ladder, st report.Style) error {
 	if !l.StartedAt.IsZero() {
 		span = ", " + l.StartedAt.Format("2006-01-02 15:04 -07:00") + " → " + l.EndedAt.Format("15:04")
 	}
-	fmt.Fprintln(w, st.Fold(fmt.Sprintf("ladder %s on %s (%s, %d rungs%s)  id %s", report.Safe(l.Target), report.Safe(or(l.Host, "-")),
+	fmt.Fprintln(w, st.Fold(fmt.Sprintf("ladder %s on %s (%s, %d rungs%s)  id %s", report.Safe(l.Target), report.Safe(or(l.Host, "pasted text")),
 		report.Safe(or(l.Engine, "unknown")), len(l.Rungs), span, l.ID), "  "))
 	header := []string{"RUNG", "STARTED", "SHAPE", "CHANGE", "VERDICT", "PHASE", "KV TOKENS", "CONC", "OUTCOME"}
 	var rows [][]string

@@ -268,6 +268,10 @@ func TestLadderNeverWider(t *testing.T) {
 				t.Errorf("%d columns: no %s column:\n%s", cols, want, b.String())
 			}
 		}
+		// The flags, broken with the shell's "\", join back whole.
+		if joined := strings.ReplaceAll(b.String(), " \\\n    ", " "); !strings.Contains(joined, "  vllm flags: --max-num-seqs 5 --max-model-len 233472 --kv-cache-dtype fp8\n") {
+			t.Errorf("%d columns: the flags do not join back:\n%s", cols, b.String())
+		}
 		if cols < 120 && strings.Contains(header, "OUTCOME") {
 			t.Errorf("%d columns: OUTCOME kept: %q", cols, header)
 		}
