@@ -34,6 +34,7 @@ type spoolItem struct {
 	off, n int64
 	row    []string // text: the table row
 	v      domain.Verdict
+	para   paragraph // text: what its paragraph needs
 }
 
 // NewSpool returns a spool for format "text" or "json"; its temporary file
@@ -62,7 +63,8 @@ func (s *Spool) Add(a *domain.Attempt, seq int) error {
 	} else {
 		it.row = Row(a)
 		if a.Verdict.IsFailure() {
-			b = []byte(s.Style.Section(a))
+			b = []byte(s.Style.SectionBody(a))
+			it.para = paragraphOf(a)
 		}
 	}
 	if _, err := s.w.Write(b); err != nil {
@@ -114,16 +116,15 @@ func (s *Spool) WriteSorted(w io.Writer) error {
 		return err
 	}
 	verdicts := make([]domain.Verdict, len(s.items))
+	paras := make([]paragraph, len(s.items))
 	for i, it := range s.items {
 		verdicts[i] = it.v
-		if it.n > 0 {
-			fmt.Fprintf(bw, "\n#%d", i+1)
-			if err := s.copy(bw, it); err != nil {
-				return err
-			}
-		}
+		paras[i] = it.para
 	}
-	fmt.Fprintf(bw, "\n%s\n", Summary(verdicts))
+	if err := s.Style.paragraphs(bw, paras, func(w io.Writer, i int) error { return s.copy(w, s.items[i]) }); err != nil {
+		return err
+	}
+	fmt.Fprintf(bw, "\n%s\n", s.Style.Fold(Summary(verdicts), "  "))
 	return bw.Flush()
 }
 

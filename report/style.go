@@ -2,6 +2,7 @@ package report
 
 import (
 	"io"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -67,11 +68,78 @@ type Layout struct {
 	// still wraps the lines.
 	Wrap   []int
 	Shrink []int
+	// Keep columns identify a row (a unit, a shape): they are cut to 24
+	// columns once the Shrink columns are down to 8, to 12 once the Shrink
+	// columns are down to 3 and the Wrap ones to 12, and below that last.
+	Keep []int
+	// Drop columns, in this order, leave the table whole when it cannot
+	// fit with the Wrap and Keep columns at 12 and the Shrink ones at 8
+	// (a column cut to three letters says nothing).
+	Drop []int
+}
+
+// minWidth is the narrowest the table gets before anything is dropped:
+// Wrap and Keep columns at 12, Shrink at 8, the others whole.
+func (lay Layout) minWidth(header []string, rows [][]string) int {
+	total := 2 * (len(header) - 1)
+	for i, h := range header {
+		n := width(h)
+		for _, r := range rows {
+			if i < len(r) {
+				n = max(n, width(r[i]))
+			}
+		}
+		switch {
+		case slices.Contains(lay.Wrap, i), slices.Contains(lay.Keep, i):
+			n = min(n, max(width(h), 12))
+		case slices.Contains(lay.Shrink, i):
+			n = min(n, max(width(h), 8))
+		}
+		total += n
+	}
+	return total
+}
+
+// without is the table and layout without column col.
+func (lay Layout) without(header []string, rows [][]string, col int) ([]string, [][]string, Layout) {
+	cut := func(r []string) []string {
+		if col >= len(r) {
+			return r
+		}
+		return append(append([]string{}, r[:col]...), r[col+1:]...)
+	}
+	shift := func(cols []int) []int {
+		var out []int
+		for _, c := range cols {
+			switch {
+			case c < col:
+				out = append(out, c)
+			case c > col:
+				out = append(out, c-1)
+			}
+		}
+		return out
+	}
+	out := make([][]string, len(rows))
+	for i, r := range rows {
+		out[i] = cut(r)
+	}
+	v := lay.Verdict
+	switch {
+	case v == col:
+		v = -1
+	case v > col:
+		v--
+	}
+	return cut(header), out, Layout{Verdict: v, Wrap: shift(lay.Wrap), Shrink: shift(lay.Shrink), Keep: shift(lay.Keep), Drop: shift(lay.Drop)}
 }
 
 // Columns writes header and rows aligned in columns two spaces apart, as
 // text/tabwriter does, fitted to st.Width as lay says.
 func (st Style) Columns(w io.Writer, header []string, rows [][]string, lay Layout) error {
+	for st.Width > 0 && len(lay.Drop) > 0 && lay.minWidth(header, rows) > st.Width {
+		header, rows, lay = lay.without(header, rows, lay.Drop[0])
+	}
 	widths := make([]int, len(header))
 	for i, h := range header {
 		widths[i] = width(h)
@@ -110,9 +178,12 @@ func (st Style) Columns(w io.Writer, header []string, rows [][]string, lay Layou
 		// Each kind gives way a little before either gives way a lot.
 		narrow(lay.Wrap, func(i int) int { return max(width(header[i]), 24) })
 		narrow(lay.Shrink, func(i int) int { return max(width(header[i]), 8) })
+		narrow(lay.Keep, func(i int) int { return max(width(header[i]), 24) })
 		narrow(lay.Wrap, func(i int) int { return max(width(header[i]), 12) })
 		narrow(lay.Shrink, func(int) int { return 3 })
+		narrow(lay.Keep, func(i int) int { return max(width(header[i]), 12) })
 		narrow(lay.Wrap, func(int) int { return 3 })
+		narrow(lay.Keep, func(int) int { return 3 })
 	}
 	var b strings.Builder
 	write := func(cells []string, paint bool) error {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -50,11 +51,15 @@ func TestStyleWidth(t *testing.T) {
 			t.Errorf("line of %d columns at width 80: %q", n, l)
 		}
 	}
-	if !strings.HasPrefix(lines[0], "#  STARTED") || !strings.Contains(lines[0], "VERDICT") {
-		t.Errorf("header: %q", lines[0])
+	// What every row shares is said once above the table.
+	if lines[0] != "all rows: host dankclaw, engine sglang, started 2026-10-01, times UTC-07:00" {
+		t.Errorf("line above the table: %q", lines[0])
 	}
-	row := lines[1]
-	for _, want := range []string{"2026-10-01 09:12:00 -07:00", " oom_graph_capture ", "fr" + Cut /* cut, not dropped */} {
+	if !strings.HasPrefix(lines[1], "#  STARTED") || !strings.Contains(lines[1], "VERDICT") || strings.Contains(lines[1], "HOST") {
+		t.Errorf("header: %q", lines[1])
+	}
+	row := lines[2]
+	for _, want := range []string{"1  09:12:00  ", " oom_graph_capture", "frank-small-with-a-very-" /* cut, not dropped */, "2 × 262144"} {
 		if !strings.Contains(row, want) {
 			t.Errorf("first row lacks %q: %q", want, row)
 		}
@@ -64,6 +69,50 @@ func TestStyleWidth(t *testing.T) {
 	}
 	if !strings.Contains(narrow.String(), "attempt 86d14e9dbda76327 (analyzer serve: /attempts/86d14e9dbda76327)") {
 		t.Errorf("the attempt id is not printed whole:\n%s", narrow.String())
+	}
+}
+
+// TestTableDropsRepeats: a table too wide for the terminal loses what
+// repeats before a unit or shape is cut: finding ids equal to the verdict,
+// the host and engine every row shares, the shared date and offset.
+func TestTableDropsRepeats(t *testing.T) {
+	as := styleAttempts()
+	as[0].Unit = "frank-small.service"
+	as[0].Findings = []domain.Finding{{ID: "oom_graph_capture"}}
+	for _, tc := range []struct {
+		width int
+		lines []string
+	}{
+		{80, []string{ // phase cut to 8 would not fit: it goes whole
+			"all rows: host dankclaw, engine sglang, started 2026-10-01, times UTC-07:00",
+			"#  STARTED   UNIT                 SHAPE                VERDICT",
+			"1  09:12:00  frank-small.service  2 × 262144 fp8_e4m3  oom_graph_capture",
+			"2  09:13:00  frank-small.service  -                    ready",
+		}},
+		{120, []string{
+			"all rows: host dankclaw",
+			"#  STARTED                     UNIT                 ENGINE  SHAPE                PHASE          VERDICT",
+			"1  2026-10-01 09:12:00 -07:00  frank-small.service  sglang  2 × 262144 fp8_e4m3  graph_capture  oom_graph_capture",
+			"2  2026-10-01 09:13:00 -07:00  frank-small.service  sglang  -                    ready          ready",
+		}},
+		{130, []string{ // findings that only repeat the verdict go first
+			"#  STARTED                     HOST      UNIT                 ENGINE  SHAPE                PHASE          VERDICT",
+			"1  2026-10-01 09:12:00 -07:00  dankclaw  frank-small.service  sglang  2 × 262144 fp8_e4m3  graph_capture  oom_graph_capture",
+			"2  2026-10-01 09:13:00 -07:00  dankclaw  frank-small.service  sglang  -                    ready          ready",
+		}},
+		{150, []string{ // fits: nothing dropped
+			"#  STARTED                     HOST      UNIT                 ENGINE  SHAPE                PHASE          VERDICT            FINDINGS",
+			"1  2026-10-01 09:12:00 -07:00  dankclaw  frank-small.service  sglang  2 × 262144 fp8_e4m3  graph_capture  oom_graph_capture  oom_graph_capture",
+			"2  2026-10-01 09:13:00 -07:00  dankclaw  frank-small.service  sglang  -                    ready          ready              -",
+		}},
+	} {
+		var b bytes.Buffer
+		if err := (Style{Width: tc.width}).Table(&b, [][]string{Row(as[0]), Row(as[1])}); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n"); strings.Join(got, "\n") != strings.Join(tc.lines, "\n") {
+			t.Errorf("width %d:\n%s\nwant\n%s", tc.width, b.String(), strings.Join(tc.lines, "\n"))
+		}
 	}
 }
 
@@ -92,5 +141,60 @@ func TestStyleColor(t *testing.T) {
 	stripped := strings.NewReplacer("\x1b[31m", "", "\x1b[32m", "", "\x1b[0m", "").Replace(colored.String())
 	if stripped != plain.String() || colored.String() == plain.String() {
 		t.Errorf("coloured report differs from the plain one beyond the colours:\n%s", colored.String())
+	}
+}
+
+// TestCrashLoopOneParagraph: a unit failing four times in a row the same
+// way is one paragraph "×4" naming the four attempts, even with another
+// unit's attempt between them; a different cause or shape starts a new one.
+func TestCrashLoopOneParagraph(t *testing.T) {
+	at := time.Date(2026, 10, 1, 9, 0, 0, 0, time.UTC)
+	shape := domain.Shape{domain.ShapeMaxModelLen: int64(32768)}
+	loop := func(i int, unit string, v domain.Verdict, s domain.Shape) *domain.Attempt {
+		return &domain.Attempt{ID: fmt.Sprintf("%016x", i+1), Host: "h", Unit: unit, Engine: "vllm", StartedAt: at.Add(time.Duration(i) * time.Minute),
+			Phase: domain.PhaseKVAlloc, Verdict: v, Rule: "vllm.kv", Shape: s, InvocationID: fmt.Sprintf("inv%d", i),
+			Note: "the KV cache does not fit", Evidence: []domain.Evidence{{Message: "ValueError: no memory for the cache blocks"}}}
+	}
+	as := []*domain.Attempt{
+		loop(0, "a.service", domain.VerdictOOMKVAlloc, shape),
+		loop(1, "b.service", domain.VerdictReady, nil),
+		loop(2, "a.service", domain.VerdictOOMKVAlloc, shape),
+		loop(3, "a.service", domain.VerdictOOMKVAlloc, shape),
+		loop(4, "a.service", domain.VerdictOOMKVAlloc, shape),
+		loop(5, "a.service", domain.VerdictOOMKVAlloc, domain.Shape{domain.ShapeMaxModelLen: int64(16384)}),
+	}
+	as[1].Phase = domain.PhaseReady
+	var b bytes.Buffer
+	if err := (Style{}).Text(&b, as); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	want := "\n#1 a.service: oom_kv_alloc in kv_alloc ×4 (#1, #3, #4, #5)\n" +
+		"  attempts 0000000000000001 0000000000000003 0000000000000004 0000000000000005\n  (analyzer serve: /attempts/ID)\n" +
+		"  the KV cache does not fit\n  > ValueError: no memory for the cache blocks\n" +
+		"\n#6 a.service: oom_kv_alloc in kv_alloc\n  attempt 0000000000000006 (analyzer serve: /attempts/0000000000000006)\n  invocation inv5\n"
+	if !strings.Contains(out, want) {
+		t.Errorf("crash loop:\n%s\nwant within it:\n%s", out, want)
+	}
+	if n := strings.Count(out, "the KV cache does not fit"); n != 2 {
+		t.Errorf("the note is printed %d times, want 2 (the loop, the new shape):\n%s", n, out)
+	}
+	// The spool writes the same.
+	s, err := NewSpool("text", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i := len(as) - 1; i >= 0; i-- {
+		if err := s.Add(as[i], i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var sp bytes.Buffer
+	if err := s.WriteSorted(&sp); err != nil {
+		t.Fatal(err)
+	}
+	if sp.String() != out {
+		t.Errorf("spool:\n%s\nText:\n%s", sp.String(), out)
 	}
 }

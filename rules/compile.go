@@ -464,8 +464,8 @@ func compileEngine(es EngineSpec) (*Engine, Errors) {
 		e.BlockTokens = 4096
 	}
 	add := func(dst *[]*regexp.Regexp, what string, srcs []string) {
-		for _, src := range srcs {
-			re, err := compileRE(es.file, es.line, what, src)
+		for i, src := range srcs {
+			re, err := compileRE(es.file, es.itemLine(what, i), what, src)
 			if err != nil {
 				errs = append(errs, *err)
 				continue
@@ -473,8 +473,8 @@ func compileEngine(es EngineSpec) (*Engine, Errors) {
 			*dst = append(*dst, re)
 		}
 	}
-	for _, d := range es.Detect {
-		re, err := compileRE(es.file, es.line, "detect", d.Match)
+	for i, d := range es.Detect {
+		re, err := compileRE(es.file, es.itemLine("detect", i), "detect", d.Match)
 		if err != nil {
 			errs = append(errs, *err)
 			continue

@@ -15,6 +15,7 @@ package rules
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -132,6 +133,18 @@ type EngineSpec struct {
 
 	file string
 	line int
+	// itemLines are the lines of the items of its regex lists (detect,
+	// banner, strip, local_time, ready_evidence), by YAML key: an error
+	// names the item, not the engine.
+	itemLines map[string][]int
+}
+
+// itemLine is the line of item i of the list key, else the engine's.
+func (es EngineSpec) itemLine(key string, i int) int {
+	if ls := es.itemLines[key]; i < len(ls) {
+		return ls[i]
+	}
+	return es.line
 }
 
 // PhaseSpec is one phase marker.
@@ -379,6 +392,18 @@ func parseFile(name string, data []byte) (*File, Errors) {
 	dec2 := yaml.NewDecoder(bytes.NewReader(data))
 	dec2.KnownFields(true)
 	if err := dec2.Decode(&f); err != nil {
+		// A type error leaves the rest decoded: the engines the file names
+		// stay known, as bare names (the set does not load anyway), so
+		// rules of other files that use them add no second, unrelated
+		// error.
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			broken := &File{name: name}
+			for _, es := range f.Engines {
+				broken.Engines = append(broken.Engines, EngineSpec{Engine: es.Engine})
+			}
+			return broken, Errors{{File: name, Line: yamlErrLine(err), Msg: err.Error()}}
+		}
 		return nil, Errors{{File: name, Line: yamlErrLine(err), Msg: err.Error()}}
 	}
 	// Attach line numbers from the node tree.
@@ -422,6 +447,14 @@ func parseFile(name string, data []byte) (*File, Errors) {
 func attachEngineLines(e *EngineSpec, n *yaml.Node) {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		key, val := n.Content[i].Value, n.Content[i+1]
+		if val.Kind == yaml.SequenceNode {
+			if e.itemLines == nil {
+				e.itemLines = map[string][]int{}
+			}
+			for _, c := range val.Content {
+				e.itemLines[key] = append(e.itemLines[key], c.Line)
+			}
+		}
 		switch key {
 		case "phases":
 			for j, c := range val.Content {

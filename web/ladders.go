@@ -664,9 +664,9 @@ func (s *server) apiLadders(c *gin.Context) {
 		if v == "" {
 			continue
 		}
-		t, err := when.Parser{}.Parse(v)
+		t, err := when.Query(nil).Parse(v)
 		if err != nil {
-			c.JSON(http.StatusBadRequest, gin.H{"error": p.name + " must be RFC 3339 (e.g. 2026-10-01T21:40:00-07:00): " + err.Error()})
+			c.JSON(http.StatusBadRequest, gin.H{"error": p.name + " " + err.Error()})
 			return
 		}
 		*p.dst = t

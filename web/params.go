@@ -42,10 +42,11 @@ type queryOpts struct {
 	params []string
 	// verdicts are the allowed verdicts (default: all of the spec).
 	verdicts []string
-	// limit is the default limit (0: none); maxLimit caps it.
+	// limit is the default limit (0: none); a larger one than maxLimit is
+	// refused.
 	limit, maxLimit int
 	// loc reads since/until without an offset (the page's datetime-local
-	// inputs); nil: RFC 3339 only (the API).
+	// inputs, its zone); nil: UTC (the API).
 	loc *time.Location
 	// engines returns the engines stored in the database, allowed besides
 	// domain.Engines (rule files may add engines); nil: none.
@@ -142,10 +143,10 @@ func parseQuery(q url.Values, o queryOpts) (domain.AttemptFilter, error) {
 	}
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n <= 0 {
-			return f, &paramError{Param: "limit", Msg: fmt.Sprintf("limit must be a positive integer (at most %d), not %q", o.maxLimit, v)}
+		if err != nil || n <= 0 || n > o.maxLimit {
+			return f, &paramError{Param: "limit", Msg: fmt.Sprintf("limit must be a positive integer of at most %d (the cap), not %q", o.maxLimit, v)}
 		}
-		f.Limit = min(n, o.maxLimit)
+		f.Limit = n
 	}
 	if v := q.Get("cursor"); v != "" {
 		if f.Cursor, err = domain.ParsePageCursor(v); err != nil {
@@ -155,22 +156,21 @@ func parseQuery(q url.Values, o queryOpts) (domain.AttemptFilter, error) {
 	return f, nil
 }
 
-// parseTimeParam reads since/until: empty (no bound), RFC 3339 (an
-// unencoded '+' of the offset arrives as a space), or with loc set a
-// datetime-local value or a date read in loc (when.Parser). The errors
-// say what the API or the page's date picker wants.
+// parseTimeParam reads since/until: empty (no bound), or what the CLI's
+// --since takes (when.Query: RFC 3339, an unencoded '+' of the offset
+// arriving as a space; dates and datetime-local values read in loc, UTC
+// for the API; today, yesterday, now, a duration ago). The errors say
+// what is accepted.
 func parseTimeParam(v string, loc *time.Location) (time.Time, error) {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return time.Time{}, nil
 	}
-	if t, err := (when.Parser{Loc: loc}).Parse(v); err == nil {
-		return t, nil
+	t, err := when.Query(loc).Parse(v)
+	if err != nil && loc != nil {
+		return time.Time{}, errors.New(err.Error() + " (the date picker gives one)")
 	}
-	if loc != nil {
-		return time.Time{}, errors.New("cannot read " + strconv.Quote(v) + ": use the date picker or RFC 3339, e.g. 2026-10-01T21:40:00-07:00")
-	}
-	return time.Time{}, errors.New("must be RFC 3339 (e.g. 2026-10-01T21:40:00-07:00), not " + strconv.Quote(v))
+	return t, err
 }
 
 // storedEngines returns the engines of the database, for parseQuery.

@@ -65,6 +65,44 @@ var funcs = template.FuncMap{
 	"times":        times,
 	"groupURL":     func(id string) string { return "/failures?group=" + id },
 	"groupList":    func(id string) string { return "/?group=" + id },
+	"hostName":     shownHost,
+	"unitName":     unitName,
+	"endedText":    endedText,
+}
+
+// pastedText is what a page says for a host or unit a log did not name
+// (plain text pasted or replayed without journal fields).
+const pastedText = "pasted text"
+
+// shownHost is a host as pages show it: the words pastedText when the log
+// named none.
+func shownHost(host string) string {
+	if host == "" {
+		return pastedText
+	}
+	return host
+}
+
+// unitName is an attempt's unit as pages show it: the unit, else its
+// container, else pastedText.
+func unitName(unit, container string) string {
+	switch {
+	case unit != "":
+		return unit
+	case container != "":
+		return container
+	}
+	return pastedText
+}
+
+// endedText is what the Ended field says of an attempt with no end in the
+// log: a failed or stopped one did end, the log just does not say when;
+// only a ready, running or provisional one may still run.
+func endedText(v domain.Verdict) string {
+	if v.IsFailure() || v == domain.VerdictStopped {
+		return "not in the log (it ends first)"
+	}
+	return "still running"
 }
 
 // displayTime shows a time with the offset of its source, "" when unknown.

@@ -5,6 +5,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/store/storetest"
 )
 
 // TestParsePages: every template file is parsed, by parsePages alone, and
@@ -32,4 +36,30 @@ func TestParsePages(t *testing.T) {
 	if len(pages) != 7 {
 		t.Errorf("%d pages, want 7", len(pages))
 	}
+}
+
+// TestPastedTextWords: an attempt of a pasted log (no host, no unit, no
+// end in the log) is shown with words for what the log did not say, and
+// a failed one is never "still running".
+func TestPastedTextWords(t *testing.T) {
+	var pasted domain.Attempt
+	for _, a := range storetest.Attempts() {
+		if a.ID == storetest.IDUnknown {
+			pasted = *a
+		}
+	}
+	pasted.ID, pasted.Host, pasted.Unit, pasted.Container, pasted.InvocationID = "0123456789abcdef", "", "", "", ""
+	pasted.EndedAt, pasted.EndedBy, pasted.ExitStatus = time.Time{}, "", nil
+	srv := serveAttempts(t, []*domain.Attempt{&pasted}, Options{Location: time.UTC})
+	code, body, _ := get(t, srv, attemptURL(pasted.ID))
+	if code != 200 {
+		t.Fatalf("attempt page: %d", code)
+	}
+	mustContain(t, "attempt page", body, `<a href="/">All attempts</a> › pasted text › pasted text</p>`,
+		"<dt>Host</dt><dd>pasted text</dd>", "not in the log (it ends first)")
+	mustNotContain(t, "attempt page", body, "still running", "› ›")
+	_, body, _ = get(t, srv, "/")
+	mustContain(t, "list", body, "<td>pasted text</td>")
+	_, body, _ = get(t, srv, "/ladders")
+	mustContain(t, "ladders", body, "<td>pasted text</td>")
 }

@@ -81,8 +81,12 @@ func TestUnknownAPI(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &out); err != nil || len(out.Groups) != 1 || out.Groups[0].Count != 1 {
 		t.Errorf("since=2026-10-02: %s", body)
 	}
-	if code, body, _ := get(t, srv, "/api/v1/unknown?since=yesterday"); code != 400 || !strings.Contains(body, "since must be RFC 3339") {
-		t.Errorf("since=yesterday: %d %s, want 400 naming since", code, body)
+	if code, body, _ := get(t, srv, "/api/v1/unknown?since=someday"); code != 400 || !strings.Contains(body, `since \"someday\": want RFC 3339`) {
+		t.Errorf("since=someday: %d %s, want 400 naming since and the forms", code, body)
+	}
+	// The CLI's grammar: the attempts are of October 2026.
+	if code, body, _ := get(t, srv, "/api/v1/unknown?since=2026-10-02"); code != 200 || !strings.Contains(body, `"count":1`) {
+		t.Errorf("since=2026-10-02: %d %s", code, body)
 	}
 }
 

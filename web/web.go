@@ -104,8 +104,8 @@ type Options struct {
 	Health func() []Check
 }
 
-// MaxAPILimit is the largest `limit` the JSON API accepts; larger values are
-// lowered to it.
+// MaxAPILimit is the largest `limit` the pages and the JSON API accept; a
+// larger one is a 400 naming it, as limit=0 is.
 const MaxAPILimit = 10000
 
 type server struct {
@@ -153,8 +153,8 @@ type server struct {
 // failed=1 keeps failed attempts (as `analyzer explain --failed`); group=ID
 // the attempts of one failure group; q= an attempt id, invocation id or
 // container id (whole, or a prefix of 8 or more characters) or a container
-// name; since, until; limit (default PageLimit / APILimit, at most
-// MaxAPILimit); cursor= the next or prev value of a previous answer. An
+// name; since, until (what the CLI's --since takes, when.Query); limit
+// (default PageLimit / APILimit, at most MaxAPILimit); cursor= the next or prev value of a previous answer. An
 // unknown parameter, a repeated single one, or a verdict, finding or
 // engine that is not one of the spec's (engines: also those stored) is a
 // 400 naming the allowed parameters or values: a JSON error for the API
@@ -491,13 +491,13 @@ func withValue(list []string, v string) []string {
 	return append(list, v)
 }
 
-// parseFormTime reads a since/until form field: empty (no bound), RFC
-// 3339, a datetime-local value or a date read in loc (when.Parser).
+// parseFormTime reads a since/until form field: empty (no bound) or what
+// the CLI's --since takes, zoneless forms read in loc (when.Query).
 func parseFormTime(v string, loc *time.Location) (time.Time, error) {
 	if strings.TrimSpace(v) == "" {
 		return time.Time{}, nil
 	}
-	return when.Parser{Loc: loc}.Parse(v)
+	return when.Query(loc).Parse(v)
 }
 
 func (s *server) attemptPage(c *gin.Context) {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -145,11 +146,14 @@ func TestListPageFilters(t *testing.T) {
 	_, body, _ = get(t, srv, "/?verdict=oom_weights")
 	mustContain(t, "no match", body, "No attempts match")
 
-	code, body, _ := get(t, srv, "/?since=yesterday")
+	code, body, _ := get(t, srv, "/?since=someday")
 	if code != http.StatusBadRequest {
 		t.Errorf("bad since: status %d, want 400", code)
 	}
-	mustContain(t, "bad since", body, "Invalid time filter", "&#34;yesterday&#34;")
+	mustContain(t, "bad since", body, "Invalid time filter", "&#34;someday&#34;", "yesterday")
+	// The CLI's grammar: all the attempts are before today.
+	_, body, _ = get(t, srv, "/?since=today")
+	mustContain(t, "since=today", body, "No attempts match")
 }
 
 func TestAttemptPage(t *testing.T) {
@@ -275,13 +279,36 @@ func TestAPIList(t *testing.T) {
 	_, body, _ = get(t, srv, "/api/v1/attempts?verdict=timeout")
 	mustContain(t, "empty", body, `{"attempts":[],"total":0}`)
 
-	for _, q := range []string{"since=2026-10-02", "until=yesterday", "limit=0", "limit=x"} {
+	for _, q := range []string{"since=someday", "until=2026-13-01", "limit=0", "limit=x", "limit=10001"} {
 		t.Run(q, func(t *testing.T) {
 			code, body, _ := get(t, srv, "/api/v1/attempts?"+q)
 			if code != http.StatusBadRequest || decode(t, body)["error"] == nil {
 				t.Errorf("?%s: status %d body %s, want 400 with error", q, code, body)
 			}
+			if strings.HasPrefix(q, "limit") && !strings.Contains(body, "at most 10000") {
+				t.Errorf("?%s: the error does not name the cap: %s", q, body)
+			}
 		})
+	}
+	// The README's paging: next absent on the last page, prev on the
+	// first, never null.
+	_, body, _ = get(t, srv, "/api/v1/attempts?limit=1")
+	if m := decode(t, body); m["next"] == nil || strings.Contains(body, `"prev"`) || strings.Contains(body, "null") {
+		t.Errorf("first page of one: %s", body)
+	}
+	// since and until take what the CLI's --since takes.
+	day := time.Now().UTC().Truncate(24 * time.Hour)
+	for q, same := range map[string]string{
+		"since=2026-10-02":       "since=2026-10-02T00:00:00Z",
+		"until=yesterday":        "until=" + day.AddDate(0, 0, -1).Format(time.RFC3339),
+		"since=1000d":            "since=" + time.Now().AddDate(0, 0, -1000).Format(time.RFC3339),
+		"since=2026-10-01 21:45": "since=2026-10-01T21:45:00Z",
+	} {
+		code, body, _ := get(t, srv, "/api/v1/attempts?"+url.PathEscape(q))
+		_, want, _ := get(t, srv, "/api/v1/attempts?"+url.PathEscape(same))
+		if code != 200 || body != want {
+			t.Errorf("?%s: status %d\n%s\nwant as ?%s:\n%s", q, code, body, same, want)
+		}
 	}
 }
 

@@ -12,8 +12,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/spf13/pflag"
 
@@ -343,6 +345,12 @@ func TestOutputStyle(t *testing.T) {
 func TestExplainIDsResolve(t *testing.T) {
 	out := runCmd(t, append([]string{"explain"}, fixtures...)...)
 	ids := regexp.MustCompile(`(?m)^  attempt ([0-9a-f]+) \(analyzer serve: /attempts/([0-9a-f]+)\)$`).FindAllStringSubmatch(out, -1)
+	// A crash loop is one paragraph naming its attempts.
+	for _, m := range regexp.MustCompile(`(?m)^  attempts ([0-9a-f ]+?)(?: \(analyzer serve: /attempts/ID\))?$`).FindAllStringSubmatch(out, -1) {
+		for _, id := range strings.Fields(m[1]) {
+			ids = append(ids, []string{"", id, id})
+		}
+	}
 	if len(ids) != 12 { // one per failed attempt
 		t.Fatalf("explain printed %d attempt ids, want 12:\n%s", len(ids), out)
 	}
@@ -408,5 +416,45 @@ func TestLogFlags(t *testing.T) {
 		if !errors.As(err, &ue) || !strings.Contains(ue.msg, bad[0]) {
 			t.Errorf("%v: %v, want a usage error naming %s", bad, err, bad[0])
 		}
+	}
+}
+
+// TestExplainWidth: with $COLUMNS set, no line of explain's text output is
+// wider, and at 80 columns and more every row keeps its unit, shape and
+// verdict whole; piped without $COLUMNS nothing is cut.
+func TestExplainWidth(t *testing.T) {
+	day := "../../examples/dankclaw-day.journal.json"
+	t.Setenv("COLUMNS", "")
+	full := runCmd(t, "explain", day)
+	if !strings.Contains(full, "dankclaw  frank-small.service  sglang   2 × 262144 fp8_e4m3 687388 KV tokens  graph_capture  oom_graph_capture") {
+		t.Fatalf("unlimited output changed; the test below needs a row of the example:\n%s", full)
+	}
+	for _, cols := range []int{60, 80, 100, 120, 200} {
+		t.Run(strconv.Itoa(cols), func(t *testing.T) {
+			t.Setenv("COLUMNS", strconv.Itoa(cols))
+			out := runCmd(t, "explain", day)
+			for _, line := range strings.Split(out, "\n") {
+				if n := utf8.RuneCountInString(line); n > cols {
+					t.Errorf("line of %d columns at COLUMNS=%d: %q", n, cols, line)
+				}
+			}
+			if !strings.Contains(out, "attempt 86d14e9dbda76327") || !strings.Contains(out, "/attempts/86d14e9dbda76327)") {
+				t.Errorf("attempt id not whole at %d columns", cols)
+			}
+			if cols < 80 {
+				return
+			}
+			want := "09:12:00  frank-small.service  "
+			if cols >= 200 {
+				want = "2026-10-01 09:12:00 -07:00  dankclaw  frank-small.service  sglang   2 × 262144 fp8_e4m3 687388 KV tokens  graph_capture  oom_graph_capture"
+			} else if !strings.Contains(out, "all rows: host dankclaw, started 2026-10-01, times UTC-07:00\n") {
+				t.Errorf("what every row shares is not said above the table at %d columns:\n%s", cols, out)
+			}
+			for _, w := range []string{want, "2 × 262144 fp8_e4m3", "oom_graph_capture\n", "frank-large.service"} {
+				if !strings.Contains(out, w) {
+					t.Errorf("%q missing at %d columns:\n%s", w, cols, out)
+				}
+			}
+		})
 	}
 }

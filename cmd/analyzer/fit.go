@@ -126,14 +126,15 @@ func runFit(ctx context.Context, o *fitOpts, fs *pflag.FlagSet, files []string, 
 	}
 	var match []ladder.Ladder
 	hosts := map[string]bool{}
-	for _, l := range ladder.Build(attempts, opt) {
+	all := ladder.Build(attempts, opt)
+	for _, l := range all {
 		if l.Target == o.target && (o.host == "" || l.Host == o.host) {
 			match = append(match, l)
 			hosts[l.Host] = true
 		}
 	}
 	if len(match) == 0 {
-		return fmt.Errorf("no ladder of target %q%s", o.target, map[bool]string{true: " on host " + o.host}[o.host != ""])
+		return noLadderError(o.target, o.host, all)
 	}
 	if len(hosts) > 1 {
 		var hs []string
@@ -184,7 +185,7 @@ func fitAttempts(ctx context.Context, o *fitOpts, fs *pflag.FlagSet, files []str
 		if err != nil {
 			return nil, err
 		}
-		as, err := analyzeFiles(ctx, set, files, nil)
+		as, err := analyzeFiles(ctx, "fit", set, files, nil)
 		return as, err
 	}
 	noEffect(fs, "the attempts come from the database, already judged (give FILEs to judge them with other rules)", "rules")

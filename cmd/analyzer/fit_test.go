@@ -88,7 +88,7 @@ func TestFit(t *testing.T) {
 			}
 		})
 	}
-	if err := run(t.Context(), []string{"fit", "--db", db, "--target", "nope", "--max-num-seqs", "1", "--max-model-len", "1"}); err == nil || !strings.Contains(err.Error(), `no ladder of target "nope"`) {
+	if err := run(t.Context(), []string{"fit", "--db", db, "--target", "nope", "--max-num-seqs", "1", "--max-model-len", "1"}); err == nil || !strings.Contains(err.Error(), `no ladder of target "nope"; known targets: `) {
 		t.Errorf("unknown target: %v", err)
 	}
 }

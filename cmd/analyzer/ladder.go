@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -84,7 +85,7 @@ func runLadder(ctx context.Context, o *ladderOpts, fs *pflag.FlagSet, files []st
 		if err != nil {
 			return err
 		}
-		if attempts, err = analyzeFiles(ctx, set, files, nil); err != nil {
+		if attempts, err = analyzeFiles(ctx, "ladder", set, files, nil); err != nil {
 			return err
 		}
 	} else {
@@ -102,10 +103,14 @@ func runLadder(ctx context.Context, o *ladderOpts, fs *pflag.FlagSet, files []st
 		}
 	}
 	var out []ladder.Ladder
-	for _, l := range ladder.Build(attempts, opt) {
+	all := ladder.Build(attempts, opt)
+	for _, l := range all {
 		if (o.target == "" || l.Target == o.target) && (o.host == "" || l.Host == o.host) {
 			out = append(out, l)
 		}
+	}
+	if len(out) == 0 && (o.target != "" || o.host != "") {
+		return noLadderError(o.target, o.host, all)
 	}
 	// Oldest first reads like a night's runbook.
 	sort.SliceStable(out, func(i, j int) bool { return out[i].StartedAt.Before(out[j].StartedAt) })
@@ -132,6 +137,65 @@ func runLadder(ctx context.Context, o *ladderOpts, fs *pflag.FlagSet, files []st
 		}
 	}
 	return nil
+}
+
+// shellFold breaks a line of flags ("--flag value ...") before a flag
+// when it is wider than width, continuation lines ending in " \\" and
+// indented, as one pastes a command; width 0 leaves it whole.
+func shellFold(line string, width int) string {
+	if width <= 0 || utf8.RuneCountInString(line) <= width {
+		return line
+	}
+	var out []string
+	cur := ""
+	for _, f := range strings.SplitAfter(line, " --") {
+		f = strings.TrimSuffix(f, " --")
+		if cur != "" && !strings.HasPrefix(f, "  ") {
+			f = "--" + f
+		}
+		if cur != "" && utf8.RuneCountInString(cur)+1+utf8.RuneCountInString(f)+2 > width {
+			out = append(out, cur+" \\")
+			cur = "    " + f
+			continue
+		}
+		if cur == "" {
+			cur = f
+		} else {
+			cur += " " + f
+		}
+	}
+	return strings.Join(append(out, cur), "\n")
+}
+
+// noLadderError is the error of ladder and fit when --target (or --host)
+// names no ladder among all: exit status 1, as for any error, naming the
+// targets there are (on --host when given).
+func noLadderError(target, host string, all []ladder.Ladder) error {
+	what := "no ladder"
+	if target != "" {
+		what += fmt.Sprintf(" of target %q", target)
+	}
+	if host != "" {
+		what += fmt.Sprintf(" on host %q", host)
+	}
+	known := map[string]bool{}
+	for _, l := range all {
+		if host == "" || l.Host == host {
+			known[l.Target] = true
+		}
+	}
+	if len(known) == 0 {
+		if host != "" {
+			return fmt.Errorf("%s: no ladders on that host", what)
+		}
+		return fmt.Errorf("%s: no ladders at all", what)
+	}
+	names := make([]string, 0, len(known))
+	for t := range known {
+		names = append(names, strconv.Quote(t))
+	}
+	sort.Strings(names)
+	return fmt.Errorf("%s; known targets: %s", what, strings.Join(names, ", "))
 }
 
 // parseGranularity reads --granularity: "8192" for every engine, or
@@ -169,7 +233,7 @@ func ladderTable(w io.Writer, l *ladder.Ladder, st report.Style) error {
 	if !l.StartedAt.IsZero() {
 		span = ", " + l.StartedAt.Format("2006-01-02 15:04 -07:00") + " → " + l.EndedAt.Format("15:04")
 	}
-	fmt.Fprintln(w, st.Fold(fmt.Sprintf("ladder %s on %s (%s, %d rungs%s)  id %s", report.Safe(l.Target), report.Safe(or(l.Host, "-")),
+	fmt.Fprintln(w, st.Fold(fmt.Sprintf("ladder %s on %s (%s, %d rungs%s)  id %s", report.Safe(l.Target), report.Safe(or(l.Host, "pasted text")),
 		report.Safe(or(l.Engine, "unknown")), len(l.Rungs), span, l.ID), "  "))
 	header := []string{"RUNG", "STARTED", "SHAPE", "CHANGE", "VERDICT", "PHASE", "KV TOKENS", "CONC", "OUTCOME"}
 	var rows [][]string
@@ -197,9 +261,12 @@ func ladderTable(w io.Writer, l *ladder.Ladder, st report.Style) error {
 		}
 		rows = append(rows, []string{strconv.Itoa(r.N), started, or(sizing(r.Shape), "-"), change, string(r.Verdict), string(r.Phase), kv, conc, r.Outcome()})
 	}
-	// The change folds, the shape, phase and outcome are cut; the rung, its
-	// start, verdict and numbers stay whole.
-	if err := st.Columns(w, header, rows, report.Layout{Verdict: 4, Wrap: []int{3}, Shrink: []int{2, 5, 8}}); err != nil {
+	// The change folds and phase and outcome are cut before the shape,
+	// which identifies the rung; its start, verdict and numbers stay
+	// whole. Too narrow for that, phase, outcome, concurrency and the
+	// start go (the boundaries and notes below say what they said).
+	if err := st.Columns(w, header, rows, report.Layout{Verdict: 4, Wrap: []int{3}, Shrink: []int{5, 8}, Keep: []int{2},
+		Drop: []int{5, 8, 7, 1}}); err != nil {
 		return err
 	}
 	// The sentences fold at the terminal's width (not in a pipe).
@@ -216,8 +283,9 @@ func ladderTable(w io.Writer, l *ladder.Ladder, st report.Style) error {
 	case n.Shape != "":
 		fmt.Fprintln(w, st.Fold("next rung: "+n.Text, "  "))
 		if n.Flags != "" {
-			// Whole, to be copied onto the engine's command line.
-			fmt.Fprintf(w, "  %s flags: %s\n", l.Engine, n.Flags)
+			// Whole, to be copied onto the engine's command line: on a
+			// narrow terminal broken between flags with the shell's "\".
+			fmt.Fprintln(w, shellFold(fmt.Sprintf("  %s flags: %s", l.Engine, n.Flags), st.Width))
 		}
 	default:
 		fmt.Fprintln(w, st.Fold("next rung: none yet, "+n.Text, "  "))

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -105,8 +107,21 @@ func TestLadderFromDatabase(t *testing.T) {
 	if err := json.Unmarshal([]byte(runCmd(t, "ladder", "--format", "json", nightFixture)), &files); err != nil || len(files.Ladders) != 1 || files.Ladders[0].ID != l.ID {
 		t.Errorf("ids differ between database and files: %v %+v vs %s", err, files.Ladders, l.ID)
 	}
-	if out := runCmd(t, "ladder", "--db", db, "--target", "nope"); strings.TrimSpace(out) != "no ladders" {
-		t.Errorf("unknown target: %q", out)
+	// A target that names no ladder: ladder and fit exit 1 alike and name
+	// the targets there are.
+	for _, args := range [][]string{
+		{"ladder", "--db", db, "--target", "nope"},
+		{"fit", "--db", db, "--target", "nope", "--max-num-seqs", "1", "--max-model-len", "1"},
+	} {
+		err := run(t.Context(), args)
+		want := `no ladder of target "nope"; known targets: "frank-large", "frank-primary", "frank-small"`
+		if err == nil || err.Error() != want || exitStatus(err, io.Discard) != 1 {
+			t.Errorf("%s --target nope: %v, want %q and exit status 1", args[0], err, want)
+		}
+	}
+	err := run(t.Context(), []string{"ladder", "--db", db, "--target", "frank-primary", "--host", "elsewhere"})
+	if err == nil || err.Error() != `no ladder of target "frank-primary" on host "elsewhere": no ladders on that host` {
+		t.Errorf("--host elsewhere: %v", err)
 	}
 }
 
@@ -210,9 +225,58 @@ func analyzeForTest(t *testing.T, files ...string) []*domain.Attempt {
 	if err != nil {
 		t.Fatal(err)
 	}
-	as, err := analyzeFiles(t.Context(), set, files, nil)
+	as, err := analyzeFiles(t.Context(), "explain", set, files, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return as
+}
+
+// TestLadderNeverWider: at 60, 80, 120 and 200 columns no line of the
+// ladder table is wider, and every rung keeps its number, shape's start
+// and verdict; phase, outcome, concurrency and start give way first.
+func TestLadderNeverWider(t *testing.T) {
+	ls := ladder.Build(analyzeForTest(t, nightFixture), ladder.Options{})
+	var l *ladder.Ladder
+	for i := range ls {
+		if ls[i].Target == "frank-primary" {
+			l = &ls[i]
+		}
+	}
+	if l == nil {
+		t.Fatal("no frank-primary ladder")
+	}
+	for _, cols := range []int{60, 80, 120, 200} {
+		var b strings.Builder
+		if err := ladderTable(&b, l, report.Style{Width: cols}); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(b.String(), "\n")
+		for _, line := range lines {
+			if n := utf8.RuneCountInString(line); n > cols {
+				t.Errorf("%d columns: line of %d: %q", cols, n, line)
+			}
+		}
+		header := ""
+		for _, line := range lines {
+			if strings.HasPrefix(line, "RUNG") {
+				header = line
+			}
+		}
+		for _, want := range []string{"RUNG", "SHAPE", "VERDICT", "KV TOKENS"} {
+			if !strings.Contains(b.String(), want) {
+				t.Errorf("%d columns: no %s column:\n%s", cols, want, b.String())
+			}
+		}
+		// The flags, broken with the shell's "\", join back whole.
+		if joined := strings.ReplaceAll(b.String(), " \\\n    ", " "); !strings.Contains(joined, "  vllm flags: --max-num-seqs 5 --max-model-len 233472 --kv-cache-dtype fp8\n") {
+			t.Errorf("%d columns: the flags do not join back:\n%s", cols, b.String())
+		}
+		if cols < 120 && strings.Contains(header, "OUTCOME") {
+			t.Errorf("%d columns: OUTCOME kept: %q", cols, header)
+		}
+		if !strings.Contains(b.String(), "oom_graph_capture") || !regexp.MustCompile(`(?m)^2 +(\d\d:\d\d:\d\d +)?3 × 2`).MatchString(b.String()) {
+			t.Errorf("%d columns: rung 2 unreadable:\n%s", cols, b.String())
+		}
+	}
 }

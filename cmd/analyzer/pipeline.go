@@ -38,9 +38,10 @@ func batchProcess() {
 }
 
 // analyzeFiles runs files through pipeline.Analyze (emit: see there) in a
-// process tuned for it.
-func analyzeFiles(ctx context.Context, set *rules.Set, files []string, emit func(a *domain.Attempt, seq int) error) ([]*domain.Attempt, error) {
+// process tuned for it, for the command verb (its progress bars say it).
+func analyzeFiles(ctx context.Context, verb string, set *rules.Set, files []string, emit func(a *domain.Attempt, seq int) error) ([]*domain.Attempt, error) {
 	batchProcess()
-	as, _, err := pipeline.Analyze(ctx, set, pipeline.FileInputs(files), pipeline.BatchOptions{Warn: warn}, emit)
+	// The same bar replay draws, for a large file on a terminal.
+	as, _, err := pipeline.Analyze(ctx, set, pipeline.FileInputs(files), pipeline.BatchOptions{Warn: warn, Progress: progressFor(verb)}, emit)
 	return as, err
 }

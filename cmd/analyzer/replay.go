@@ -90,7 +90,7 @@ func runReplay(ctx context.Context, o *replayOpts, fs *pflag.FlagSet, paths []st
 		return err
 	}
 	defer db.Close()
-	ropt := pipeline.ReplayOptions{Progress: progressFor, Warn: warn, NoPosition: o.from.url != ""}
+	ropt := pipeline.ReplayOptions{Progress: progressFor("replay"), Warn: warn, NoPosition: o.from.url != ""}
 	if o.notes {
 		w, err := notesWriter(db, metrics.New(metrics.Options{NoProcessMetrics: true}))
 		if err != nil {

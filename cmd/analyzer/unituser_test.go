@@ -38,6 +38,9 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	// Output is compared as a pipe gives it: a COLUMNS the shell exported
+	// would cut it (TestExplainWidth sets its own).
+	os.Unsetenv("COLUMNS")
 	code := m.Run()
 	if binPath != "" {
 		_ = os.RemoveAll(filepath.Dir(binPath))

@@ -31,6 +31,17 @@ type Parser struct {
 	Now func() time.Time
 }
 
+// Query is the parser of the web pages' and the JSON API's since and
+// until: the CLI's grammar (RFC 3339, dates, today, yesterday, now, a
+// duration ago), the forms without a zone read in loc, UTC when loc is
+// nil, so whatever --since takes, since= takes.
+func Query(loc *time.Location) Parser {
+	if loc == nil {
+		loc = time.UTC
+	}
+	return Parser{Loc: loc, Now: time.Now}
+}
+
 // Parse reads s (surrounding blanks ignored). The error names s and the
 // forms p accepts.
 func (p Parser) Parse(s string) (time.Time, error) {

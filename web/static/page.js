@@ -19,6 +19,11 @@
       });
     });
   });
+  // On a phone the filters fold behind their summary (served open, so the
+  // form works without this script).
+  if (window.matchMedia && window.matchMedia("(max-width: 600px)").matches) {
+    document.querySelectorAll("details.filters-fold").forEach(function (d) { d.open = false; });
+  }
   // The log box scrolls to the decisive line (the page itself stays put).
   var box = document.getElementById("log"), hit = document.getElementById("decisive");
   if (box && hit && !location.hash) {
