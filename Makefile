@@ -6,7 +6,7 @@ DB      ?= analyzer.db
 LISTEN  ?= 127.0.0.1:8080
 EXAMPLE := examples/dankserver-night-ladder.journal.json examples/dankclaw-day.journal.json
 
-.PHONY: all build test bench fuzz demo explain clean deps test-deps vulncheck
+.PHONY: all build test bench fuzz demo explain clean deps test-deps vulncheck deb
 
 all: build
 
@@ -60,6 +60,10 @@ bench: build
 
 clean:
 	rm -rf bin $(DB) $(DB)-wal $(DB)-shm
+
+# A Debian package of the stamped binary, its unit, catalog and examples.
+deb: build
+	scripts/deb.sh $(BIN) $(VERSION) bin/llmfleet-analyzer_$(VERSION).deb
 
 # govulncheck ./... (offline: against the golang.org/x/vulndb module's data).
 vulncheck:
