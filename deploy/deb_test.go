@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -23,12 +24,7 @@ func TestDebPackage(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "analyzer")
-	build := exec.Command("go", "build", "-tags", "nomsgpack", "-ldflags", "-X main.buildVersion=1.2.3-test", "-o", bin, "./cmd/analyzer")
-	build.Dir = ".."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := stampedBinary(t)
 	deb := filepath.Join(dir, "analyzer.deb")
 	mk := exec.Command("scripts/deb.sh", bin, "1.2.3-test", deb)
 	mk.Dir = ".."
@@ -88,4 +84,40 @@ func TestDebPackage(t *testing.T) {
 	if out, err := exec.Command("systemd-analyze", "verify", probe).CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "" {
 		t.Errorf("systemd-analyze verify: %v\n%s", err, out)
 	}
+}
+
+var stamped struct {
+	once sync.Once
+	path string
+	err  error
+	out  []byte
+}
+
+// stampedBinary builds the analyzer once per test run, stamped 1.2.3-test.
+func stampedBinary(t *testing.T) string {
+	t.Helper()
+	stamped.once.Do(func() {
+		dir, err := os.MkdirTemp("", "analyzer-deploy-bin")
+		if err != nil {
+			stamped.err = err
+			return
+		}
+		stamped.path = filepath.Join(dir, "analyzer")
+		build := exec.Command("go", "build", "-tags", "nomsgpack", "-ldflags", "-X main.buildVersion=1.2.3-test", "-o", stamped.path, "./cmd/analyzer")
+		build.Dir = ".."
+		stamped.out, stamped.err = build.CombinedOutput()
+	})
+	if stamped.err != nil {
+		t.Fatalf("go build: %v\n%s", stamped.err, stamped.out)
+	}
+	return stamped.path
+}
+
+// TestMain removes the stamped binary's directory after the run.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if stamped.path != "" {
+		_ = os.RemoveAll(filepath.Dir(stamped.path))
+	}
+	os.Exit(code)
 }
