@@ -30,7 +30,7 @@ Package: llmfleet-analyzer
 Version: $debver
 Architecture: $arch
 Maintainer: LLM fleet analyzer maintainers <analyzer@example.invalid>
-Depends: libc6, systemd
+Depends: libc6, systemd, procps
 Section: admin
 Priority: optional
 Description: incident analyzer for LLM serving fleets
