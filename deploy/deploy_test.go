@@ -471,9 +471,11 @@ func TestQueriesUseExportedNames(t *testing.T) {
 		var allowed map[string]bool
 		switch q.ds {
 		case "prometheus":
-			allowed = map[string]bool{}
+			// The target labels Prometheus adds to every scraped series,
+			// and its own up series of the analyzer's scrape job.
+			allowed = map[string]bool{"instance": true, "job": true}
 			names := metricRE.FindAllString(q.expr, -1)
-			if len(names) == 0 {
+			if len(names) == 0 && !strings.Contains(q.expr, `up{job="analyzer"}`) {
 				t.Errorf("%s: %q queries no analyzer metric", q.where, q.expr)
 			}
 			for _, n := range names {
@@ -564,49 +566,83 @@ func TestPrometheusRules(t *testing.T) {
 			Rules []struct {
 				Alert string `yaml:"alert"`
 				Expr  string `yaml:"expr"`
+				For   string `yaml:"for"`
 			} `yaml:"rules"`
 		} `yaml:"groups"`
 	}
 	if err := yaml.Unmarshal([]byte(read(t, "prometheus/rules.yaml")), &prom); err != nil {
 		t.Fatal(err)
 	}
-	grafana := read(t, "grafana/provisioning/alerting/analyzer.yaml")
 	var gr struct {
 		Groups []struct {
 			Rules []struct {
 				UID  string `yaml:"uid"`
+				For  string `yaml:"for"`
 				Data []struct {
-					Model map[string]any `yaml:"model"`
+					DatasourceUID string         `yaml:"datasourceUid"`
+					Model         map[string]any `yaml:"model"`
 				} `yaml:"data"`
 			} `yaml:"rules"`
 		} `yaml:"groups"`
 	}
-	if err := yaml.Unmarshal([]byte(grafana), &gr); err != nil {
+	if err := yaml.Unmarshal([]byte(read(t, "grafana/provisioning/alerting/analyzer.yaml")), &gr); err != nil {
 		t.Fatal(err)
 	}
 	squash := func(s string) string { return strings.Join(strings.Fields(s), " ") }
-	// Grafana's query A with threshold C ("lt 900") is Prometheus's
-	// expression with its comparison ("... < 900").
-	var gexpr string
-	for _, g := range gr.Groups {
+	norm := func(d string) string {
+		if d == "" {
+			return "0s"
+		}
+		return d
+	}
+	// Every alert in both forms: Grafana's query A with threshold C
+	// ("lt 900") is a Prometheus alert's expression with its comparison
+	// ("... < 900"), with the same pending time. Rules on Loki (LogQL)
+	// have no Prometheus form.
+	promFor := map[string]string{}
+	for _, g := range prom.Groups {
 		for _, r := range g.Rules {
-			if r.UID != "analyzer-new-failed-attempt" {
-				continue
-			}
-			gexpr, _ = r.Data[0].Model["expr"].(string)
-			conds, _ := r.Data[2].Model["conditions"].([]any)
-			if len(conds) == 1 {
-				ev, _ := conds[0].(map[string]any)["evaluator"].(map[string]any)
-				params, _ := ev["params"].([]any)
-				op := map[string]string{"lt": "<", "gt": ">"}[fmt.Sprint(ev["type"])]
-				if op != "" && len(params) == 1 {
-					gexpr += fmt.Sprintf(" %s %v", op, params[0])
-				}
+			if r.Alert != "" {
+				promFor[squash(r.Expr)] = norm(r.For)
 			}
 		}
 	}
-	if len(prom.Groups) == 0 || len(prom.Groups[0].Rules) == 0 || squash(prom.Groups[0].Rules[0].Expr) != squash(gexpr) {
-		t.Errorf("the Grafana alert's expression differs from the Prometheus rule's:\n%s\n%s", gexpr, prom.Groups[0].Rules[0].Expr)
+	grafanaFor := map[string]string{}
+	for _, g := range gr.Groups {
+		for _, r := range g.Rules {
+			if len(r.Data) != 3 || r.Data[0].DatasourceUID != "analyzer-prometheus" {
+				continue
+			}
+			expr, _ := r.Data[0].Model["expr"].(string)
+			conds, _ := r.Data[2].Model["conditions"].([]any)
+			if len(conds) != 1 {
+				t.Errorf("%s: %d threshold conditions, want 1", r.UID, len(conds))
+				continue
+			}
+			ev, _ := conds[0].(map[string]any)["evaluator"].(map[string]any)
+			params, _ := ev["params"].([]any)
+			op := map[string]string{"lt": "<", "gt": ">"}[fmt.Sprint(ev["type"])]
+			if op == "" || len(params) != 1 {
+				t.Errorf("%s: threshold %v", r.UID, ev)
+				continue
+			}
+			grafanaFor[squash(fmt.Sprintf("%s %s %v", expr, op, params[0]))] = norm(r.For)
+		}
+	}
+	if len(grafanaFor) < 2 {
+		t.Fatalf("only %d Grafana rules on Prometheus", len(grafanaFor))
+	}
+	for e, f := range grafanaFor {
+		if pf, ok := promFor[e]; !ok {
+			t.Errorf("Grafana alert %q has no Prometheus rule", e)
+		} else if pf != f {
+			t.Errorf("%q: pending %s in Grafana, %s in Prometheus", e, f, pf)
+		}
+	}
+	for e := range promFor {
+		if _, ok := grafanaFor[e]; !ok {
+			t.Errorf("Prometheus alert %q has no Grafana rule", e)
+		}
 	}
 }
 
