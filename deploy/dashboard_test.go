@@ -218,3 +218,45 @@ func TestDashboardExpressionsReturnData(t *testing.T) {
 		}
 	}
 }
+
+// TestAttemptsPanelCountsNewHosts: a host the analyzer first sees has its
+// ended-attempts series born at 2 (two attempts in its first scrape);
+// increase() has no earlier sample to subtract from, so the panel counts
+// such a series whole for the window after its birth, and nothing once the
+// window has passed with no change.
+func TestAttemptsPanelCountsNewHosts(t *testing.T) {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Skip("promtool not installed")
+	}
+	expr := dashboardExprs(t, "2m")["panel Attempts over time by verdict"]
+	if expr == "" {
+		t.Fatal("no query on the panel Attempts over time by verdict")
+	}
+	doc := map[string]any{
+		"rule_files":          []string{},
+		"evaluation_interval": "30s",
+		"tests": []map[string]any{{
+			"interval": "30s",
+			"input_series": []map[string]string{{
+				"series": `analyzer_attempts_ended_total{host="new-host",unit="frank.service",engine="vllm",verdict="oom_kv_alloc"}`,
+				"values": "_x20 2x20",
+			}},
+			"promql_expr_test": []map[string]any{
+				{"expr": expr, "eval_time": "11m", "exp_samples": []map[string]any{{"labels": `{verdict="oom_kv_alloc"}`, "value": 2}}},
+				{"expr": expr, "eval_time": "15m", "exp_samples": []map[string]any{{"labels": `{verdict="oom_kv_alloc"}`, "value": 0}}},
+			},
+		}},
+	}
+	b, err := yaml.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "panel_test.yaml")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(promtool, "test", "rules", p).CombinedOutput(); err != nil {
+		t.Fatalf("promtool: %v\n%s\nexpr: %s", err, out, expr)
+	}
+}

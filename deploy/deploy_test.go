@@ -406,15 +406,41 @@ func queries(t *testing.T) []query {
 		} `json:"panels"`
 		Templating struct {
 			List []struct {
-				Name  string `json:"name"`
-				Query struct {
-					Query string `json:"query"`
-				} `json:"query"`
+				Name    string          `json:"name"`
+				Type    string          `json:"type"`
+				Query   json.RawMessage `json:"query"`
+				Current struct {
+					Value any `json:"value"`
+				} `json:"current"`
 			} `json:"list"`
 		} `json:"templating"`
+		Annotations struct {
+			List []struct {
+				Name       string `json:"name"`
+				Expr       string `json:"expr"`
+				Datasource struct {
+					UID string `json:"uid"`
+				} `json:"datasource"`
+			} `json:"list"`
+		} `json:"annotations"`
 	}
 	if err := json.Unmarshal([]byte(read(t, "grafana/dashboards/analyzer.json")), &dash); err != nil {
 		t.Fatal(err)
+	}
+	// A data source variable (${prom}) stands for a data source of its
+	// type; its default must be a provisioned one of that type.
+	for _, v := range dash.Templating.List {
+		if v.Type != "datasource" {
+			continue
+		}
+		var typ string
+		if err := json.Unmarshal(v.Query, &typ); err != nil {
+			t.Fatalf("variable %s: %v", v.Name, err)
+		}
+		if cur := fmt.Sprint(v.Current.Value); dsKind[cur] != typ {
+			t.Errorf("variable %s: default %q is no provisioned %s data source", v.Name, cur, typ)
+		}
+		dsKind["${"+v.Name+"}"] = typ
 	}
 	titles := map[string]bool{}
 	for _, p := range dash.Panels {
@@ -437,7 +463,23 @@ func queries(t *testing.T) []query {
 		}
 	}
 	for _, v := range dash.Templating.List {
-		out = append(out, query{where: "variable " + v.Name, ds: "prometheus", expr: v.Query.Query})
+		if v.Type != "query" {
+			continue
+		}
+		var q struct {
+			Query string `json:"query"`
+		}
+		if err := json.Unmarshal(v.Query, &q); err != nil {
+			t.Fatalf("variable %s: %v", v.Name, err)
+		}
+		out = append(out, query{where: "variable " + v.Name, ds: "prometheus", expr: q.Query})
+	}
+	for _, a := range dash.Annotations.List {
+		kind := dsKind[a.Datasource.UID]
+		if kind == "" {
+			t.Errorf("annotation %q: data source %q is not provisioned", a.Name, a.Datasource.UID)
+		}
+		out = append(out, query{where: "annotation " + a.Name, ds: kind, expr: a.Expr})
 	}
 	return out
 }
