@@ -21,6 +21,7 @@ var pageFiles = map[string][]string{
 	"log":      nil,
 	"ladders":  nil,
 	"ladder":   {"whatif.html"},
+	"runbook":  nil,
 }
 
 // parsePages parses every page template, the one place templates are

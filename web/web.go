@@ -223,6 +223,7 @@ func New(db AttemptReader, opts Options) *gin.Engine {
 	r.HEAD("/-/healthy", healthy)
 	s.registerLadders(r)
 	s.registerFailures(r)
+	s.registerRunbooks(r)
 	mountRoutes(r, opts.Routes)
 	r.NoRoute(s.notFound)
 	return r
@@ -318,6 +319,9 @@ type pageData struct {
 
 	// ladder pages, and the attempt pages' link to their ladder
 	LD *ladderData
+
+	// verdict runbooks (/verdicts)
+	Runbooks []domain.Runbook
 
 	// Zone is the zone the page shows times in and reads since/until in.
 	Zone pageZone
