@@ -140,8 +140,10 @@ func (r *run) textEntry(line []byte, off int64, mark string) error {
 
 // logLike matches a line that looks like log output: a log level, a
 // timestamp the other checks missed, a process or source prefix, key=value
-// pairs, or a crash.
-var logLike = regexp.MustCompile(`(?i)\b(?:debug|dbg|info|inf|warn(?:ing)?|wrn|error|err|critical|fatal|ftl|trace|notice)\b|Traceback|Exception|\w(?:Error|Exit):|panic:|Segmentation fault|File "[^"]+", line \d+|^\S+\[\d+\]:|^[\w.-]+: |\[[^\]]+\]|\w=\S|"\w+":|\d\d:\d\d:\d\d|\d:\d\d ?[AP]M`)
+// pairs, a crash, or llama.cpp's own prefix (common/log.cpp: elapsed
+// minutes.seconds.milliseconds.microseconds and a level letter,
+// "0.00.651.452 I ").
+var logLike = regexp.MustCompile(`^\d+\.\d\d\.\d{3}\.\d{3} [IWEDT] |(?i)\b(?:debug|dbg|info|inf|warn(?:ing)?|wrn|error|err|critical|fatal|ftl|trace|notice)\b|Traceback|Exception|\w(?:Error|Exit):|panic:|Segmentation fault|File "[^"]+", line \d+|^\S+\[\d+\]:|^[\w.-]+: |\[[^\]]+\]|\w=\S|"\w+":|\d\d:\d\d:\d\d|\d:\d\d ?[AP]M`)
 
 // LineTime parses a timestamp at the start of a log line, after optional
 // blanks, a docker-compose prefix ("vllm-1  | "), "time=" (logfmt) and "[".

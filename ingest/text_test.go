@@ -286,3 +286,19 @@ func TestBOMAndJSONPretty(t *testing.T) {
 		t.Errorf("json-pretty: %v", err)
 	}
 }
+
+// TestLlamaCppPrefixIsALog: current llama.cpp prints each line behind its
+// elapsed time and a level letter (common/log.cpp); a paste of such lines
+// alone is a log, while prose with numbers is not.
+func TestLlamaCppPrefixIsALog(t *testing.T) {
+	read := func(text string) error {
+		_, err := Read(context.Background(), strings.NewReader(text), "paste", Options{}, func(domain.Entry) error { return nil })
+		return err
+	}
+	if err := read("0.00.651.452 I loaded  70% model tensors into buffer\n0.00.653.168 I loaded  71% model tensors into buffer\n"); err != nil {
+		t.Errorf("llama.cpp's prefixed lines: %v", err)
+	}
+	if err := read("we bought 3.50.100 apples\nand some pears\n"); !errors.Is(err, ErrNotALog) {
+		t.Errorf("prose: %v, want ErrNotALog", err)
+	}
+}
