@@ -1,6 +1,13 @@
 # Everything a developer or CI runs. Needs Go and a C compiler (cgo: SQLite,
 # sd-journal); scripts/install-deps.sh installs the Debian packages it lacks.
 GO      ?= go
+# The Go release everything is built and tested with: go1.26.8 (the machine's)
+# has reachable standard-library vulnerabilities (crypto/x509, net/http) that
+# go1.27.3 fixes. The go command takes it from the module proxy on first use
+# (about 76 MB, once per machine); a machine's own Go ignores go.mod's
+# toolchain line under GOTOOLCHAIN=local, so it is set here for every target
+# and every script and test a target starts.
+export GOTOOLCHAIN := go1.27.3
 BIN     := bin/analyzer
 DB      ?= analyzer.db
 LISTEN  ?= 127.0.0.1:8080

@@ -2,6 +2,8 @@ module github.com/llmfleet/analyzer
 
 go 1.26.0
 
+toolchain go1.27.3
+
 require (
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
