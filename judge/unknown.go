@@ -21,17 +21,11 @@ var (
 // fingerprint groups identical unknown failures: the last exception (or
 // last error-looking line) with numbers, hex ids and paths masked.
 func fingerprint(lines []domain.Evidence) string {
-	if len(lines) == 0 {
+	d, ok := DecisiveLine(lines)
+	if !ok {
 		return ""
 	}
-	pick := lines[len(lines)-1].Message
-	for i := len(lines) - 1; i >= 0; i-- {
-		if lastExceptionLine.MatchString(lines[i].Message) {
-			pick = lines[i].Message
-			break
-		}
-	}
-	s := maskPrefix.ReplaceAllString(pick, "")
+	s := maskPrefix.ReplaceAllString(d.Message, "")
 	if m := lastExceptionLine.FindStringSubmatch(s); m != nil {
 		s = m[1] + ": " + m[2]
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -181,6 +182,7 @@ func startLive(ctx context.Context, db *store.DB, lf *liveFlags) (*live, error) 
 	p := pipeline.New(db, set, popts)
 	p.Start()
 	rl.Add(p)
+	rl.Add(&reconsiderer{ctx: ctx, db: db})
 	ctx, cancel := context.WithCancel(ctx)
 	l := &live{pipeline: p, pusher: pusher, cancel: cancel, metrics: m, rules: rl,
 		routes: []web.Route{{Method: http.MethodGet, Path: "/metrics", Handler: m.Handler()},
@@ -268,4 +270,40 @@ func externalURL(raw string) (string, error) {
 		return "", fmt.Errorf("--external-url %q: want an absolute http(s) URL such as https://analyzer.example/analyzer", raw)
 	}
 	return strings.TrimRight(u.String(), "/"), nil
+}
+
+// reconsiderer re-decides the stored unknown failures with the rules each
+// reload adds (pipeline.ReconsiderStored), in the background: a rule
+// written for an unknown failure group (rules suggest) names the attempts
+// already stored, and the UI shows them named, without a restart. The set
+// in use at start adds nothing.
+type reconsiderer struct {
+	ctx context.Context
+	db  *store.DB
+
+	mu   sync.Mutex // guards prev (SetRules is called in reload order)
+	prev *rules.Set
+	run  sync.Mutex // one reconsideration at a time
+}
+
+func (r *reconsiderer) SetRules(set *rules.Set) error {
+	r.mu.Lock()
+	prev := r.prev
+	r.prev = set
+	r.mu.Unlock()
+	if prev == nil {
+		return nil
+	}
+	go func() {
+		r.run.Lock()
+		defer r.run.Unlock()
+		changed, read, err := pipeline.ReconsiderStored(r.ctx, r.db, set, pipeline.NewRules(prev), true)
+		switch {
+		case err != nil:
+			slog.Error("stored unknown failures were not re-decided with the reloaded rules", "err", err)
+		case len(changed) > 0:
+			slog.Info("the reloaded rules name stored unknown failures", "named", len(changed), "read", read)
+		}
+	}()
+	return nil
 }

@@ -14,14 +14,14 @@ import (
 
 func newRulesCmd() *cobra.Command {
 	c := &cobra.Command{
-		Use:   "rules test|lint [DIR]",
-		Short: "run the tests embedded in the rule files, or validate them",
+		Use:   "rules test|lint|suggest",
+		Short: "run the tests embedded in the rule files, validate them, or write one from a failure",
 		Args:  cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return usageError{msg: "rules needs test or lint"}
+				return usageError{msg: "rules needs test, lint or suggest"}
 			}
-			return usageError{msg: fmt.Sprintf("rules: unknown command %q, want test or lint", args[0])}
+			return usageError{msg: fmt.Sprintf("rules: unknown command %q, want test, lint or suggest", args[0])}
 		},
 	}
 	for _, sub := range []struct{ name, short string }{
@@ -50,6 +50,7 @@ func newRulesCmd() *cobra.Command {
 			},
 		})
 	}
+	c.AddCommand(newSuggestCmd())
 	return c
 }
 
