@@ -96,6 +96,8 @@ type failuresData struct {
 	Verdicts []string
 	// GapDays is domain.RegressionGap in days.
 	GapDays int
+	// Suggest: each group links to the form that writes its rule.
+	Suggest bool
 }
 
 // failureRow is one group as the page shows it; AttemptsURL lists its
@@ -196,7 +198,7 @@ func (s *server) failuresPage(c *gin.Context, unknown bool) {
 	if !ok {
 		return
 	}
-	d := &failuresData{Path: "/failures", Unknown: unknown, Filter: f, Verdicts: domain.FailureVerdicts(),
+	d := &failuresData{Path: "/failures", Unknown: unknown, Filter: f, Verdicts: domain.FailureVerdicts(), Suggest: unknown && s.opts.Suggester != nil,
 		GapDays: int(domain.RegressionGap / (24 * time.Hour))}
 	title := "Failures"
 	if unknown {

@@ -22,6 +22,7 @@ var pageFiles = map[string][]string{
 	"ladders":  nil,
 	"ladder":   {"whatif.html"},
 	"runbook":  nil,
+	"suggest":  nil,
 }
 
 // parsePages parses every page template, the one place templates are

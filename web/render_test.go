@@ -33,8 +33,8 @@ func TestParsePages(t *testing.T) {
 			t.Errorf("%s is parsed by no page", f)
 		}
 	}
-	if len(pages) != 8 {
-		t.Errorf("%d pages, want 8", len(pages))
+	if len(pages) != 9 {
+		t.Errorf("%d pages, want 9", len(pages))
 	}
 }
 

@@ -102,6 +102,9 @@ type Options struct {
 	// Health, when set, adds its checks (the journal follower, free disk)
 	// to GET /healthz and GET /-/ready.
 	Health func() []Check
+	// Suggester, when set, adds the form that writes a rule for an
+	// unknown failure group (/unknown/:group/rule).
+	Suggester Suggester
 }
 
 // MaxAPILimit is the largest `limit` the pages and the JSON API accept; a
@@ -224,6 +227,7 @@ func New(db AttemptReader, opts Options) *gin.Engine {
 	s.registerLadders(r)
 	s.registerFailures(r)
 	s.registerRunbooks(r)
+	s.registerSuggest(r)
 	mountRoutes(r, opts.Routes)
 	r.NoRoute(s.notFound)
 	return r
@@ -322,6 +326,9 @@ type pageData struct {
 
 	// verdict runbooks (/verdicts)
 	Runbooks []domain.Runbook
+
+	// the rule-writing form of an unknown failure group
+	Suggest *suggestData
 
 	// Zone is the zone the page shows times in and reads since/until in.
 	Zone pageZone

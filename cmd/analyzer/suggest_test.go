@@ -98,6 +98,43 @@ func TestRulesSuggestNamesStoredFailures(t *testing.T) {
 		t.Errorf("the failure no rule was written for: %s, want unknown_failure", v)
 	}
 
+	// The UI: the unknown failure page links the form; the form proposes
+	// the same checks and saves from loopback, and the attempt is named.
+	code, body := httpDo(t, http.MethodGet, base+"/api/v1/unknown")
+	var groups struct {
+		Groups []struct {
+			ID     string `json:"id"`
+			Newest string `json:"newest_attempt"`
+		} `json:"groups"`
+	}
+	if err := json.Unmarshal([]byte(body), &groups); code != http.StatusOK || err != nil || len(groups.Groups) != 1 || groups.Groups[0].Newest != byEngine["sglang"] {
+		t.Fatalf("unknown groups after two were named: %d %v %s", code, err, body)
+	}
+	group := groups.Groups[0].ID
+	if _, page := httpDo(t, http.MethodGet, base+"/unknown"); !strings.Contains(page, `href="/unknown/`+group+`/rule"`) {
+		t.Errorf("the unknown failures page does not link the rule form of group %s", group)
+	}
+	form := base + "/unknown/" + group + "/rule"
+	if code, page := httpDo(t, http.MethodGet, form+"?verdict=ready"); code != http.StatusBadRequest || !strings.Contains(page, "failure verdict") {
+		t.Errorf("form with verdict ready: %d", code)
+	}
+	code, page := httpDo(t, http.MethodGet, form+"?verdict=oom_graph_capture")
+	for _, want := range []string{"Tests: 1 passed, 0 failed.", "It names 1 of the 1 stored unknown failures", "local.sglang_", "Save into the rule directory"} {
+		if code != http.StatusOK || !strings.Contains(page, want) {
+			t.Errorf("proposal page: %d, lacks %q", code, want)
+		}
+	}
+	if v := storedVerdict(t, base, byEngine["sglang"]); v != "unknown_failure" {
+		t.Fatalf("a proposal changed the verdict: %s", v)
+	}
+	if code, page := httpDo(t, http.MethodPost, form+"?verdict=oom_graph_capture"); code != http.StatusOK || !strings.Contains(page, "Saved as "+dir) {
+		t.Fatalf("save from the form: %d\n%s", code, page)
+	}
+	waitFor(t, "sglang attempt named by the rule saved from the form", func() bool { return storedVerdict(t, base, byEngine["sglang"]) == "oom_graph_capture" })
+	if code, _ := httpDo(t, http.MethodGet, base+"/unknown/nosuchgroup/rule"); code != http.StatusNotFound {
+		t.Errorf("form of no group: %d, want 404", code)
+	}
+
 	// A verdict that is no failure, and an attempt that is no unknown
 	// failure, are refused.
 	if out, err := cli("rules", "suggest", byEngine["sglang"], "--verdict", "ready", "--db", db); err == nil {

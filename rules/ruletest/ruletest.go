@@ -52,20 +52,27 @@ var Start = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 func Run(ctx context.Context, set *rules.Set) []Result {
 	var out []Result
 	for _, r := range set.Rules() {
-		for i, t := range r.Tests {
-			name := t.Name
-			if name == "" {
-				name = fmt.Sprintf("test %d", i+1)
-			}
-			res := Result{Rule: r.ID, Test: name, File: r.File, Line: t.FileLine()}
-			if r.End {
-				res.Problems = endTest(set, r, t)
-			} else {
-				res.Problems = lineTest(ctx, set, r, t)
-			}
-			res.Passed = len(res.Problems) == 0
-			out = append(out, res)
+		out = append(out, RunRule(ctx, set, r)...)
+	}
+	return out
+}
+
+// RunRule runs the tests of one rule of set, in order.
+func RunRule(ctx context.Context, set *rules.Set, r *rules.Rule) []Result {
+	var out []Result
+	for i, t := range r.Tests {
+		name := t.Name
+		if name == "" {
+			name = fmt.Sprintf("test %d", i+1)
 		}
+		res := Result{Rule: r.ID, Test: name, File: r.File, Line: t.FileLine()}
+		if r.End {
+			res.Problems = endTest(set, r, t)
+		} else {
+			res.Problems = lineTest(ctx, set, r, t)
+		}
+		res.Passed = len(res.Problems) == 0
+		out = append(out, res)
 	}
 	return out
 }
