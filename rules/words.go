@@ -32,7 +32,7 @@ func ErrorLevel(level string) bool {
 // substring tests, since this runs on every line.
 var errorWords = []string{"Error", "ERROR", "error", "Exception", "Traceback", "FATAL", "Fatal", "fatal",
 	"FAILED", "Failed", "failed", "panic", "Abort", "abort", "Killed", "killed", "out of memory",
-	"Invalid", "invalid", "Validation"}
+	"Invalid", "invalid", "Validation", "has wrong", "unknown tensor"}
 
 // looksLikeError reports whether s contains one of errorWords, in one pass:
 // at each byte only the words starting with that byte are compared (17
