@@ -51,7 +51,7 @@ explain: build
 # so it runs once without. RACE_FREE lists those packages; a package that
 # starts a goroutine fails TestRaceFreePackagesStartNoGoroutine
 # (internal/racefree) and moves to the -race run.
-RACE_FREE := catalog deploy domain judge ladder migrations report rules rules/ruletest rules/suggest tracker internal/when
+RACE_FREE := catalog deploy domain judge ladder migrations progress report rules rules/ruletest rules/suggest tracker internal/when
 race_free_re := $(subst $(eval) ,|,$(RACE_FREE))
 test: test-deps build
 	$(GO) vet -tags "$(TAGS)" ./...

@@ -105,6 +105,10 @@ type Options struct {
 	// Suggester, when set, adds the form that writes a rule for an
 	// unknown failure group (/unknown/:group/rule).
 	Suggester Suggester
+	// StallQuiet is how long a boot with no history of its phase may
+	// print nothing before it counts as stalled; default
+	// progress.DefaultQuiet.
+	StallQuiet time.Duration
 }
 
 // MaxAPILimit is the largest `limit` the pages and the JSON API accept; a
@@ -630,6 +634,9 @@ type attemptDetailJSON struct {
 	ContainerID    string                `json:"container_id,omitempty"`
 	// Group is the attempt's failure group; absent when it did not fail.
 	Group *failureGroupJSON `json:"group,omitempty"`
+	// Progress is where a boot in progress is and how long it should
+	// still take; absent for ended, ready and pasted attempts.
+	Progress *progressJSON `json:"progress,omitempty"`
 }
 
 // findingJSON is a domain.Finding with the contract's time format.
@@ -709,6 +716,10 @@ func (s *server) apiGet(c *gin.Context) {
 	if g != nil {
 		gj := groupJSON(*g)
 		out.Group = &gj
+	}
+	if out.Progress, err = s.progressOf(ctx, a, time.Now()); err != nil {
+		s.serverError(c, err, true)
+		return
 	}
 	for _, f := range a.Findings {
 		out.FindingsDetail = append(out.FindingsDetail, findingJSON{

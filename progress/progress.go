@@ -1,0 +1,225 @@
+// Package progress says, for a boot in progress, where it is and how long
+// it should still take, from the earlier boots of its target (the same
+// host and unit) as the tracker recorded them (each attempt's phase
+// timeline); and whether it has stalled: stayed in its phase far longer
+// than that phase took before, or, with no history, printed nothing for a
+// quiet limit. It reads no journal: only attempts.
+package progress
+
+import (
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/llmfleet/analyzer/domain"
+)
+
+// MaxBoots bounds the earlier boots kept per target (the newest): the
+// estimate is about how this target boots now.
+const MaxBoots = 50
+
+// MinBasis is how many earlier boots an estimate or a stall limit needs:
+// fewer say nothing reliable.
+const MinBasis = 3
+
+// DefaultQuiet is the quiet limit for a boot with no history: it has
+// stalled when it printed nothing for this long (serve --stall-quiet).
+const DefaultQuiet = 15 * time.Minute
+
+// Stall limits: a boot has stalled in a phase when it has been in it for
+// more than StallFactor times the phase's p90 in comparable earlier boots,
+// and at least StallMargin more than that p90 (a phase of seconds must
+// not stall on a scheduler hiccup).
+const (
+	StallFactor = 3
+	StallMargin = 2 * time.Minute
+)
+
+// Target is a host's unit: what boots again and again.
+type Target struct{ Host, Unit string }
+
+// TargetOf is the target of an attempt.
+func TargetOf(a *domain.Attempt) Target { return Target{a.Host, a.Unit} }
+
+// shapeKey is the part of a shape that changes how long a boot takes: the
+// context and sequence counts (KV size, graph capture sizes), the KV dtype
+// and the tensor parallelism.
+type shapeKey struct{ maxLen, seqs, tp, dtype string }
+
+func keyOf(s domain.Shape) shapeKey {
+	return shapeKey{s.String(domain.ShapeMaxModelLen), s.String(domain.ShapeMaxNumSeqs), s.String(domain.ShapeTensorParallelSize), s.String(domain.ShapeKVCacheDtype)}
+}
+
+// boot is an earlier boot as the model keeps it.
+type boot struct {
+	start time.Time
+	shape shapeKey
+	// ready is the time from the start to ready; < 0 when it never was.
+	ready time.Duration
+	// enter is when the boot entered each phase, from its start.
+	enter map[domain.Phase]time.Duration
+	// took is how long each phase it left lasted (to the next phase).
+	took map[domain.Phase]time.Duration
+}
+
+func bootOf(a *domain.Attempt) boot {
+	b := boot{start: a.StartedAt, shape: keyOf(a.Shape), ready: -1,
+		enter: map[domain.Phase]time.Duration{domain.PhaseStart: 0}, took: map[domain.Phase]time.Duration{}}
+	if !a.ReadyAt.IsZero() {
+		b.ready = a.ReadyAt.Sub(a.StartedAt)
+	}
+	prev, prevAt := domain.PhaseStart, time.Duration(0)
+	for _, m := range a.Timeline {
+		at := m.Time.Sub(a.StartedAt)
+		if m.Phase == prev || m.Time.IsZero() || at < prevAt {
+			continue
+		}
+		if _, seen := b.took[prev]; !seen {
+			b.took[prev] = at - prevAt
+		}
+		if _, seen := b.enter[m.Phase]; !seen {
+			b.enter[m.Phase] = at
+		}
+		prev, prevAt = m.Phase, at
+	}
+	return b
+}
+
+// Model holds the earlier boots of each target. It is not safe for
+// concurrent use.
+type Model struct {
+	byTarget map[Target][]boot
+}
+
+// New returns an empty model.
+func New() *Model { return &Model{byTarget: map[Target][]boot{}} }
+
+// Add records an ended attempt as an earlier boot of its target (running
+// attempts, and attempts with no start time, are ignored), keeping the
+// MaxBoots newest per target.
+func (m *Model) Add(a *domain.Attempt) {
+	if a == nil || a.EndedAt.IsZero() || a.StartedAt.IsZero() {
+		return
+	}
+	t := TargetOf(a)
+	bs := append(m.byTarget[t], bootOf(a))
+	sort.SliceStable(bs, func(i, j int) bool { return bs[i].start.Before(bs[j].start) })
+	if len(bs) > MaxBoots {
+		bs = bs[len(bs)-MaxBoots:]
+	}
+	m.byTarget[t] = bs
+}
+
+// Estimate is where a boot in progress is and how long it should still
+// take.
+type Estimate struct {
+	Phase      domain.Phase
+	PhaseStart time.Time
+	// Elapsed is the time since the boot started; InPhase since it
+	// entered Phase.
+	Elapsed, InPhase time.Duration
+	// ETA50 and ETA90 are the expected time from now to ready, median and
+	// 90 % upper bound, over Basis earlier boots that reached ready (0
+	// when Basis < MinBasis: no history). Comparable: they are boots of
+	// the same shape.
+	ETA50, ETA90 time.Duration
+	Basis        int
+	Comparable   bool
+	// PhaseP50 and PhaseP90 are how long Phase took in the earlier boots
+	// that left it (PhaseBasis of them); StallLimit is the time in Phase
+	// after which the boot has stalled (the quiet limit when there are
+	// fewer than MinBasis).
+	PhaseP50, PhaseP90 time.Duration
+	PhaseBasis         int
+	StallLimit         time.Duration
+	// Stalled: InPhase passed StallLimit, or, with no history of the
+	// phase, the boot printed nothing for the quiet limit.
+	Stalled bool
+}
+
+// NoHistory reports whether the estimate rests on too few earlier boots.
+func (e Estimate) NoHistory() bool { return e.Basis < MinBasis }
+
+// Estimate tells where attempt a (in progress) is at now: lastLine is the
+// time of its newest line (zero: unknown), quiet the limit for a boot
+// with no history of its phase (<= 0: DefaultQuiet).
+func (m *Model) Estimate(a *domain.Attempt, now, lastLine time.Time, quiet time.Duration) Estimate {
+	if quiet <= 0 {
+		quiet = DefaultQuiet
+	}
+	e := Estimate{Phase: a.Phase, PhaseStart: a.StartedAt}
+	if !e.Phase.Valid() {
+		e.Phase = domain.PhaseStart
+	}
+	for _, mk := range a.Timeline {
+		if mk.Phase == e.Phase && !mk.Time.IsZero() {
+			e.PhaseStart = mk.Time
+			break
+		}
+	}
+	e.Elapsed, e.InPhase = nonNeg(now.Sub(a.StartedAt)), nonNeg(now.Sub(e.PhaseStart))
+	all := m.byTarget[TargetOf(a)]
+	basis := all
+	key := keyOf(a.Shape)
+	var same []boot
+	for _, b := range all {
+		if b.shape == key {
+			same = append(same, b)
+		}
+	}
+	if readyCount(same) >= MinBasis {
+		basis, e.Comparable = same, true
+	}
+	var remaining []time.Duration
+	for _, b := range basis {
+		if b.ready < 0 {
+			continue
+		}
+		r := b.ready - e.Elapsed
+		if at, ok := b.enter[e.Phase]; ok {
+			r = b.ready - at - e.InPhase
+		}
+		remaining = append(remaining, nonNeg(r))
+	}
+	e.Basis = len(remaining)
+	if e.Basis >= MinBasis {
+		e.ETA50, e.ETA90 = quantile(remaining, 0.5), quantile(remaining, 0.9)
+	}
+	var took []time.Duration
+	for _, b := range basis {
+		if d, ok := b.took[e.Phase]; ok {
+			took = append(took, d)
+		}
+	}
+	e.PhaseBasis = len(took)
+	if e.PhaseBasis >= MinBasis {
+		e.PhaseP50, e.PhaseP90 = quantile(took, 0.5), quantile(took, 0.9)
+		e.StallLimit = max(StallFactor*e.PhaseP90, e.PhaseP90+StallMargin)
+		e.Stalled = e.InPhase > e.StallLimit
+	} else {
+		e.StallLimit = quiet
+		if !lastLine.IsZero() {
+			e.Stalled = now.Sub(lastLine) > quiet
+		}
+	}
+	return e
+}
+
+func readyCount(bs []boot) int {
+	n := 0
+	for _, b := range bs {
+		if b.ready >= 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// quantile is the nearest-rank q-quantile of ds (which it sorts).
+func quantile(ds []time.Duration, q float64) time.Duration {
+	slices.Sort(ds)
+	i := int(q*float64(len(ds))+0.999999) - 1
+	return ds[min(max(i, 0), len(ds)-1)]
+}
+
+func nonNeg(d time.Duration) time.Duration { return max(d, 0) }

@@ -1,0 +1,65 @@
+package web
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/llmfleet/analyzer/domain"
+)
+
+// TestProgressOfABootInProgress: the API gives a running boot of a target
+// with earlier boots its phase, the expected time to ready from them and
+// whether it has stalled in graph capture; an ended boot, and a boot of a
+// target with no history, have no estimate to give (the latter only its
+// quiet limit).
+func TestProgressOfABootInProgress(t *testing.T) {
+	now := time.Now().UTC().Truncate(time.Second)
+	var as []*domain.Attempt
+	for i, capture := range []time.Duration{2 * time.Minute, 3 * time.Minute, 4 * time.Minute, 3 * time.Minute} {
+		s := now.Add(-time.Duration(10-i) * time.Hour)
+		as = append(as, &domain.Attempt{ID: fmt.Sprintf("earlier%d", i), Host: "gpu1", Unit: "vllm.service", Engine: "vllm",
+			StartedAt: s, ReadyAt: s.Add(4*time.Minute + capture), EndedAt: s.Add(time.Hour), Phase: domain.PhaseReady, Verdict: domain.VerdictReady,
+			EndedBy: domain.EndedByStop, Shape: domain.Shape{domain.ShapeMaxModelLen: 32768},
+			Timeline: []domain.PhaseMark{{Phase: domain.PhaseWeights, Time: s.Add(time.Minute)}, {Phase: domain.PhaseGraphCapture, Time: s.Add(3 * time.Minute)},
+				{Phase: domain.PhaseWarmup, Time: s.Add(3*time.Minute + capture)}, {Phase: domain.PhaseReady, Time: s.Add(4*time.Minute + capture)}}})
+	}
+	running := func(id, unit string, inCapture time.Duration) *domain.Attempt {
+		s := now.Add(-3*time.Minute - inCapture)
+		return &domain.Attempt{ID: id, Host: "gpu1", Unit: unit, Engine: "vllm", StartedAt: s, Phase: domain.PhaseGraphCapture,
+			Verdict: domain.VerdictRunning, Shape: domain.Shape{domain.ShapeMaxModelLen: 32768},
+			Timeline: []domain.PhaseMark{{Phase: domain.PhaseWeights, Time: s.Add(time.Minute)}, {Phase: domain.PhaseGraphCapture, Time: s.Add(3 * time.Minute)}}}
+	}
+	as = append(as, running("healthy", "vllm.service", time.Minute), running("wedged", "vllm.service", 20*time.Minute), running("fresh", "new.service", 20*time.Minute))
+	srv := serveAttempts(t, as, Options{})
+	progressOf := func(id string) map[string]any {
+		code, body, _ := get(t, srv, "/api/v1/attempts/"+id)
+		if code != 200 {
+			t.Fatalf("%s: %d %s", id, code, body)
+		}
+		var out struct {
+			Progress map[string]any `json:"progress"`
+		}
+		if err := json.Unmarshal([]byte(body), &out); err != nil {
+			t.Fatal(err)
+		}
+		return out.Progress
+	}
+	p := progressOf("healthy")
+	// 1 min into capture: the earlier boots had 1-3 min of capture left and 1 min of warmup.
+	near := func(v any, want float64) bool { f, ok := v.(float64); return ok && math.Abs(f-want) < 5 } // the request's now is a little later
+	if p["phase"] != "graph_capture" || !near(p["eta_p50_s"], 180) || !near(p["eta_p90_s"], 240) || p["basis"] != 4.0 || p["same_shape"] != true || p["stalled"] != false || p["stall_limit_s"] != 720.0 {
+		t.Errorf("healthy boot: %v", p)
+	}
+	if p := progressOf("wedged"); p["stalled"] != true || p["in_phase_s"].(float64) < 1200 {
+		t.Errorf("boot 20 min in a 2-4 min graph capture: %v", p)
+	}
+	if p := progressOf("fresh"); p["no_history"] != true || p["eta_p50_s"] != nil || p["stall_limit_s"] != (15*time.Minute).Seconds() || p["stalled"] != true {
+		t.Errorf("boot of a target with no history: %v", p)
+	}
+	if p := progressOf("earlier0"); p != nil {
+		t.Errorf("an ended boot has progress %v", p)
+	}
+}
