@@ -58,7 +58,7 @@ func recordedSeries(t *testing.T, n int) []map[string]string {
 			t.Fatal(err)
 		}
 	}
-	m := metrics.New(metrics.Options{Store: db, NoProcessMetrics: true})
+	m := metrics.New(metrics.Options{Store: db, Progress: db, NoProcessMetrics: true})
 	m.IngestEntries(domain.IngestSourcePush, 10)
 	m.IngestError(domain.IngestSourcePush, domain.IngestErrLabels)
 	m.LinesSkipped(domain.IngestSourcePush, domain.IngestSkipDuplicate, 1)

@@ -18,6 +18,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/llmfleet/analyzer/deploy"
+	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/internal/fixturetest"
 	"github.com/llmfleet/analyzer/loki"
 	"github.com/llmfleet/analyzer/metrics"
@@ -303,7 +304,14 @@ func exported(t *testing.T) map[string]map[string]bool {
 			t.Fatal(err)
 		}
 	}
-	m := metrics.New(metrics.Options{Store: db, NoProcessMetrics: true})
+	// A boot in progress (started a minute ago, nothing before it), so
+	// that the stall gauge, which exists only while a unit boots, is there.
+	booting := &domain.Attempt{ID: "booting", Host: "gpu9", Unit: "booting.service", InvocationID: "inv", Engine: "vllm",
+		StartedAt: time.Now().Add(-time.Minute), Phase: domain.PhaseWeights, Verdict: domain.VerdictRunning, Shape: domain.Shape{}}
+	if err := db.SaveAttempts(context.Background(), []*domain.Attempt{booting}, nil); err != nil {
+		t.Fatal(err)
+	}
+	m := metrics.New(metrics.Options{Store: db, Progress: db, NoProcessMetrics: true})
 	m.JournalEntry("dankserver", time.Now())
 	m.LokiRequest("204")
 	mfs, err := m.Registry().Gather()

@@ -26,6 +26,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/progress"
 )
 
 // Namespace prefixes every metric name.
@@ -103,6 +104,12 @@ type Options struct {
 	// analyzer_metrics_units_dropped), so that a push of made-up host names
 	// cannot make /metrics slow and large.
 	MaxHosts int
+	// Progress, when set, is read at every scrape for the boots in
+	// progress and whether they stalled (analyzer_boot_stalled), with
+	// StallQuiet the no-history quiet limit (default
+	// progress.DefaultQuiet).
+	Progress   progress.Lister
+	StallQuiet time.Duration
 }
 
 // DefaultMaxHosts is the default of Options.MaxHosts.

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/progress"
 )
 
 // Descriptions of the metrics computed from the database at scrape time.
@@ -49,6 +50,10 @@ var (
 	unitsDroppedDesc = prometheus.NewDesc(Namespace+"_metrics_units_dropped",
 		"Units of the database left out of the per-unit series of this scrape: past the host cap (Options.MaxHosts) of (host, unit) pairs, in name order.",
 		nil, nil)
+	bootStalledDesc = prometheus.NewDesc(Namespace+"_boot_stalled",
+		"Present while the unit has a boot in progress: 1 when it has stayed in its phase far longer than that phase took in the "+
+			"unit's earlier boots (or, with no history, printed nothing for the quiet limit), 0 otherwise. The attempt's progress in the API says more.",
+		[]string{"host", "unit"}, nil)
 	storeUpDesc = prometheus.NewDesc(Namespace+"_store_up",
 		"1 when the database answered the last scrape, 0 when it failed.", nil, nil)
 )
@@ -97,7 +102,7 @@ func (c *storeCollector) setFindings(extra []string) {
 
 func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{attemptsDesc, attemptsEndedDesc, lastFailedDesc, findingsDesc, unitStateDesc, unitVerdictDesc,
-		unitRestartsDesc, unitRestartCounterDesc, unitSinceReadyDesc, unitsDroppedDesc, storeUpDesc} {
+		unitRestartsDesc, unitRestartCounterDesc, unitSinceReadyDesc, unitsDroppedDesc, bootStalledDesc, storeUpDesc} {
 		ch <- d
 	}
 }
@@ -218,6 +223,27 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 			if !known[id] && n > 0 {
 				ch <- prometheus.MustNewConstMetric(findingsDesc, prometheus.GaugeValue, float64(n), k.host, k.unit, id)
 			}
+		}
+	}
+
+	// Boots in progress: a series per unit booting now (a unit that is not
+	// booting has nothing to stall), 1 when its boot has stalled.
+	if c.opts.Progress != nil {
+		boots, err := progress.Boots(ctx, c.opts.Progress, now, c.opts.StallQuiet)
+		if err != nil {
+			c.opts.Logger.Error("metrics: boots in progress not read", "err", err)
+		}
+		stalled := map[unitKey]float64{}
+		for _, b := range boots {
+			k := unitKey{b.Attempt.Host, b.Attempt.Unit}
+			if units[k] && b.Estimate.Stalled {
+				stalled[k] = 1
+			} else if units[k] {
+				stalled[k] = max(stalled[k], 0)
+			}
+		}
+		for k, v := range stalled {
+			ch <- prometheus.MustNewConstMetric(bootStalledDesc, prometheus.GaugeValue, v, k.host, k.unit)
 		}
 	}
 

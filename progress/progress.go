@@ -7,6 +7,7 @@
 package progress
 
 import (
+	"context"
 	"slices"
 	"sort"
 	"time"
@@ -223,3 +224,82 @@ func quantile(ds []time.Duration, q float64) time.Duration {
 }
 
 func nonNeg(d time.Duration) time.Duration { return max(d, 0) }
+
+// ForAttempt estimates boot a at now from the attempts of its target that
+// started before it (others are ignored), with lastLine the time of its
+// newest line and quiet the no-history limit (<= 0: DefaultQuiet).
+func ForAttempt(earlier []*domain.Attempt, a *domain.Attempt, now, lastLine time.Time, quiet time.Duration) Estimate {
+	m := New()
+	t := TargetOf(a)
+	for _, b := range earlier {
+		if b.ID != a.ID && TargetOf(b) == t && b.StartedAt.Before(a.StartedAt) {
+			m.Add(b)
+		}
+	}
+	return m.Estimate(a, now, lastLine, quiet)
+}
+
+// InProgress reports whether a is a boot still in progress that an
+// estimate is about: not ended, not ready, started, and from a journal
+// (pasted text has no host, and no "now").
+func InProgress(a *domain.Attempt) bool {
+	return a.EndedAt.IsZero() && a.ReadyAt.IsZero() && !a.StartedAt.IsZero() && a.Host != ""
+}
+
+// LastLine is the time of the newest line an attempt is known to have
+// printed: its start, phase marks, evidence and context.
+func LastLine(a *domain.Attempt) time.Time {
+	last := a.StartedAt
+	for _, m := range a.Timeline {
+		if m.Time.After(last) {
+			last = m.Time
+		}
+	}
+	for _, l := range [][]domain.Evidence{a.Evidence, a.Context} {
+		for _, e := range l {
+			if e.Time.After(last) {
+				last = e.Time
+			}
+		}
+	}
+	return last
+}
+
+// MaxBootAge bounds how old a boot in progress may be (from its start):
+// an attempt that began longer ago and never ended is a lost end (a
+// journal cut, a backfill), not a boot anyone waits for.
+const MaxBootAge = 24 * time.Hour
+
+// Lister is what Boots reads (*store.DB has it).
+type Lister interface {
+	OpenAttempts(ctx context.Context) ([]*domain.Attempt, error)
+	ListAttempts(ctx context.Context, f domain.AttemptFilter) ([]*domain.Attempt, error)
+}
+
+// Boot is a boot in progress with its estimate.
+type Boot struct {
+	Attempt  *domain.Attempt
+	Estimate Estimate
+}
+
+// Boots estimates every boot in progress of db at now (InProgress,
+// started within MaxBootAge) from the MaxBoots earlier attempts of its
+// target. Errors are db's.
+func Boots(ctx context.Context, db Lister, now time.Time, quiet time.Duration) ([]Boot, error) {
+	open, err := db.OpenAttempts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []Boot
+	for _, a := range open {
+		if !InProgress(a) || now.Sub(a.StartedAt) > MaxBootAge {
+			continue
+		}
+		earlier, err := db.ListAttempts(ctx, domain.AttemptFilter{Host: a.Host, Unit: a.Unit, Limit: MaxBoots + 1})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Boot{a, ForAttempt(earlier, a, now, LastLine(a), quiet)})
+	}
+	return out, nil
+}

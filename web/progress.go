@@ -29,24 +29,17 @@ type progressJSON struct {
 	PhaseBasis int          `json:"phase_basis"`
 }
 
-// progressOf estimates a boot in progress (no end, not ready, from a
-// journal: pasted text has no host and no "now") at now from the earlier
-// boots of its target; nil for other attempts.
+// progressOf estimates a boot in progress (progress.InProgress) at now
+// from the earlier boots of its target; nil for other attempts.
 func (s *server) progressOf(ctx context.Context, a *domain.Attempt, now time.Time) (*progressJSON, error) {
-	if !a.EndedAt.IsZero() || !a.ReadyAt.IsZero() || a.Host == "" || a.StartedAt.IsZero() {
+	if !progress.InProgress(a) {
 		return nil, nil
 	}
 	earlier, err := s.db.ListAttempts(ctx, domain.AttemptFilter{Host: a.Host, Unit: a.Unit, Limit: progress.MaxBoots + 1})
 	if err != nil {
 		return nil, err
 	}
-	m := progress.New()
-	for _, b := range earlier {
-		if b.ID != a.ID && b.StartedAt.Before(a.StartedAt) {
-			m.Add(b)
-		}
-	}
-	e := m.Estimate(a, now, lastLineOf(a), s.opts.StallQuiet)
+	e := progress.ForAttempt(earlier, a, now, progress.LastLine(a), s.opts.StallQuiet)
 	sec := func(d time.Duration) *float64 { v := d.Seconds(); return &v }
 	p := &progressJSON{Phase: e.Phase, PhaseStart: formatTime(e.PhaseStart), Elapsed: e.Elapsed.Seconds(), InPhase: e.InPhase.Seconds(),
 		Basis: e.Basis, Comparable: e.Comparable, NoHistory: e.NoHistory(), StallLimit: e.StallLimit.Seconds(), Stalled: e.Stalled, PhaseBasis: e.PhaseBasis}
@@ -57,23 +50,4 @@ func (s *server) progressOf(ctx context.Context, a *domain.Attempt, now time.Tim
 		p.PhaseP50, p.PhaseP90 = sec(e.PhaseP50), sec(e.PhaseP90)
 	}
 	return p, nil
-}
-
-// lastLineOf is the time of the newest line the attempt is known to have
-// printed: its start, phase marks, evidence and context.
-func lastLineOf(a *domain.Attempt) time.Time {
-	last := a.StartedAt
-	for _, m := range a.Timeline {
-		if m.Time.After(last) {
-			last = m.Time
-		}
-	}
-	for _, l := range [][]domain.Evidence{a.Evidence, a.Context} {
-		for _, e := range l {
-			if e.Time.After(last) {
-				last = e.Time
-			}
-		}
-	}
-	return last
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/llmfleet/analyzer/loki"
 	"github.com/llmfleet/analyzer/metrics"
 	"github.com/llmfleet/analyzer/pipeline"
+	"github.com/llmfleet/analyzer/progress"
 	"github.com/llmfleet/analyzer/rules"
 	"github.com/llmfleet/analyzer/store"
 	"github.com/llmfleet/analyzer/web"
@@ -76,6 +77,7 @@ type liveFlags struct {
 	push         bool
 	pushToken    string
 	pushMaxBytes int64
+	stallQuiet   time.Duration
 }
 
 func addLiveFlags(fs *pflag.FlagSet) *liveFlags {
@@ -87,6 +89,8 @@ func addLiveFlags(fs *pflag.FlagSet) *liveFlags {
 	fs.StringVar(&lf.pushToken, "push-token", os.Getenv("ANALYZER_PUSH_TOKEN"),
 		"bearer token pushes must send (default $ANALYZER_PUSH_TOKEN); required when --listen is not loopback")
 	fs.Int64Var(&lf.pushMaxBytes, "push-max-bytes", loki.DefaultMaxBytes, "largest push body, as received and decompressed (413 above)")
+	fs.DurationVar(&lf.stallQuiet, "stall-quiet", progress.DefaultQuiet,
+		"a boot whose phase the unit's earlier boots do not tell has stalled once it printed nothing for this long (analyzer_boot_stalled)")
 	return lf
 }
 
@@ -165,7 +169,7 @@ func startLive(ctx context.Context, db *store.DB, lf *liveFlags) (*live, error) 
 	if err != nil {
 		return nil, usageError{msg: err.Error()}
 	}
-	m := metrics.New(metrics.Options{Store: db, Version: versionLabel(), ExternalURL: ext})
+	m := metrics.New(metrics.Options{Store: db, Version: versionLabel(), ExternalURL: ext, Progress: db, StallQuiet: lf.stallQuiet})
 	rl.Observe(func(st rules.ReloadStatus, n int) { m.RulesReloaded(st.OK, st.Time, n) })
 	pusher, err := lf.loki.pusher(m)
 	if err != nil {

@@ -112,7 +112,7 @@ func (m *serveMain) Open(ctx context.Context, fs *pflag.FlagSet) error {
 	m.lv.watchSIGHUP(ctx)
 	m.health = healthChecks(ctx, m.db, o.db, m.fol)
 	handler := web.New(m.db, web.Options{Routes: m.lv.routes, WarmLadders: true, LiveUpdate: true, Context: ctx, AllowedHosts: o.http.allowed(o.listen),
-		Health: m.health, Suggester: &suggest.Suggester{DB: m.db, NotFound: store.ErrNotFound, Dir: o.live.rules,
+		Health: m.health, StallQuiet: o.live.stallQuiet, Suggester: &suggest.Suggester{DB: m.db, NotFound: store.ErrNotFound, Dir: o.live.rules,
 			Reload: func() error { return m.lv.rules.Update("a rule written from an unknown failure") }}})
 	m.srv = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: o.http.readTimeout,
 		WriteTimeout: o.http.writeTimeout, IdleTimeout: o.http.idleTimeout, MaxHeaderBytes: 64 << 10}
