@@ -134,7 +134,8 @@ func dashboardExprs(t *testing.T, rateInterval string) map[string]string {
 
 // promtoolTest writes a promtool unit test file evaluating each expression
 // (as count(expr) > bool 0, which is 1 when it returns data) at eval over
-// the recorded series and runs `promtool test rules` on it.
+// the recorded series, with the shipped rules (and so their recording
+// rules) evaluated, and runs `promtool test rules` on it.
 func promtoolTest(t *testing.T, promtool string, exprs map[string]string, series []map[string]string, interval time.Duration, eval string) ([]byte, error) {
 	t.Helper()
 	names := make([]string, 0, len(exprs))
@@ -150,8 +151,13 @@ func promtoolTest(t *testing.T, promtool string, exprs map[string]string, series
 			"exp_samples": []map[string]any{{"labels": "{}", "value": 1}},
 		})
 	}
+	// The shipped rule file: panels may read its recording rules.
+	rulesFile, err := filepath.Abs("prometheus/rules.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
 	doc := map[string]any{
-		"rule_files":          []string{},
+		"rule_files":          []string{rulesFile},
 		"evaluation_interval": interval.String(),
 		"tests": []map[string]any{{
 			"interval":         interval.String(),
