@@ -2,7 +2,10 @@ package web
 
 import (
 	"context"
+	"net/http"
 	"time"
+
+	"github.com/gin-gonic/gin"
 
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/progress"
@@ -50,4 +53,49 @@ func (s *server) progressOf(ctx context.Context, a *domain.Attempt, now time.Tim
 		p.PhaseP50, p.PhaseP90 = sec(e.PhaseP50), sec(e.PhaseP90)
 	}
 	return p, nil
+}
+
+// bootJSON is one boot of GET /api/v1/boots.
+type bootJSON struct {
+	ID        string        `json:"id"`
+	Host      string        `json:"host"`
+	Unit      string        `json:"unit"`
+	Engine    string        `json:"engine,omitempty"`
+	StartedAt string        `json:"started_at"`
+	Shape     domain.Shape  `json:"shape"`
+	Progress  *progressJSON `json:"progress"`
+}
+
+// maxBoots bounds the boots GET /api/v1/boots estimates (newest first).
+const maxBoots = 200
+
+// apiBoots is GET /api/v1/boots: {"boots": [bootJSON...]}, the boots in
+// progress (progress.InProgress, started within progress.MaxBootAge),
+// newest first, each with its progress; what `analyzer watch` shows.
+func (s *server) apiBoots(c *gin.Context) {
+	ctx := c.Request.Context()
+	now := time.Now()
+	running, err := s.db.ListAttempts(ctx, domain.AttemptFilter{Verdict: string(domain.VerdictRunning), Limit: maxBoots, Brief: true})
+	if err != nil {
+		s.serverError(c, err, true)
+		return
+	}
+	out := []bootJSON{}
+	for _, b := range running {
+		if !progress.InProgress(b) || now.Sub(b.StartedAt) > progress.MaxBootAge {
+			continue
+		}
+		a, err := s.db.GetAttempt(ctx, b.ID) // with its timeline
+		if err != nil {
+			s.serverError(c, err, true)
+			return
+		}
+		p, err := s.progressOf(ctx, a, now)
+		if err != nil {
+			s.serverError(c, err, true)
+			return
+		}
+		out = append(out, bootJSON{ID: a.ID, Host: a.Host, Unit: a.Unit, Engine: a.Engine, StartedAt: formatTime(a.StartedAt), Shape: a.Shape, Progress: p})
+	}
+	c.JSON(http.StatusOK, gin.H{"boots": out})
 }

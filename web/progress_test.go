@@ -62,4 +62,23 @@ func TestProgressOfABootInProgress(t *testing.T) {
 	if p := progressOf("earlier0"); p != nil {
 		t.Errorf("an ended boot has progress %v", p)
 	}
+	// GET /api/v1/boots: the three boots in progress, newest first, with
+	// their progress; not the ended ones.
+	code, body, _ := get(t, srv, "/api/v1/boots")
+	var boots struct {
+		Boots []struct {
+			ID       string         `json:"id"`
+			Progress map[string]any `json:"progress"`
+		} `json:"boots"`
+	}
+	if err := json.Unmarshal([]byte(body), &boots); code != 200 || err != nil || len(boots.Boots) != 3 {
+		t.Fatalf("/api/v1/boots: %d %v %s", code, err, body)
+	}
+	stalled := map[string]bool{}
+	for _, b := range boots.Boots {
+		stalled[b.ID] = b.Progress["stalled"] == true
+	}
+	if stalled["healthy"] || !stalled["wedged"] || !stalled["fresh"] || len(stalled) != 3 {
+		t.Errorf("/api/v1/boots stalled: %v", stalled)
+	}
 }

@@ -145,8 +145,10 @@ type server struct {
 //	                          several: the list), else the 404 page
 //	GET /api/v1/attempts      {"attempts": [AttemptJSON...], "total": N, "next": CURSOR, "prev": CURSOR}
 //	                          (next/prev absent on the last/first page); since/until RFC 3339
-//	GET /api/v1/attempts/:id  AttemptJSON + findings_detail, timeline, context, group; an id that is no
-//	                          attempt's is searched as q (one match: that attempt)
+//	GET /api/v1/attempts/:id  AttemptJSON + findings_detail, timeline, context, group, and a boot in
+//	                          progress's progress; an id that is no attempt's is searched as q (one
+//	                          match: that attempt)
+//	GET /api/v1/boots         {"boots": [bootJSON...]}: the boots in progress with their progress
 //	GET /ladders, /ladders/:id, /api/v1/ladders, /api/v1/ladders/:id, /api/v1/ladders/:id/predict
 //	                          boot ladders and the what-if prediction (see registerLadders)
 //	GET /failures             failure groups (see registerFailures); /unknown is its unknown_failure view
@@ -224,6 +226,7 @@ func New(db AttemptReader, opts Options) *gin.Engine {
 	r.GET("/attempts/:id/log", s.attemptLogPage)
 	r.GET("/api/v1/attempts", s.apiList)
 	r.GET("/api/v1/attempts/:id", s.apiGet)
+	r.GET("/api/v1/boots", s.apiBoots)
 	r.GET("/healthz", s.healthz)
 	r.GET("/-/ready", s.healthz)
 	r.GET("/-/healthy", healthy)

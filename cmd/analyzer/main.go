@@ -153,7 +153,7 @@ func newRootCmd() *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{msg: err.Error(), cmd: c.CommandPath()}
 	})
-	root.AddCommand(newExplainCmd(), newReplayCmd(), newServeCmd(), newLadderCmd(), newFitCmd(), newRulesCmd(), &cobra.Command{
+	root.AddCommand(newExplainCmd(), newReplayCmd(), newServeCmd(), newLadderCmd(), newFitCmd(), newRulesCmd(), newWatchCmd(), &cobra.Command{
 		Use:   "version",
 		Short: "print the analyzer's version (as --version)",
 		Args:  noArgs,
