@@ -124,6 +124,7 @@ const (
 	FindingCleanExitWorkerDeath = "clean_exit_worker_death"
 	FindingCrashLoop            = "crash_loop"
 	FindingLogLoss              = "log_loss"
+	FindingBootStalled          = "boot_stalled"
 	FindingBootNotSurvivable    = "boot_not_survivable"
 )
 
@@ -138,7 +139,7 @@ var Verdicts = []Verdict{
 
 // NonRootFindings lists the findings that are never a verdict.
 var NonRootFindings = []string{
-	FindingCleanExitWorkerDeath, FindingCrashLoop, FindingLogLoss, FindingBootNotSurvivable,
+	FindingCleanExitWorkerDeath, FindingCrashLoop, FindingLogLoss, FindingBootNotSurvivable, FindingBootStalled,
 }
 
 // IsFailure reports whether the verdict names a failure (not running,

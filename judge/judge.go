@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"slices"
 	"time"
 
 	"github.com/llmfleet/analyzer/domain"
@@ -231,7 +232,39 @@ func findingRule(s *rules.Set, id string) *rules.Rule {
 			return r
 		}
 	}
+	if id == domain.FindingBootStalled {
+		return &rules.Rule{ID: "analyzer." + id, Title: "the boot has stalled in its phase", Finding: id,
+			Severity: domain.SeverityWarning, MessageID: MessageIDBootStalled}
+	}
 	return &rules.Rule{ID: "analyzer." + id, Finding: id, Severity: domain.SeverityWarning, MessageID: MessageIDLogLoss}
+}
+
+// lineNoted are the findings raised outside the rules whose note is their
+// line: the tracker writes it whole ("graph_capture for 14m; it took ...").
+var lineNoted = map[string]bool{domain.FindingBootStalled: true}
+
+// Withdraw takes back a finding raised by Finding (a stalled boot that
+// moved on); it reports whether there was one.
+func (j *Judge) Withdraw(id string) bool {
+	found := false
+	ext, extID := j.external[:0], j.externalID[:0]
+	for i, e := range j.external {
+		if j.externalID[i] == id {
+			found = true
+			continue
+		}
+		ext, extID = append(ext, e), append(extID, j.externalID[i])
+	}
+	j.external, j.externalID = ext, extID
+	if _, ok := j.side[id]; ok {
+		delete(j.side, id)
+		j.sideOrder = slices.DeleteFunc(j.sideOrder, func(s string) bool { return s == id })
+		found = true
+	}
+	if found {
+		j.version++
+	}
+	return found
 }
 
 // The rules of the verdicts the judge names itself, without a rule of the
@@ -248,6 +281,7 @@ const (
 	MessageIDUnknownFailure = "c4deb1c694538b4d8d75dce263d1534e"
 	MessageIDLogLoss        = "d7bd97a9522bf7b670303457da23dd0c"
 	MessageIDEngineDied     = "5dea6626c591aab3f8877d14c919ebd1"
+	MessageIDBootStalled    = "02218e03f2064f09bd662bcff3a1cd17"
 )
 
 // End is what the tracker knows of how an attempt ended, besides the

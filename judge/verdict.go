@@ -250,7 +250,11 @@ func (v *verdict) rootCause(best *pending, others []*pending) {
 func (v *verdict) sideFindings() {
 	for _, id := range v.j.sideOrder {
 		p := v.j.side[id]
-		f := finding(p, p.rule.RenderNote(v.noteData(p)))
+		note := p.rule.RenderNote(v.noteData(p))
+		if lineNoted[id] {
+			note = p.line
+		}
+		f := finding(p, note)
 		v.a.Findings = append(v.a.Findings, f)
 		v.add(domain.RoleFinding, p.evidence...)
 	}

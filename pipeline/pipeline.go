@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/progress"
 	"github.com/llmfleet/analyzer/rules"
 	"github.com/llmfleet/analyzer/tracker"
 )
@@ -102,6 +103,18 @@ type Options struct {
 	// CloseTimeout bounds the last save of Close (default 1 s); the
 	// attempts it could not save are logged as lost.
 	CloseTimeout time.Duration
+	// History, when set, gives each open boot's earlier boots (the
+	// store): at every timer flush the pipeline raises boot_stalled on a
+	// boot that stalled (package progress) and withdraws it when the boot
+	// moves on; StallQuiet is the no-history quiet limit (default
+	// progress.DefaultQuiet).
+	History    History
+	StallQuiet time.Duration
+}
+
+// History lists stored attempts (*store.DB has it).
+type History interface {
+	ListAttempts(ctx context.Context, f domain.AttemptFilter) ([]*domain.Attempt, error)
 }
 
 // Live is the live pipeline. Create it with New, then Start it.
@@ -385,9 +398,11 @@ func (l *Live) run() {
 			l.reportFlush(l.flush(ctx, false))
 		case reply := <-l.flushReq:
 			l.drain()
+			l.checkStalls(ctx)
 			reply <- l.flush(ctx, true)
 		case <-tick.C:
 			l.drain()
+			l.checkStalls(ctx)
 			l.reportFlush(l.flush(ctx, false))
 		}
 	}
@@ -616,6 +631,34 @@ func (l *Live) offerFindings() {
 	for k := range l.firstSeen {
 		if !live[k] {
 			delete(l.firstSeen, k) // superseded, or the attempt ended
+		}
+	}
+}
+
+// checkStalls raises boot_stalled on the open boots that stalled and
+// withdraws it from those that moved on (tracker.Stall), each boot judged
+// against its target's earlier boots in History (progress.ForAttempt).
+func (l *Live) checkStalls(ctx context.Context) {
+	if l.opts.History == nil || l.catchingUp {
+		return
+	}
+	now := l.opts.Now()
+	if l.dirty || l.attempts == nil {
+		l.attempts = l.tr.Attempts()
+	}
+	for _, a := range l.attempts {
+		if !progress.InProgress(a) || now.Sub(a.StartedAt) > progress.MaxBootAge {
+			continue
+		}
+		earlier, err := l.opts.History.ListAttempts(ctx, domain.AttemptFilter{Host: a.Host, Unit: a.Unit, Limit: progress.MaxBoots + 1})
+		if err != nil {
+			l.opts.Logger.Error("pipeline: earlier boots not read; stalls not checked", "err", err)
+			return
+		}
+		last := progress.LastLine(a)
+		e := progress.ForAttempt(earlier, a, now, last, l.opts.StallQuiet)
+		if l.tr.Stall(a.ID, e.Stalled, domain.Evidence{Time: now, Message: e.Describe(now.Sub(last))}) {
+			l.dirty = true
 		}
 	}
 }

@@ -8,6 +8,7 @@ package progress
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sort"
 	"time"
@@ -302,4 +303,20 @@ func Boots(ctx context.Context, db Lister, now time.Time, quiet time.Duration) (
 		out = append(out, Boot{a, ForAttempt(earlier, a, now, LastLine(a), quiet)})
 	}
 	return out, nil
+}
+
+// Describe says a stall in words, for the boot_stalled finding and its
+// note: "graph_capture for 14m0s; it took 2m0s-4m0s in the last 9 boots
+// of this shape", or, with no history, how long the boot printed nothing.
+func (e Estimate) Describe(silent time.Duration) string {
+	if e.PhaseBasis >= MinBasis {
+		of := "of this unit"
+		if e.Comparable {
+			of = "of this shape"
+		}
+		return fmt.Sprintf("%s for %s; it took %s-%s in the last %d boots %s", e.Phase, e.InPhase.Round(time.Second),
+			e.PhaseP50.Round(time.Second), e.PhaseP90.Round(time.Second), e.PhaseBasis, of)
+	}
+	return fmt.Sprintf("%s for %s, and nothing printed for %s; no earlier boot of this unit tells how long %s takes",
+		e.Phase, e.InPhase.Round(time.Second), silent.Round(time.Second), e.Phase)
 }

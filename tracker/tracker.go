@@ -123,6 +123,8 @@ type state struct {
 	log       logBuf            // the attempt's own lines (Options.KeepLog)
 	// notedHost and notedUnit: the host|unit last put in engineUnits.
 	notedHost, notedUnit string
+	// stalled: the boot_stalled finding stands (Stall).
+	stalled bool
 
 	// version is the attempt's change version (domain.Attempt.Version):
 	// the tracker's clock at its latest change. judgeV and zone are the
@@ -657,6 +659,30 @@ func (t *Tracker) line(st *state, e domain.Entry, raw string) {
 // sideFinding records a finding raised by the tracker itself (log loss).
 func (t *Tracker) sideFinding(st *state, id string, e domain.Entry, msg string) {
 	st.j.Finding(id, domain.Evidence{Time: e.Time, Cursor: e.Cursor, Message: msg})
+}
+
+// Stall raises (stalled) or withdraws the boot_stalled finding of the
+// open attempt id, with ev as its line (the stall said in words, at the
+// time it was seen); an attempt that ended keeps what it had. It reports
+// whether the attempt changed.
+func (t *Tracker) Stall(id string, stalled bool, ev domain.Evidence) bool {
+	for _, st := range t.attempts {
+		if st.a.ID != id || st.ended {
+			continue
+		}
+		if stalled == st.stalled {
+			return false
+		}
+		st.stalled = stalled
+		if stalled {
+			st.j.Finding(domain.FindingBootStalled, ev)
+		} else {
+			st.j.Withdraw(domain.FindingBootStalled)
+		}
+		t.changed(st)
+		return true
+	}
+	return false
 }
 
 // end closes an attempt: it decides the verdict and evaluates end rules.

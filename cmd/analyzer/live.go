@@ -177,7 +177,7 @@ func startLive(ctx context.Context, db *store.DB, lf *liveFlags) (*live, error) 
 	}
 	// SIGTERM (ctx) abandons a save in progress; Close saves what it can
 	// within a second.
-	popts := pipeline.Options{Metrics: m, Context: ctx}
+	popts := pipeline.Options{Metrics: m, Context: ctx, History: db, StallQuiet: lf.stallQuiet}
 	if pusher != nil {
 		popts.Findings = pusher
 		pusher.Start()

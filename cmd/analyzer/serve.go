@@ -104,6 +104,7 @@ func (m *serveMain) Open(ctx context.Context, fs *pflag.FlagSet) error {
 		return err
 	}
 	if o.journal.wanted() {
+		o.journal.stallQuiet = o.live.stallQuiet
 		if m.fol, err = startJournal(ctx, m.db, m.lv.rules.Current(), o.journal, m.lv.metrics, m.lv.findings()); err != nil {
 			return err
 		}

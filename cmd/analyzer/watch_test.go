@@ -71,9 +71,9 @@ func TestWatch(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	want := map[string]string{
-		"gpu1 vllm.service  graph_capture 1m": "ready in ~3m",
+		"gpu1 vllm.service  graph_capture 1m":  "ready in ~3m",
 		"gpu1 vllm.service  graph_capture 20m": "STALLED: graph_capture for 20m",
-		"gpu1 new.service  graph_capture 20m": "STALLED: nothing printed for 15m00s or more",
+		"gpu1 new.service  graph_capture 20m":  "STALLED: nothing printed for 15m00s or more",
 	}
 	if len(lines) != 3 || bytes.Contains(out, []byte("\x1b[")) {
 		t.Fatalf("piped watch: %d lines, want 3 plain ones:\n%q", len(lines), out)
