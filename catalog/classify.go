@@ -189,6 +189,15 @@ var (
 // or that a tensor-parallel partition of a weight does not divide.
 var parallelSize = regexp.MustCompile("(?i)divisible by .{0,40}(?:num_shards|world_size|tp_size|tensor_parallel|tensor parallel|shards)|(?:per_partition|partition_size).{0,60}divisible")
 
+// loadFunc: a function whose name says it loads the model's weights,
+// checkpoint or state dict. A statement there fails while weights load,
+// wherever its file lives (a worker process that loads its own share of the
+// weights, an engine's loader helper), unless the path named a more specific
+// subsystem than the engine's core. A bare load_model is not one: servers
+// name their whole bring-up so (llama.cpp's server checks its arguments
+// there).
+var loadFunc = regexp.MustCompile(`(?i)^_*load_(?:weights?|model_weights|checkpoint|state_dict|tensors)$`)
+
 // oneRequest: a statement naming the request, stream or session it is about.
 var oneRequest = regexp.MustCompile(`(?i)\b(?:request_id|req_id|stream_id|session_id|rid)\b|\b(?:request|req|stream|session) (?:\{|%|x\b|0\b)`)
 
@@ -272,6 +281,9 @@ func Classify(p Profile, r Raw) (Statement, bool) {
 			s.Kind, s.Family, s.Phase = pr.kind, pr.family, pr.phase
 			break
 		}
+	}
+	if s.Kind == KindFatal && (s.Family == domain.VerdictEngineDied || s.Family == domain.VerdictUnknownFailure) && loadFunc.MatchString(r.Func) {
+		s.Family, s.Phase = domain.VerdictMissingPayload, domain.PhaseWeights
 	}
 	if s.Kind == KindFatal && parallelSize.MatchString(r.Format) {
 		// A size that must divide by the shard or rank count: the

@@ -170,3 +170,27 @@ func TestClassifyOneRequest(t *testing.T) {
 		t.Errorf("partition not divisible: %s %s/%s, want fatal config_error/weights", s.Kind, s.Family, s.Phase)
 	}
 }
+
+// TestClassifyLoadFunc: a statement in a function that loads weights is a
+// weights failure even where the path names only the engine's core (a worker
+// process loading its share of the weights); a more specific path keeps its
+// family, and a server's whole-bring-up load_model is not one.
+func TestClassifyLoadFunc(t *testing.T) {
+	s, _ := Classify(Profiles["vllm"], Raw{File: "vllm/v1/offload/worker.py", Func: "_load_weights", Call: "raise", Exc: "RuntimeError",
+		Format: "offload checkpoint did not load all parameters: {missing}"})
+	if s.Family != domain.VerdictMissingPayload || s.Phase != domain.PhaseWeights {
+		t.Errorf("worker _load_weights: got %s/%s, want missing_payload/weights", s.Family, s.Phase)
+	}
+	s, _ = Classify(Profiles["vllm"], Raw{File: "vllm/v1/worker/gpu_worker.py", Func: "load_weights", Call: "raise", Exc: "OutOfMemoryError", Format: "out of memory"})
+	if s.Family != domain.VerdictOOMWeights {
+		t.Errorf("OOM in load_weights: got %s, want %s", s.Family, domain.VerdictOOMWeights)
+	}
+	s, _ = Classify(Profiles["vllm"], Raw{File: "vllm/distributed/parallel_state.py", Func: "load_state_dict", Call: "raise", Exc: "RuntimeError", Format: "x"})
+	if s.Family != domain.VerdictDistributedError {
+		t.Errorf("distributed path: got %s, want distributed_error", s.Family)
+	}
+	s, _ = Classify(Profiles["llamacpp"], Raw{File: "examples/server/server-context.cpp", Func: "load_model", Call: "LOG_ERROR", Format: "unable to load model"})
+	if s.Phase == domain.PhaseWeights {
+		t.Errorf("server load_model: got phase %s, want none", s.Phase)
+	}
+}

@@ -7,6 +7,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MIRROR="${MIRROR:-/work/.mirror}"
+# Engines the fetch tool refuses are assembled file by file from the library's
+# file index into ASSEMBLED/<owner>+<repo>/tree (a git work tree; its manifest
+# of paths and upstream commits is committed in catalog/data/).
+ASSEMBLED="${ASSEMBLED:-/work/.assembled}"
 extract() { # out engine version repo rev [under]
   local out=$1 engine=$2 version=$3 repo=$4 rev=$5 under=${6:-}
   local dir="$MIRROR/$repo/repo"
@@ -20,6 +24,19 @@ extract() { # out engine version repo rev [under]
   mv "catalog/data/$out.tsv.tmp" "catalog/data/$out.tsv"
   echo "wrote catalog/data/$out.tsv" >&2
 }
+extract_assembled() { # out engine version repo [under]
+  local out=$1 engine=$2 version=$3 repo=$4 under=${5:-}
+  local dir="$ASSEMBLED/$repo/tree"
+  if ! git -C "$dir" rev-parse --verify -q "HEAD^{commit}" >/dev/null 2>&1; then
+    echo "skip $out: no assembled $repo under $ASSEMBLED" >&2
+    return 0
+  fi
+  local args=(--engine "$engine" --version "$version" --rev HEAD)
+  [ -n "$under" ] && args+=(--under "$under")
+  go run ./cmd/enginecatalog extract "${args[@]}" "$dir" > "catalog/data/$out.tsv.tmp"
+  mv "catalog/data/$out.tsv.tmp" "catalog/data/$out.tsv"
+  echo "wrote catalog/data/$out.tsv" >&2
+}
 extract vllm-fork-28be48fa9 vllm local-inference-lab-28be48fa9 local-inference-lab+vllm 28be48fa9
 extract sglang-fork-64bca5315 sglang YAMY1234-64bca5315 YAMY1234+sglang 64bca5315
 extract ik_llama.cpp-8337e4cd3 llamacpp ik-8337e4cd3 ikawrakow+ik_llama.cpp 8337e4cd3
@@ -28,4 +45,6 @@ extract ollama-fb3076099 ollama fb3076099 ollama+ollama fb3076099
 extract tgi-db931fcf tgi db931fcf huggingface+text-generation-inference db931fcf
 extract lmdeploy-1263d5cd8 lmdeploy 1263d5cd8 InternLM+lmdeploy 1263d5cd8
 extract exllama-tabbyapi-e632af4 exllama tabbyapi-e632af4 theroyallab+tabbyAPI e632af4
+# the radiance fork serves through its patched vLLM and GGUF plugin (vendor/)
+extract_assembled radiance-757ae1f3d vllm radiance-vllm-qwen4exp-757ae1f3d drwolfen+radiance-vllm-qwen4exp vendor/vllm,vendor/vllm-gguf-plugin
 go run ./cmd/enginecatalog table catalog/data/*.tsv

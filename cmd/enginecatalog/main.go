@@ -2,7 +2,7 @@
 // an inference engine's source tree (a bare git directory, read with git
 // ls-tree and cat-file), and prints a catalog's coverage.
 //
-//	enginecatalog extract --engine NAME --version V [--rev REV] [--under DIR] SRC_GIT_DIR > catalog/data/NAME-V.tsv
+//	enginecatalog extract --engine NAME --version V [--rev REV] [--under DIR[,DIR...]] SRC_GIT_DIR > catalog/data/NAME-V.tsv
 //	enginecatalog table catalog/data/*.tsv
 package main
 
@@ -41,7 +41,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: enginecatalog extract --engine NAME --version V [--rev REV] [--under DIR] SRC_GIT_DIR\n       enginecatalog table CATALOG.tsv...")
+	fmt.Fprintln(os.Stderr, "usage: enginecatalog extract --engine NAME --version V [--rev REV] [--under DIR[,DIR...]] SRC_GIT_DIR\n       enginecatalog table CATALOG.tsv...")
 	os.Exit(2)
 }
 
@@ -66,7 +66,7 @@ func extract(args []string) error {
 	engine := fs.String("engine", "", "engine family (vllm, sglang, llamacpp, ollama, tgi, lmdeploy, trtllm)")
 	version := fs.String("version", "", "engine version or fork, written into the catalog")
 	rev := fs.String("rev", "HEAD", "git revision to read")
-	under := fs.String("under", "", "read only this folder of the tree (its prefix is cut from paths)")
+	under := fs.String("under", "", "read only this folder of the tree (its prefix is cut from paths); several folders separated by commas")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -79,8 +79,18 @@ func extract(args []string) error {
 	}
 	dir := fs.Arg(0)
 	lsArgs := []string{"-C", dir, "ls-tree", "-r", "-z", "--full-tree", *rev}
-	if *under != "" {
-		lsArgs = append(lsArgs, "--", *under)
+	// A fork may keep its serving code in several folders (a patched
+	// vLLM and its plugin side by side under vendor/): each folder's prefix
+	// is cut from its own paths, so they read as the upstream package does.
+	var unders []string
+	for _, u := range strings.Split(*under, ",") {
+		if u = strings.Trim(strings.TrimSpace(u), "/"); u != "" {
+			unders = append(unders, u)
+		}
+	}
+	if len(unders) > 0 {
+		lsArgs = append(lsArgs, "--")
+		lsArgs = append(lsArgs, unders...)
 	}
 	ls := exec.Command("git", lsArgs...)
 	out, err := ls.Output()
@@ -100,7 +110,13 @@ func extract(args []string) error {
 		if len(f) != 3 || f[1] != "blob" {
 			continue
 		}
-		rel := strings.TrimPrefix(strings.TrimPrefix(p, *under), "/")
+		rel := p
+		for _, u := range unders {
+			if strings.HasPrefix(p, u+"/") {
+				rel = strings.TrimPrefix(p, u+"/")
+				break
+			}
+		}
 		if skipPath(rel) {
 			continue
 		}
