@@ -374,6 +374,11 @@ func Classify(p Profile, r Raw) (Statement, bool) {
 		}
 		return s, true
 	}
+	if r.Call == "throw" && s.Kind == KindFatal && s.Family == domain.VerdictUnknownFailure && len(p.Aborted) > 0 {
+		// An engine that reports the abort an escaped exception ends in
+		// (its profile's Aborted lines) says the process died.
+		s.Family = domain.VerdictEngineDied
+	}
 	for _, e := range excTable {
 		if r.Exc != "" && e.re.MatchString(r.Exc) {
 			if s.Kind == KindRequest && e.family != "oom" {

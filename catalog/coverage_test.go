@@ -26,7 +26,7 @@ var floors = map[string]struct {
 	falseReady   int
 }{
 	"exllama-tabbyapi-e632af4":         {94.0, 100, 0},
-	"gufo-fbb4caf37":                   {95.0, 100, 0},
+	"gufo-fbb4caf37":                   {99.2, 100, 0},
 	"ik_llama.cpp-8337e4cd3":           {97.5, 100, 0},
 	"llamacpp-ollama-vendored-9db4bdb": {90.4, 100, 0},
 	"lmdeploy-1263d5cd8":               {91.7, 100, 0},
