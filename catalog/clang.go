@@ -20,6 +20,32 @@ var cFatal = map[string]bool{
 
 var cInfo = map[string]bool{"LOG_INF": true, "LOG_INFO": true, "LLAMA_LOG_INFO": true, "SRV_INF": true, "GGML_LOG_INFO": true, "printf": true}
 
+// cLogCall is a logging call spelled Class::Method(...): its level as the
+// log line prints it, whether that level reports a fatal error, and whether
+// its first argument is a component tag (then the message is the second).
+type cLogCall struct {
+	level  string
+	fatal  bool
+	tagged bool
+}
+
+// cLogCalls are the class-qualified logging calls recognised by name, as
+// engines that wrap their own logger spell them: gufo's
+// Logger::Error("component", message) and spdlog's free functions. Only the
+// last two parts of a qualified name count (server::Logger::Error is
+// Logger::Error). Warnings are neither fatal nor milestones and are not listed.
+var cLogCalls = map[string]cLogCall{
+	"Logger::Error": {"ERROR", true, true}, "Logger::Info": {"INFO", false, true},
+	"spdlog::error": {"error", true, false}, "spdlog::critical": {"critical", true, false}, "spdlog::info": {"info", false, false},
+}
+
+// cStreams are the output streams whose "<<" chains are read like a print
+// call: standard error, where a C++ program reports what ends it.
+var cStreams = map[string]bool{"cerr": true}
+
+// MaxStreamTokens bounds the tokens one "<<" chain is followed for.
+const MaxStreamTokens = 4096
+
 type cTok struct {
 	kind byte // 'n' name, 's' string, 'o' operator, '#': preprocessor line
 	text string
@@ -217,6 +243,27 @@ func CExtract(path string, src []byte) []Raw {
 			out = append(out, Raw{File: path, Line: t.line, Func: fn, Call: "throw", Exc: exc, Format: f, Holes: holes, Lang: "c"})
 			continue
 		}
+		if i >= 2 && toks[i-1].text == "::" && toks[i-2].kind == 'n' && i+1 < len(toks) && toks[i+1].text == "(" {
+			call := toks[i-2].text + "::" + name
+			if lc, ok := cLogCalls[call]; ok {
+				tag, skip := "", 0
+				if lc.tagged {
+					tag, _ = cArgs(toks, i+2, 0)
+					skip = 1
+				}
+				if f, holes := cArgs(toks, i+2, skip); f != "" {
+					out = append(out, Raw{File: path, Line: t.line, Func: fn, Call: call, Tag: tag, Format: f, Holes: holes, Lang: "c", Info: !lc.fatal})
+				}
+				continue
+			}
+		}
+		if cStreams[name] && i+2 < len(toks) && toks[i+1].text == "<" && toks[i+2].text == "<" && (i == 0 || toks[i-1].text != ".") {
+			// std::cerr << "Error: " << what << '\n';
+			if f, holes := cStream(toks, i+3); strings.TrimSpace(strings.ReplaceAll(f, "%s", "")) != "" {
+				out = append(out, Raw{File: path, Line: t.line, Func: fn, Call: "std::" + name, Format: f, Holes: holes, Lang: "c"})
+			}
+			continue
+		}
 		fatal, known := cFatal[name]
 		info := cInfo[name]
 		if !(known && fatal) && !info {
@@ -326,6 +373,77 @@ func cArgs(toks []cTok, i, skip int) (string, bool) {
 			lastWasStr = false
 		}
 	}
+	return b.String(), holes
+}
+
+// cStream renders a "<<" chain starting at toks[i] (after the stream and its
+// first "<<") up to the end of the statement: each operand that is a string
+// literal (adjacent ones concatenated) is text, any other operand a hole. A
+// character literal ('\n') is dropped: the tokenizer keeps no value for it.
+func cStream(toks []cTok, i int) (string, bool) {
+	var b strings.Builder
+	depth := 0
+	holes := false
+	operandHole := false // the current operand has a non-literal token
+	flush := func() {
+		if operandHole {
+			b.WriteString("%s")
+			holes = true
+		}
+		operandHole = false
+	}
+	for n := 0; i < len(toks) && n < MaxStreamTokens && b.Len() < MaxFormatBytes; i, n = i+1, n+1 {
+		t := toks[i]
+		if t.kind == 'o' {
+			switch t.text {
+			case "(", "[", "{":
+				depth++
+				operandHole = true
+				if depth > MaxArgDepth {
+					flush()
+					return b.String(), holes
+				}
+				continue
+			case ")", "]", "}":
+				if depth == 0 {
+					flush()
+					return b.String(), holes
+				}
+				depth--
+				continue
+			case ";":
+				if depth == 0 {
+					flush()
+					return b.String(), holes
+				}
+				continue
+			case "<":
+				if depth == 0 && i+1 < len(toks) && toks[i+1].text == "<" {
+					flush()
+					i, n = i+1, n+1
+					continue
+				}
+			case "'":
+				continue
+			}
+			if depth == 0 && t.text != "::" {
+				operandHole = true
+			}
+			continue
+		}
+		if t.kind == 's' && depth == 0 && !operandHole {
+			b.WriteString(t.text)
+			if strings.Contains(t.text, "%") {
+				holes = true
+			}
+			continue
+		}
+		if t.kind == 's' {
+			continue
+		}
+		operandHole = true
+	}
+	flush()
 	return b.String(), holes
 }
 

@@ -18,6 +18,7 @@ type Raw struct {
 	Info                          bool     // an informational call: readiness or milestone only
 	Lang                          string   // py, c, go, rs
 	Attrs                         []string // slog attribute keys
+	Tag                           string   // the component a tagged logger call names (Logger::Error("loader", ...))
 }
 
 // Profile is what the catalog knows of one engine: the calls its readiness
@@ -36,6 +37,14 @@ type Profile struct {
 	// source: a statement raised in that phase follows them in a real
 	// journal, so the coverage test prints them before it.
 	Stages map[domain.Phase][]string
+	// LogLine prints a line of the engine's own logger, from its level
+	// (%[1]s), the component tag (%[2]s) and the message (%[3]s); "" when
+	// the engine has no logger of its own the catalog reads.
+	LogLine string
+	// Aborted are the lines the engine prints itself once an uncaught
+	// exception's std::terminate raises SIGABRT (a signal handler), after
+	// terminate's own two lines; empty when it installs no handler.
+	Aborted []string
 }
 
 var uvicornReady = []Statement{
@@ -83,6 +92,26 @@ var Profiles = map[string]Profile{
 	"tgi": {Engine: "tgi", Ready: []string{"Connected"}, Banner: []string{`2026-08-01T12:00:00.000000Z  INFO text_generation_launcher: Args { model_id: "/models/Qwen3-8B", max_input_tokens: None }`},
 		Stages: map[domain.Phase][]string{
 			domain.PhaseWeights: {"2026-08-01T12:00:00.000000Z  INFO shard-manager: text_generation_launcher: Starting shard rank=0"},
+		}},
+	// gufo logs through its own Logger (src/cli/serve/logging.cpp):
+	// "YYYY-MM-DD HH:MM:SS [LEVEL] [component] message", every server message
+	// "event=NAME key=value ...". HttpServer::run logs event=listening once the
+	// model is loaded and the socket bound (serve.cpp loads, starts the
+	// server, then runs it); ModelLoadLog logs event=load_started as a load
+	// begins, the first line of every boot that gets past its arguments.
+	"gufo": {Engine: "gufo", Ready: []string{"event=listening address="},
+		LogLine: "2026-08-01 12:00:00 [%[1]s] [%[2]s] %[3]s",
+		// serve.cpp's ReportFatalSignal: the SIGABRT std::terminate raises
+		// is reported before the default action. (ReportTerminationReason
+		// also logs event=terminated before terminate's own lines; the judge
+		// then calls the boot unknown_failure, so the catalog leaves it out
+		// and the report names it.)
+		Aborted: []string{"[ERROR] [server] event=fatal_signal signal=6"},
+		Banner:  []string{"2026-08-01 12:00:00 [INFO] [gpu] event=queue_budget kind=llm observed=0 budget=8 expected_max=3 cap=2"},
+		Stages: map[domain.Phase][]string{
+			domain.PhaseWeights: {"2026-08-01 12:00:00 [INFO] [loader] event=load_started kind=text artifact=/models/Qwen3.8-35B-A3B-Q4_K_M.gguf rss_mib=118 host_available_mib=120544"},
+			domain.PhaseReady:   {"2026-08-01 12:00:00 [INFO] [server] event=listening address=http://127.0.0.1:8080 auth=off max_connections=16 max_body_bytes=8388608"},
+			domain.PhaseServing: {"2026-08-01 12:00:00 [INFO] [http] request=r1 event=received method=POST path=/v1/chat/completions body_bytes=512"},
 		}},
 	"lmdeploy": {Engine: "lmdeploy", External: uvicornReady, Banner: []string{"[TM][INFO] Turbomind engine created"}},
 	"trtllm":   {Engine: "trtllm", External: uvicornReady, Banner: []string{"[TensorRT-LLM] TensorRT-LLM version: 1.0.0"}},
@@ -169,6 +198,9 @@ var pathTable = []pathRule{
 	{"platforms", KindFatal, domain.VerdictUnknownFailure, domain.PhaseInit},
 	{"discover/", KindFatal, domain.VerdictUnknownFailure, domain.PhaseInit},
 	{"ggml-cuda", KindFatal, domain.VerdictUnknownFailure, ""},
+	// an engine's own HIP (ROCm) runtime layer: streams, pinned host memory,
+	// transfers; a failure there that escapes kills the process
+	{"/hip/", KindFatal, domain.VerdictEngineDied, ""},
 	// the engine's core, executor and workers
 	{"executor", KindFatal, domain.VerdictEngineDied, ""},
 	{"worker", KindFatal, domain.VerdictEngineDied, ""},
@@ -204,6 +236,28 @@ var oneRequest = regexp.MustCompile(`(?i)\b(?:request_id|req_id|stream_id|sessio
 // transferPath: KV transfer between nodes (disaggregated prefill) and the
 // hierarchical cache's storage tiers, which move pages while serving.
 var transferPath = regexp.MustCompile(`kv_transfer/|mem_cache/storage/|hiradix|hicache|/disaggregation/`)
+
+// wordingTable: what a fatal statement's wording says it failed at, read
+// when its file told no more than the command line (config_error) or nothing
+// (unknown_failure): a program whose main, CLI and server share one file (a
+// C++ engine's serve.cpp) reports its load, its parallel group and its
+// listener from there. The first match wins.
+var wordingTable = []struct {
+	re     *regexp.Regexp
+	family domain.Verdict
+	phase  domain.Phase
+}{
+	// the model could not be loaded, or its service enabled once loaded, in
+	// a CLI's own words ("Error loading model '/m': ...") or its loader's
+	// failure event
+	{regexp.MustCompile(`^Error (?:loading|enabling) |\bload_failed\b`), domain.VerdictMissingPayload, domain.PhaseWeights},
+	// the tensor-parallel group's communicator, control channel or peer
+	{regexp.MustCompile(`(?i)\bcommunicator\b|\bcontrol channel\b|\btp\d*_(?:pair|worker|peer)`), domain.VerdictDistributedError, domain.PhaseInit},
+	// the process terminated on an exception nothing caught
+	{regexp.MustCompile(`(?i)\bterminated reason=|\buncaught exception\b`), domain.VerdictEngineDied, ""},
+	// the HTTP listener could not be set up
+	{regexp.MustCompile(`(?i)\berror starting (?:the )?http server\b|\bbind\(\) failed\b|\baddress already in use\b`), domain.VerdictConfigError, domain.PhaseStart},
+}
 
 // Aborts reports whether a C/C++ call ends the process by abort(): the
 // ggml assertion macros, and a throw nobody catches (std::terminate).
@@ -279,11 +333,32 @@ func Classify(p Profile, r Raw) (Statement, bool) {
 	for _, pr := range pathTable {
 		if strings.Contains(lp, pr.frag) {
 			s.Kind, s.Family, s.Phase = pr.kind, pr.family, pr.phase
+			if pr.frag == "/cli/" {
+				// A program whose server lives under its CLI (gufo's
+				// src/cli/serve/): a file there whose own name names a
+				// runtime role (text_model_runner.cpp) is that role, not
+				// the command line.
+				base := path.Base(lp)
+				for _, role := range pathTable {
+					if role.kind == KindFatal && role.family == domain.VerdictEngineDied && strings.Contains(base, role.frag) {
+						s.Kind, s.Family, s.Phase = role.kind, role.family, role.phase
+						break
+					}
+				}
+			}
 			break
 		}
 	}
 	if s.Kind == KindFatal && (s.Family == domain.VerdictEngineDied || s.Family == domain.VerdictUnknownFailure) && loadFunc.MatchString(r.Func) {
 		s.Family, s.Phase = domain.VerdictMissingPayload, domain.PhaseWeights
+	}
+	if s.Kind == KindFatal && (s.Family == domain.VerdictConfigError || s.Family == domain.VerdictUnknownFailure) {
+		for _, w := range wordingTable {
+			if w.re.MatchString(r.Format) {
+				s.Family, s.Phase = w.family, w.phase
+				break
+			}
+		}
 	}
 	if s.Kind == KindFatal && parallelSize.MatchString(r.Format) {
 		// A size that must divide by the shard or rank count: the
@@ -310,6 +385,11 @@ func Classify(p Profile, r Raw) (Statement, bool) {
 			s.Kind, s.Family = KindFatal, domain.VerdictEngineDied
 		}
 		return s, true
+	}
+	if r.Call == "throw" && s.Kind == KindFatal && s.Family == domain.VerdictUnknownFailure && len(p.Aborted) > 0 {
+		// An engine that reports the abort an escaped exception ends in
+		// (its profile's Aborted lines) says the process died.
+		s.Family = domain.VerdictEngineDied
 	}
 	for _, e := range excTable {
 		if r.Exc != "" && e.re.MatchString(r.Exc) {
@@ -437,10 +517,23 @@ func Synthesize(p Profile, r Raw, s Statement) string {
 		}
 		return fmt.Sprintf("%s 08-01 12:00:00 [%s:%d] %s", level, base, r.Line, msg)
 	case "c":
+		if lc, ok := cLogCalls[r.Call]; ok && p.LogLine != "" {
+			return fmt.Sprintf(p.LogLine, lc.level, r.Tag, msg)
+		}
 		switch r.Call {
 		case "GGML_ABORT", "GGML_ASSERT":
 			return fmt.Sprintf("/app/%s:%d: %s", r.File, r.Line, msg)
+		case "std::cerr":
+			return msg
 		case "throw":
+			if len(p.Aborted) > 0 {
+				var b strings.Builder
+				fmt.Fprintf(&b, "terminate called after throwing an instance of 'std::%s'\n  what():  %s", r.Exc, msg)
+				for _, l := range p.Aborted {
+					b.WriteString("\n" + l)
+				}
+				return b.String()
+			}
 			return fmt.Sprintf("terminate called after throwing an instance of 'std::%s'\n  what():  %s", r.Exc, msg)
 		case "LOG_INFO", "LOG_ERROR", "LOG_WARNING", "LOG_VERBOSE":
 			// The older llama.cpp server's server_log (ik_llama.cpp's

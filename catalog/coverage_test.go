@@ -26,14 +26,15 @@ var floors = map[string]struct {
 	falseReady   int
 }{
 	"exllama-tabbyapi-e632af4":         {94.0, 100, 0},
+	"gufo-fbb4caf37":                   {99.2, 100, 0},
 	"radiance-757ae1f3d":               {91.8, 100, 0},
-	"ik_llama.cpp-8337e4cd3":           {97.5, 100, 0},
-	"llamacpp-ollama-vendored-9db4bdb": {90.4, 100, 0},
-	"lmdeploy-1263d5cd8":               {91.7, 100, 0},
+	"ik_llama.cpp-8337e4cd3":           {98.3, 100, 0},
+	"llamacpp-ollama-vendored-9db4bdb": {91.1, 100, 0},
+	"lmdeploy-1263d5cd8":               {93.1, 100, 0},
 	"ollama-fb3076099":                 {91.6, 100, 0},
-	"sglang-fork-64bca5315":            {90.7, 100, 0},
+	"sglang-fork-64bca5315":            {90.9, 100, 0},
 	"tgi-db931fcf":                     {93.1, 100, 0},
-	"vllm-fork-28be48fa9":              {90.4, 100, 0},
+	"vllm-fork-28be48fa9":              {90.8, 100, 0},
 }
 
 // asJournal prints the banner and a statement's line as `journalctl`

@@ -194,3 +194,38 @@ func TestClassifyLoadFunc(t *testing.T) {
 		t.Errorf("server load_model: got phase %s, want none", s.Phase)
 	}
 }
+
+// TestCLoggerAndStream: class-qualified logger calls with a component tag
+// (gufo's Logger::Error("loader", ...)) and std::cerr "<<" chains are read
+// as print calls; a chain with no literal text is not.
+func TestCLoggerAndStream(t *testing.T) {
+	src := []byte(`int RunServe() {
+  server::Logger::Error("loader", "event=load_failed kind=" + kind_ + " " + server::Logger::MemoryStatus());
+  server::Logger::Info("gpu", diagnostics::DescribeQueuePlan(subcommand, plan));
+  std::cerr << "Error: --context must be at least " << (is_tts ? 1 : 32) << '\n';
+  std::cerr << parse_err << '\n';
+  std::cerr.flush();
+}
+`)
+	got := CExtract("src/cli/serve/serve.cpp", src)
+	if len(got) != 2 {
+		t.Fatalf("got %d statements: %+v", len(got), got)
+	}
+	if got[0].Call != "Logger::Error" || got[0].Tag != "loader" || got[0].Format != "event=load_failed kind=%s %s" || got[0].Info {
+		t.Errorf("logger: %+v", got[0])
+	}
+	if got[1].Call != "std::cerr" || got[1].Format != "Error: --context must be at least %s" || got[1].Line != 4 {
+		t.Errorf("stream: %+v", got[1])
+	}
+	p := Profiles["gufo"]
+	s, _ := Classify(p, got[0])
+	if s.Family != domain.VerdictMissingPayload || s.Phase != domain.PhaseWeights {
+		t.Errorf("load_failed classified %s/%s", s.Family, s.Phase)
+	}
+	if line := Synthesize(p, got[0], s); line != "2026-08-01 12:00:00 [ERROR] [loader] event=load_failed kind=x x" {
+		t.Errorf("synth %q", line)
+	}
+	if s, _ := Classify(p, Raw{File: "src/cli/serve/text_model_runner.cpp", Call: "throw", Exc: "logic_error", Lang: "c"}); s.Family != domain.VerdictEngineDied {
+		t.Errorf("a runner under cli/ classified %s/%s", s.Family, s.Phase)
+	}
+}

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Regenerates every statement catalog in catalog/data from the engines' own
 # source trees (git directories, as the library's fetch tool brings them to
-# MIRROR/<owner>+<repo>/repo). Which tree and commit each catalog reads is
-# written here and in catalog/data/README.md; a tree that is absent is
-# skipped with a message, its catalog left as it is.
+# MIRROR/<owner>+<repo>/repo), or from trees assembled file by file from the
+# library's file index where fetch has no snapshot (ASSEMBLED/<owner>+<repo>/
+# tree/.git, see catalog/data/gufo-manifest.txt). Which tree and commit each
+# catalog reads is written here and in catalog/data/README.md; a tree that is
+# absent is skipped with a message, its catalog left as it is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MIRROR="${MIRROR:-/work/.mirror}"
@@ -11,11 +13,15 @@ MIRROR="${MIRROR:-/work/.mirror}"
 # file index into ASSEMBLED/<owner>+<repo>/tree (a git work tree; its manifest
 # of paths and upstream commits is committed in catalog/data/).
 ASSEMBLED="${ASSEMBLED:-/work/.assembled}"
-extract() { # out engine version repo rev [under]
+extract() { # out engine version repo rev [under]; repo may be ASSEMBLED:<owner>+<repo>
   local out=$1 engine=$2 version=$3 repo=$4 rev=$5 under=${6:-}
   local dir="$MIRROR/$repo/repo"
+  if [[ $repo == ASSEMBLED:* ]]; then
+    repo=${repo#ASSEMBLED:}
+    dir="$ASSEMBLED/$repo/tree/.git"
+  fi
   if ! git -C "$dir" rev-parse --verify -q "$rev^{commit}" >/dev/null 2>&1; then
-    echo "skip $out: no $repo at $rev under $MIRROR" >&2
+    echo "skip $out: no $repo at $rev in $dir" >&2
     return 0
   fi
   local args=(--engine "$engine" --version "$version" --rev "$rev")
@@ -47,4 +53,5 @@ extract lmdeploy-1263d5cd8 lmdeploy 1263d5cd8 InternLM+lmdeploy 1263d5cd8
 extract exllama-tabbyapi-e632af4 exllama tabbyapi-e632af4 theroyallab+tabbyAPI e632af4
 # the radiance fork serves through its patched vLLM and GGUF plugin (vendor/)
 extract_assembled radiance-757ae1f3d vllm radiance-vllm-qwen4exp-757ae1f3d drwolfen+radiance-vllm-qwen4exp vendor/vllm,vendor/vllm-gguf-plugin
+extract gufo-fbb4caf37 gufo assembled-fbb4caf37 ASSEMBLED:gufo-org+gufo fbb4caf37
 go run ./cmd/enginecatalog table catalog/data/*.tsv
