@@ -248,9 +248,13 @@ func InProgress(a *domain.Attempt) bool {
 }
 
 // LastLine is the time of the newest line an attempt is known to have
-// printed: its start, phase marks, evidence and context.
+// printed: the tracker's LastLineAt, else (attempts stored before it was
+// kept) its start, phase marks, evidence and context.
 func LastLine(a *domain.Attempt) time.Time {
 	last := a.StartedAt
+	if a.LastLineAt.After(last) {
+		last = a.LastLineAt
+	}
 	for _, m := range a.Timeline {
 		if m.Time.After(last) {
 			last = m.Time

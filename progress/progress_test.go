@@ -154,3 +154,30 @@ func TestModelKeepsTheNewestBoots(t *testing.T) {
 		t.Errorf("%+v: want %d boots, p90 6m", e, progress.MaxBoots)
 	}
 }
+
+// TestQuietCountsEveryLine: with no history, a boot that keeps printing
+// lines that mark no phase (a weight loader's progress for half an hour)
+// has not stalled; the quiet limit runs from its newest line
+// (Attempt.LastLineAt), not from its last phase mark.
+func TestQuietCountsEveryLine(t *testing.T) {
+	a := &domain.Attempt{ID: "x", Host: "h", Unit: "fresh.service", StartedAt: at(0), Phase: domain.PhaseWeights,
+		Timeline: []domain.PhaseMark{{Phase: domain.PhaseWeights, Time: at(1)}}, LastLineAt: at(35)}
+	if got := progress.LastLine(a); !got.Equal(at(35)) {
+		t.Fatalf("LastLine %v, want minute 35", got)
+	}
+	for _, c := range []struct {
+		now     float64
+		stalled bool
+	}{{40, false}, {49.9, false}, {50.1, true}} {
+		e := progress.ForAttempt(nil, a, at(c.now), progress.LastLine(a), 0)
+		if e.Stalled != c.stalled || e.InPhase != time.Duration((c.now-1)*float64(time.Minute)) || e.StallLimit != progress.DefaultQuiet {
+			t.Errorf("minute %v, last line at 35: %+v, want stalled %v", c.now, e, c.stalled)
+		}
+	}
+	// Stored before LastLineAt was kept: the phase marks and evidence tell.
+	a.LastLineAt = time.Time{}
+	a.Evidence = []domain.Evidence{{Time: at(7), Message: "WARNING slow"}}
+	if got := progress.LastLine(a); !got.Equal(at(7)) {
+		t.Errorf("LastLine without LastLineAt %v, want minute 7", got)
+	}
+}
