@@ -174,10 +174,37 @@ func TestQuietCountsEveryLine(t *testing.T) {
 			t.Errorf("minute %v, last line at 35: %+v, want stalled %v", c.now, e, c.stalled)
 		}
 	}
-	// Stored before LastLineAt was kept: the phase marks and evidence tell.
+	// The stall's own line (the analyzer's) is no line of the boot.
+	stall := domain.Evidence{Time: at(50.1), Message: "weights for 49m; nothing printed for 15m"}
+	a.Findings = []domain.Finding{{ID: domain.FindingBootStalled, Evidence: []domain.Evidence{stall}}}
+	a.Evidence = []domain.Evidence{stall}
+	if got := progress.LastLine(a); !got.Equal(at(35)) {
+		t.Errorf("LastLine with a stall raised %v, want minute 35", got)
+	}
+	// Stored before LastLineAt was kept: the phase marks, context and the
+	// lines other findings cite tell.
 	a.LastLineAt = time.Time{}
-	a.Evidence = []domain.Evidence{{Time: at(7), Message: "WARNING slow"}}
+	a.Findings = append(a.Findings, domain.Finding{ID: domain.FindingLogLoss, Evidence: []domain.Evidence{{Time: at(7), Message: "Suppressed 1000 messages"}}})
 	if got := progress.LastLine(a); !got.Equal(at(7)) {
 		t.Errorf("LastLine without LastLineAt %v, want minute 7", got)
+	}
+}
+
+// TestDescribe: the stall in words, as the boot_stalled note says it.
+func TestDescribe(t *testing.T) {
+	for _, c := range []struct {
+		e    progress.Estimate
+		want string
+	}{
+		{progress.Estimate{Phase: domain.PhaseGraphCapture, InPhase: 14 * time.Minute, PhaseP50: 2 * time.Minute, PhaseP90: 4 * time.Minute, PhaseBasis: 9, Comparable: true},
+			"graph_capture for 14m0s; it took 2m0s-4m0s in the last 9 boots of this shape"},
+		{progress.Estimate{Phase: domain.PhaseWeights, InPhase: 20 * time.Minute},
+			"weights for 20m0s, and nothing printed for 15m0s; no earlier boot of this unit tells how long weights takes"},
+		{progress.Estimate{Phase: domain.PhaseCompile, InPhase: 20 * time.Minute, PhaseBasis: 2},
+			"compile for 20m0s, and nothing printed for 15m0s; 2 earlier boots of this unit left it, too few (3) to tell how long compile takes"},
+	} {
+		if got := c.e.Describe(15 * time.Minute); got != c.want {
+			t.Errorf("got  %q\nwant %q", got, c.want)
+		}
 	}
 }
