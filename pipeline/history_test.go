@@ -138,3 +138,73 @@ func TestStallChecksReadHistoryOncePerTTL(t *testing.T) {
 		t.Errorf("notes %q", got)
 	}
 }
+
+// TestStalledBootKeepsItWhenItTimesOut: a boot that stalled in graph
+// capture and is then killed by systemd's start timeout ends as timeout in
+// graph_capture with boot_stalled still among its findings (the spec: kept
+// on the attempt when it later ends); later flushes do not withdraw it.
+func TestStalledBootKeepsItWhenItTimesOut(t *testing.T) {
+	db := openDB(t)
+	t0 := time.Date(2026, 10, 1, 12, 0, 0, 0, time.UTC)
+	var earlier []*domain.Attempt
+	for i, capture := range []time.Duration{2 * time.Minute, 3 * time.Minute, 4 * time.Minute} {
+		s := t0.Add(-time.Duration(10-i) * time.Hour)
+		earlier = append(earlier, &domain.Attempt{ID: fmt.Sprintf("earlier%d", i), Host: "gpu1", Unit: "vllm.service", InvocationID: fmt.Sprintf("e%d", i),
+			Engine: "vllm", StartedAt: s, ReadyAt: s.Add(4*time.Minute + capture), EndedAt: s.Add(time.Hour), EndedBy: domain.EndedByStop,
+			Phase: domain.PhaseReady, Verdict: domain.VerdictReady, Shape: domain.Shape{},
+			Timeline: []domain.PhaseMark{{Phase: domain.PhaseGraphCapture, Time: s.Add(3 * time.Minute)},
+				{Phase: domain.PhaseWarmup, Time: s.Add(3*time.Minute + capture)}, {Phase: domain.PhaseReady, Time: s.Add(4*time.Minute + capture)}}})
+	}
+	if err := db.SaveAttempts(t.Context(), earlier, nil); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	now := t0
+	setNow := func(d time.Duration) { mu.Lock(); now = t0.Add(d); mu.Unlock() }
+	l := pipeline.New(db, ruleSet(t), pipeline.Options{FlushInterval: time.Hour,
+		Now: func() time.Time { mu.Lock(); defer mu.Unlock(); return now }, History: db})
+	l.Start()
+	defer l.Close()
+	entry := func(at time.Duration, msg string) domain.Entry {
+		return domain.Entry{Journal: true, Host: "gpu1", Unit: "vllm.service", InvocationID: "new", Identifier: "vllm", PID: 7,
+			Time: t0.Add(at), Cursor: fmt.Sprintf("s=1;i=%d", at), Message: msg, Fields: map[string]string{"_SYSTEMD_UNIT": "vllm.service"}}
+	}
+	if err := l.Add([]domain.Entry{
+		entry(0, "INFO 10-01 12:00:00 [api_server.py:1885] vLLM API server version 0.11.0"),
+		entry(3*time.Minute, "INFO 10-01 12:03:00 [gpu_model_runner.py:3000] Capturing CUDA graphs (mixed prefill-decode, PIECEWISE):   0%|          | 0/67"),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	setNow(20 * time.Minute)
+	flush(t, l)
+	for _, a := range list(t, db) {
+		if a.InvocationID == "new" && (!a.HasFinding(domain.FindingBootStalled) || a.Verdict != domain.VerdictRunning) {
+			t.Fatalf("17 min into a 2-4 min graph capture: verdict %s, findings %v", a.Verdict, a.FindingIDs())
+		}
+	}
+	// systemd's TimeoutStartSec (30 min) kills it.
+	if err := l.Add([]domain.Entry{{Journal: true, Host: "gpu1", Unit: "vllm.service", Identifier: "systemd", PID: 1, Time: t0.Add(30 * time.Minute),
+		Cursor: "s=1;i=end", Message: "vllm.service: Failed with result 'timeout'.",
+		Fields: map[string]string{"_PID": "1", "UNIT": "vllm.service", "INVOCATION_ID": "new", "MESSAGE_ID": "d9b373ed55a64feb8242e02dbe79a49c", "UNIT_RESULT": "timeout"}}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []time.Duration{30*time.Minute + time.Second, 31 * time.Minute} {
+		setNow(d)
+		flush(t, l)
+	}
+	var got *domain.Attempt
+	for _, a := range list(t, db) {
+		if a.InvocationID == "new" {
+			got = a
+		}
+	}
+	if got == nil {
+		t.Fatal("the boot is not stored")
+	}
+	// (No "timeout" finding: the judge names that verdict without a rule,
+	// before and after boot_stalled; not this test's subject.)
+	if got.Verdict != domain.VerdictTimeout || got.Phase != domain.PhaseGraphCapture || got.EndedAt.IsZero() || !got.HasFinding(domain.FindingBootStalled) {
+		t.Errorf("timed-out stalled boot: verdict %s phase %s ended %v findings %v; want timeout in graph_capture with boot_stalled",
+			got.Verdict, got.Phase, got.EndedAt, got.FindingIDs())
+	}
+}
