@@ -266,6 +266,11 @@ type Attempt struct {
 	Fingerprint string
 	// Lines counts the log lines attributed to the attempt.
 	Lines int
+	// LastLineAt is the time of the newest line attributed to the attempt
+	// (its source's clock); zero when unknown (no line, or text without
+	// times). A boot whose phase no earlier boot tells has stalled when
+	// this is older than the quiet limit (package progress).
+	LastLineAt time.Time
 	// Log is the attempt's own log as kept for the viewer; nil when the
 	// tracker keeps none (explain) or the attempt was loaded without it.
 	Log *AttemptLog

@@ -12,6 +12,9 @@ import (
 func (j *Judge) lineJudged(ev domain.Evidence, l *rules.Line, stripped bool) {
 	a := &j.a
 	a.Lines++
+	if ev.Time.After(a.LastLineAt) {
+		a.LastLineAt = ev.Time
+	}
 	for _, p := range j.ctxFill {
 		if p.ctxLeft > 0 {
 			p.context = append(p.context, ev)

@@ -54,7 +54,7 @@ func (j *Judge) Restore(a *domain.Attempt) {
 func (j *Judge) restoreState(a *domain.Attempt) {
 	j.setEngine(a.Engine, a.EngineVersion)
 	j.locked = true
-	j.a.StartedAt, j.a.ReadyAt, j.a.Lines = a.StartedAt, a.ReadyAt, a.Lines
+	j.a.StartedAt, j.a.ReadyAt, j.a.Lines, j.a.LastLineAt = a.StartedAt, a.ReadyAt, a.Lines, a.LastLineAt
 	j.a.Shape = domain.Shape{}
 	for k, v := range a.Shape {
 		j.a.Shape[k] = v

@@ -60,13 +60,14 @@ type verdict struct {
 }
 
 // attempt returns a copy of base with the judge's engine, phase,
-// readiness, lines, timeline, context and shape (with the engine's
-// defaults), and no verdict, findings, evidence or note yet.
+// readiness, lines (their count and the newest one's time), timeline,
+// context and shape (with the engine's defaults), and no verdict,
+// findings, evidence or note yet.
 func (j *Judge) attempt(base *domain.Attempt) *domain.Attempt {
 	a := new(domain.Attempt)
 	*a = *base
 	a.Engine, a.EngineVersion = j.a.Engine, j.a.EngineVersion
-	a.Phase, a.ReadyAt, a.Lines = j.a.Phase, j.a.ReadyAt, j.a.Lines
+	a.Phase, a.ReadyAt, a.Lines, a.LastLineAt = j.a.Phase, j.a.ReadyAt, j.a.Lines, j.a.LastLineAt
 	a.Timeline = append([]domain.PhaseMark(nil), j.a.Timeline...)
 	a.Context = append([]domain.Evidence(nil), j.a.Context...)
 	a.Shape = domain.Shape{}

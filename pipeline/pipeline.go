@@ -151,6 +151,9 @@ type Live struct {
 	// catchingUp: the entries drained last are a restarted follower's
 	// re-read of what is stored already; nothing is saved or offered.
 	catchingUp bool
+	// history: the earlier boots of each target with a boot in progress,
+	// for the stall checks (earlierBoots).
+	history histories
 }
 
 // item is one batch of entries in the queue, with the position a journal
@@ -202,7 +205,7 @@ func New(db Store, set *rules.Set, opts Options) *Live {
 	return &Live{db: db, opts: opts, tr: tracker.New(set, opts.Tracker),
 		wake: make(chan struct{}, 1), flushReq: make(chan chan error), stop: make(chan struct{}),
 		done: make(chan struct{}), flushNow: make(chan struct{}, 1),
-		saved: map[string]uint64{}, foreign: map[string]bool{}, firstSeen: map[string]time.Time{}}
+		saved: map[string]uint64{}, foreign: map[string]bool{}, firstSeen: map[string]time.Time{}, history: histories{}}
 }
 
 // Start runs the worker goroutine.
@@ -637,7 +640,9 @@ func (l *Live) offerFindings() {
 
 // checkStalls raises boot_stalled on the open boots that stalled and
 // withdraws it from those that moved on (tracker.Stall), each boot judged
-// against its target's earlier boots in History (progress.ForAttempt).
+// against its target's earlier boots (progress.ForAttempt): those in
+// History, read once per HistoryTTL per target (earlierBoots), and those
+// the tracker ended since.
 func (l *Live) checkStalls(ctx context.Context) {
 	if l.opts.History == nil || l.catchingUp {
 		return
@@ -646,11 +651,28 @@ func (l *Live) checkStalls(ctx context.Context) {
 	if l.dirty || l.attempts == nil {
 		l.attempts = l.tr.Attempts()
 	}
+	booting := map[progress.Target]bool{}
+	for _, a := range l.attempts {
+		if progress.InProgress(a) && now.Sub(a.StartedAt) <= progress.MaxBootAge {
+			booting[progress.TargetOf(a)] = true
+		}
+	}
+	for t := range l.history {
+		if !booting[t] {
+			delete(l.history, t)
+		}
+	}
+	ended := map[progress.Target][]*domain.Attempt{}
+	for _, a := range l.attempts {
+		if t := progress.TargetOf(a); booting[t] && !a.EndedAt.IsZero() {
+			ended[t] = append(ended[t], a)
+		}
+	}
 	for _, a := range l.attempts {
 		if !progress.InProgress(a) || now.Sub(a.StartedAt) > progress.MaxBootAge {
 			continue
 		}
-		earlier, err := l.opts.History.ListAttempts(ctx, domain.AttemptFilter{Host: a.Host, Unit: a.Unit, Limit: progress.MaxBoots + 1})
+		earlier, err := l.earlierBoots(ctx, progress.TargetOf(a), ended[progress.TargetOf(a)], now)
 		if err != nil {
 			l.opts.Logger.Error("pipeline: earlier boots not read; stalls not checked", "err", err)
 			return

@@ -248,20 +248,35 @@ func InProgress(a *domain.Attempt) bool {
 }
 
 // LastLine is the time of the newest line an attempt is known to have
-// printed: its start, phase marks, evidence and context.
+// printed: the tracker's LastLineAt (and its phase marks), or, for an
+// attempt stored before LastLineAt was kept, its start, phase marks,
+// context and the lines its findings cite. The boot_stalled finding's own
+// line is the analyzer's, not the boot's: counting it would end the
+// silence it reports, and the finding would flap.
 func LastLine(a *domain.Attempt) time.Time {
 	last := a.StartedAt
-	for _, m := range a.Timeline {
-		if m.Time.After(last) {
-			last = m.Time
+	later := func(t time.Time) {
+		if t.After(last) {
+			last = t
 		}
 	}
-	for _, l := range [][]domain.Evidence{a.Evidence, a.Context} {
-		for _, e := range l {
-			if e.Time.After(last) {
-				last = e.Time
-			}
+	later(a.LastLineAt)
+	for _, m := range a.Timeline {
+		later(m.Time)
+	}
+	if !a.LastLineAt.IsZero() {
+		return last
+	}
+	for _, f := range a.Findings {
+		if f.ID == domain.FindingBootStalled {
+			continue
 		}
+		for _, e := range f.Evidence {
+			later(e.Time)
+		}
+	}
+	for _, e := range a.Context {
+		later(e.Time)
 	}
 	return last
 }
@@ -317,6 +332,10 @@ func (e Estimate) Describe(silent time.Duration) string {
 		return fmt.Sprintf("%s for %s; it took %s-%s in the last %d boots %s", e.Phase, e.InPhase.Round(time.Second),
 			e.PhaseP50.Round(time.Second), e.PhaseP90.Round(time.Second), e.PhaseBasis, of)
 	}
-	return fmt.Sprintf("%s for %s, and nothing printed for %s; no earlier boot of this unit tells how long %s takes",
-		e.Phase, e.InPhase.Round(time.Second), silent.Round(time.Second), e.Phase)
+	known := "no earlier boot of this unit tells"
+	if e.PhaseBasis > 0 {
+		known = fmt.Sprintf("%d earlier boots of this unit left it, too few (%d) to tell", e.PhaseBasis, MinBasis)
+	}
+	return fmt.Sprintf("%s for %s, and nothing printed for %s; %s how long %s takes",
+		e.Phase, e.InPhase.Round(time.Second), silent.Round(time.Second), known, e.Phase)
 }

@@ -2,6 +2,7 @@ package progress_test
 
 import (
 	"context"
+	"sort"
 	"testing"
 	"time"
 
@@ -12,10 +13,17 @@ import (
 )
 
 // TestNightLadderTimeToReady: the bundled night ladder replayed in time
-// order; at each rung's start, the expected time to ready from the rungs
-// of its target before it. For the rungs that reached ready with at least
-// MinBasis earlier ready boots, the real time must lie in [p50, p90] for
-// at least 80 % (the issue's target); the table is printed.
+// order (all targets interleaved by start); at each rung's start, the
+// expected time to ready from the ended rungs of its target before it.
+// Scored are the rungs that reached ready and had at least MinBasis
+// earlier boots of their target (any verdict, as the issue counts them);
+// of those, the ones with an estimate (MinBasis earlier boots that reached
+// ready), and how often the real time lay in [p50, p90] and at most p90.
+// The table is printed; the counts asserted are the ones measured on the
+// fixture (not a target tuned to): the ladder's ready rungs all take
+// 5m24.4s, so the interval is a point and a hit is exact. With iid
+// durations, P(p50 <= X <= p90) is 40 % by construction; this fixture
+// cannot tell a model from a constant.
 func TestNightLadderTimeToReady(t *testing.T) {
 	set, err := rules.LoadBuiltin()
 	if err != nil {
@@ -25,35 +33,45 @@ func TestNightLadderTimeToReady(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sort.SliceStable(as, func(i, j int) bool { return as[i].StartedAt.Before(as[j].StartedAt) })
 	m := progress.New()
-	scored, inside, under := 0, 0, 0
-	t.Logf("%-28s %-22s %8s %8s %8s %5s %s", "unit", "verdict", "actual", "p50", "p90", "basis", "")
+	earlier := map[progress.Target]int{}
+	var scored, estimated, inside, under, rungs int
+	t.Logf("%-8s %-28s %-28s %8s %8s %8s %7s %5s %s", "start", "unit", "verdict", "actual", "p50", "p90", "earlier", "basis", "")
 	for _, a := range as {
+		rungs++
+		tg := progress.TargetOf(a)
 		start := &domain.Attempt{Host: a.Host, Unit: a.Unit, StartedAt: a.StartedAt, Phase: domain.PhaseStart, Shape: a.Shape}
 		e := m.Estimate(start, a.StartedAt, a.StartedAt, 0)
-		actual := "-"
-		mark := ""
+		actual, mark := "-", ""
 		if !a.ReadyAt.IsZero() {
 			d := a.ReadyAt.Sub(a.StartedAt)
 			actual = d.Round(time.Second).String()
-			if !e.NoHistory() {
+			if earlier[tg] >= progress.MinBasis {
 				scored++
-				mark = "outside"
-				if e.ETA50 <= d && d <= e.ETA90 {
-					inside++
-					mark = "inside"
-				}
-				if d <= e.ETA90 {
-					under++
+				mark = "no estimate"
+				if !e.NoHistory() {
+					estimated++
+					mark = "outside"
+					if e.ETA50 <= d && d <= e.ETA90 {
+						inside++
+						mark = "inside"
+					}
+					if d <= e.ETA90 {
+						under++
+					}
 				}
 			}
 		}
-		t.Logf("%-28s %-22s %8s %8s %8s %5d %s", a.Unit, a.Verdict, actual, e.ETA50.Round(time.Second), e.ETA90.Round(time.Second), e.Basis, mark)
+		t.Logf("%-8s %-28s %-28s %8s %8s %8s %7d %5d %s", a.StartedAt.UTC().Format("15:04:05"), a.Unit, a.Verdict, actual,
+			e.ETA50.Round(time.Second), e.ETA90.Round(time.Second), earlier[tg], e.Basis, mark)
 		m.Add(a)
+		earlier[tg]++
 	}
-	t.Logf("rungs scored %d: inside [p50, p90] %d, at most p90 %d", scored, inside, under)
-	if scored == 0 || inside*100 < 80*scored {
-		t.Errorf("inside [p50, p90] for %d of %d rungs, want at least 80 %%", inside, scored)
+	t.Logf("%d rungs; reached ready with >= %d earlier boots: %d; with an estimate: %d; p50 <= actual <= p90: %d; actual <= p90: %d",
+		rungs, progress.MinBasis, scored, estimated, inside, under)
+	if rungs != 16 || scored != 3 || estimated != 1 || inside != 1 || under != 1 {
+		t.Errorf("measured %d rungs, %d scored, %d estimated, %d inside, %d under p90; the fixture gave 16, 3, 1, 1, 1", rungs, scored, estimated, inside, under)
 	}
 }
 
@@ -134,5 +152,59 @@ func TestModelKeepsTheNewestBoots(t *testing.T) {
 	e := m.Estimate(a, at(1e5), at(1e5), 0)
 	if e.Basis != progress.MaxBoots || e.ETA90 != 6*time.Minute {
 		t.Errorf("%+v: want %d boots, p90 6m", e, progress.MaxBoots)
+	}
+}
+
+// TestQuietCountsEveryLine: with no history, a boot that keeps printing
+// lines that mark no phase (a weight loader's progress for half an hour)
+// has not stalled; the quiet limit runs from its newest line
+// (Attempt.LastLineAt), not from its last phase mark.
+func TestQuietCountsEveryLine(t *testing.T) {
+	a := &domain.Attempt{ID: "x", Host: "h", Unit: "fresh.service", StartedAt: at(0), Phase: domain.PhaseWeights,
+		Timeline: []domain.PhaseMark{{Phase: domain.PhaseWeights, Time: at(1)}}, LastLineAt: at(35)}
+	if got := progress.LastLine(a); !got.Equal(at(35)) {
+		t.Fatalf("LastLine %v, want minute 35", got)
+	}
+	for _, c := range []struct {
+		now     float64
+		stalled bool
+	}{{40, false}, {49.9, false}, {50.1, true}} {
+		e := progress.ForAttempt(nil, a, at(c.now), progress.LastLine(a), 0)
+		if e.Stalled != c.stalled || e.InPhase != time.Duration((c.now-1)*float64(time.Minute)) || e.StallLimit != progress.DefaultQuiet {
+			t.Errorf("minute %v, last line at 35: %+v, want stalled %v", c.now, e, c.stalled)
+		}
+	}
+	// The stall's own line (the analyzer's) is no line of the boot.
+	stall := domain.Evidence{Time: at(50.1), Message: "weights for 49m; nothing printed for 15m"}
+	a.Findings = []domain.Finding{{ID: domain.FindingBootStalled, Evidence: []domain.Evidence{stall}}}
+	a.Evidence = []domain.Evidence{stall}
+	if got := progress.LastLine(a); !got.Equal(at(35)) {
+		t.Errorf("LastLine with a stall raised %v, want minute 35", got)
+	}
+	// Stored before LastLineAt was kept: the phase marks, context and the
+	// lines other findings cite tell.
+	a.LastLineAt = time.Time{}
+	a.Findings = append(a.Findings, domain.Finding{ID: domain.FindingLogLoss, Evidence: []domain.Evidence{{Time: at(7), Message: "Suppressed 1000 messages"}}})
+	if got := progress.LastLine(a); !got.Equal(at(7)) {
+		t.Errorf("LastLine without LastLineAt %v, want minute 7", got)
+	}
+}
+
+// TestDescribe: the stall in words, as the boot_stalled note says it.
+func TestDescribe(t *testing.T) {
+	for _, c := range []struct {
+		e    progress.Estimate
+		want string
+	}{
+		{progress.Estimate{Phase: domain.PhaseGraphCapture, InPhase: 14 * time.Minute, PhaseP50: 2 * time.Minute, PhaseP90: 4 * time.Minute, PhaseBasis: 9, Comparable: true},
+			"graph_capture for 14m0s; it took 2m0s-4m0s in the last 9 boots of this shape"},
+		{progress.Estimate{Phase: domain.PhaseWeights, InPhase: 20 * time.Minute},
+			"weights for 20m0s, and nothing printed for 15m0s; no earlier boot of this unit tells how long weights takes"},
+		{progress.Estimate{Phase: domain.PhaseCompile, InPhase: 20 * time.Minute, PhaseBasis: 2},
+			"compile for 20m0s, and nothing printed for 15m0s; 2 earlier boots of this unit left it, too few (3) to tell how long compile takes"},
+	} {
+		if got := c.e.Describe(15 * time.Minute); got != c.want {
+			t.Errorf("got  %q\nwant %q", got, c.want)
+		}
 	}
 }

@@ -186,7 +186,7 @@ func and(where, cond string) string {
 const attemptColumns = `id, host, unit, invocation_id, container, container_id, engine, engine_version,
 	started_at_text, ended_at_text, ready_at_text, phase, verdict, rule, note,
 	exit_status, exit_code, ended_by, stop_requested, restart_counter, restart_counter_after,
-	fingerprint, lines, shape_json, timeline_json`
+	fingerprint, lines, last_line_at_text, shape_json, timeline_json`
 
 // briefColumns are attemptColumns without the timeline (Filter.Brief):
 // decoding it was half of an attempts page's time.
@@ -470,6 +470,7 @@ func queryAttempts(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]*d
 		var (
 			a                                       domain.Attempt
 			started, ended, ready, phase, verdict   string
+			lastLine                                string
 			exitStatus, restartBefore, restartAfter sql.NullInt64
 			shapeJSON                               string
 			timelineJSON                            any
@@ -477,7 +478,7 @@ func queryAttempts(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]*d
 		if err := rows.Scan(&a.ID, &a.Host, &a.Unit, &a.InvocationID, &a.Container, &a.ContainerID,
 			&a.Engine, &a.EngineVersion, &started, &ended, &ready, &phase, &verdict, &a.Rule, &a.Note,
 			&exitStatus, &a.ExitCode, &a.EndedBy, &a.StopRequested, &restartBefore, &restartAfter,
-			&a.Fingerprint, &a.Lines, &shapeJSON, &timelineJSON); err != nil {
+			&a.Fingerprint, &a.Lines, &lastLine, &shapeJSON, &timelineJSON); err != nil {
 			return nil, err
 		}
 		a.Phase, a.Verdict = domain.Phase(phase), domain.Verdict(verdict)
@@ -490,6 +491,9 @@ func queryAttempts(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]*d
 		}
 		if a.ReadyAt, err = parseTimeText(ready); err != nil {
 			return nil, fmt.Errorf("attempt %s ready_at: %w", a.ID, err)
+		}
+		if a.LastLineAt, err = parseTimeText(lastLine); err != nil {
+			return nil, fmt.Errorf("attempt %s last_line_at: %w", a.ID, err)
 		}
 		if a.Shape, err = decodeShape(shapeJSON); err != nil {
 			return nil, fmt.Errorf("attempt %s shape_json: %w", a.ID, err)

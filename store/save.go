@@ -78,10 +78,10 @@ const upsertAttempt = `INSERT INTO attempts (
 	id, host, unit, invocation_id, container, container_id, engine, engine_version,
 	started_at, started_at_text, ended_at, ended_at_text, ready_at, ready_at_text,
 	phase, verdict, rule, note, exit_status, exit_code, ended_by, stop_requested,
-	restart_counter, restart_counter_after, fingerprint, lines,
+	restart_counter, restart_counter_after, fingerprint, lines, last_line_at_text,
 	max_model_len, max_num_seqs, kv_cache_dtype, kv_cache_memory_bytes, kv_cache_tokens,
 	max_concurrency, tensor_parallel_size, served_model_name, shape_json, timeline_json, updated_at
-) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT(id) DO UPDATE SET
 	host = excluded.host, unit = excluded.unit, invocation_id = excluded.invocation_id,
 	container = excluded.container, container_id = excluded.container_id,
@@ -92,7 +92,7 @@ ON CONFLICT(id) DO UPDATE SET
 	phase = excluded.phase, verdict = excluded.verdict, rule = excluded.rule, note = excluded.note,
 	exit_status = excluded.exit_status, exit_code = excluded.exit_code, ended_by = excluded.ended_by,
 	stop_requested = excluded.stop_requested, restart_counter = excluded.restart_counter, restart_counter_after = excluded.restart_counter_after,
-	fingerprint = excluded.fingerprint, lines = excluded.lines,
+	fingerprint = excluded.fingerprint, lines = excluded.lines, last_line_at_text = excluded.last_line_at_text,
 	max_model_len = excluded.max_model_len, max_num_seqs = excluded.max_num_seqs,
 	kv_cache_dtype = excluded.kv_cache_dtype, kv_cache_memory_bytes = excluded.kv_cache_memory_bytes,
 	kv_cache_tokens = excluded.kv_cache_tokens, max_concurrency = excluded.max_concurrency,
@@ -196,7 +196,7 @@ func (s *saver) saveAttempt(ctx context.Context, a *domain.Attempt) error {
 		timeMicros(a.StartedAt), timeText(a.StartedAt), timeMicros(a.EndedAt), timeText(a.EndedAt),
 		timeMicros(a.ReadyAt), timeText(a.ReadyAt),
 		string(a.Phase), string(a.Verdict), a.Rule, a.Note, nullInt(a.ExitStatus), a.ExitCode, a.EndedBy, a.StopRequested,
-		nullInt(a.RestartCounter), nullInt(a.RestartCounterAfter), a.Fingerprint, a.Lines,
+		nullInt(a.RestartCounter), nullInt(a.RestartCounterAfter), a.Fingerprint, a.Lines, timeText(a.LastLineAt),
 		shapeInt(shape, domain.ShapeMaxModelLen), shapeInt(shape, domain.ShapeMaxNumSeqs),
 		shapeText(shape, domain.ShapeKVCacheDtype), shapeInt(shape, domain.ShapeKVCacheMemoryBytes),
 		shapeInt(shape, domain.ShapeKVCacheTokens), shapeFloat(shape, domain.ShapeMaxConcurrency),

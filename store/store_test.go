@@ -151,12 +151,13 @@ func full(a *domain.Attempt) string {
 		ContainerID string
 		ExitCode    string
 		Lines       int
+		LastLineAt  time.Time
 		Findings    []domain.Finding
 		Timeline    []domain.PhaseMark
 		Context     []domain.Evidence
 		Evidence    []domain.Evidence
 	}
-	b, err := json.MarshalIndent(fullAttempt{a.JSON(), a.ContainerID, a.ExitCode, a.Lines, a.Findings, a.Timeline, a.Context, a.Evidence}, "", " ")
+	b, err := json.MarshalIndent(fullAttempt{a.JSON(), a.ContainerID, a.ExitCode, a.Lines, a.LastLineAt, a.Findings, a.Timeline, a.Context, a.Evidence}, "", " ")
 	if err != nil {
 		panic(err)
 	}
@@ -179,7 +180,7 @@ func TestRoundTrip(t *testing.T) {
 			t.Errorf("%s round trip differs:\ngot  %s\nwant %s", want.ID, g, w)
 		}
 		// Times: same instant and same UTC offset as the source.
-		for _, p := range [][2]time.Time{{got.StartedAt, want.StartedAt}, {got.EndedAt, want.EndedAt}, {got.ReadyAt, want.ReadyAt}} {
+		for _, p := range [][2]time.Time{{got.StartedAt, want.StartedAt}, {got.EndedAt, want.EndedAt}, {got.ReadyAt, want.ReadyAt}, {got.LastLineAt, want.LastLineAt}} {
 			if !p[0].Equal(p[1]) || p[0].IsZero() != p[1].IsZero() {
 				t.Errorf("%s: time %v, want %v", want.ID, p[0], p[1])
 			}

@@ -113,6 +113,7 @@ func Attempts() []*domain.Attempt {
 		},
 		Fingerprint: "",
 		Lines:       1834,
+		LastLineAt:  at(t0, 312.25),
 	}
 
 	t1 := time.Date(2026, 10, 2, 8, 0, 0, 0, cest)
@@ -139,7 +140,8 @@ func Attempts() []*domain.Attempt {
 			{Phase: domain.PhaseWeights, Time: at(t1, 12)},
 			{Phase: domain.PhaseReady, Time: at(t1, 95.5)},
 		},
-		Lines: 212,
+		Lines:      212,
+		LastLineAt: at(t1, 3600.125),
 	}
 
 	t2 := time.Date(2026, 10, 1, 22, 0, 0, 0, pdt)
