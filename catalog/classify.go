@@ -255,6 +255,9 @@ var wordingTable = []struct {
 	{regexp.MustCompile(`(?i)\bcommunicator\b|\bcontrol channel\b|\btp\d*_(?:pair|worker|peer)`), domain.VerdictDistributedError, domain.PhaseInit},
 	// the process terminated on an exception nothing caught
 	{regexp.MustCompile(`(?i)\bterminated reason=|\buncaught exception\b`), domain.VerdictEngineDied, ""},
+	// fewer KV or state (Mamba) cache blocks than the sequences need: the
+	// memory left for the cache, not the flags alone
+	{regexp.MustCompile(`exceeds (?:the )?available (?:\w+ )?cache blocks|No available memory for the cache blocks`), domain.VerdictKVCacheInsufficient, domain.PhaseKVAlloc},
 	// the HTTP listener could not be set up
 	{regexp.MustCompile(`(?i)\berror starting (?:the )?http server\b|\bbind\(\) failed\b|\baddress already in use\b`), domain.VerdictConfigError, domain.PhaseStart},
 }

@@ -123,6 +123,9 @@ type lineInfo struct {
 	frame string
 	// fatal is set when the line ended a fatal event.
 	fatal *Fatal
+	// death: the line is a death line (rules.Set.FatalLine: a signal, an
+	// exit, an abort), whatever level it was logged at.
+	death bool
 	// intro is the line that opened the line's traceback, when it says
 	// more than the traceback header.
 	intro *domain.Evidence

@@ -98,6 +98,7 @@ func (j *Judge) fatalLine(ev domain.Evidence, l *rules.Line) lineInfo {
 		}
 	}
 	if exit, ok := j.set.FatalLine(l); ok {
+		info.death = true
 		j.exc.addDeath(a.Lines, ev, a.Phase, reached, exit)
 		if exit >= 0 {
 			j.exit = exit
@@ -169,7 +170,7 @@ func (j *Judge) usageLine(ev domain.Evidence, l *rules.Line, first bool) {
 // one). Without the exception and death lines it is rules.IsErrorText,
 // the log viewer's "next error": one list of error words, one of levels.
 func isErrorLine(text string, errorLike bool, info lineInfo) bool {
-	if info.fatal != nil {
+	if info.fatal != nil || info.death {
 		return true
 	}
 	if !errorLike {
