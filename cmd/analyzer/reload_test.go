@@ -29,8 +29,8 @@ const siteRule = fixturetest.SiteRule
 const (
 	noMemLine = "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine."
 	frobLine  = "ERROR 10-01 21:40:01 [api_server.py:99] frobnicator exploded: flux"
-	goodMatch = `match: 'No available memory for the cache blocks'`
-	badMatch  = `match: '(No available memory for the cache blocks'`
+	goodMatch = `match: 'No available memory for the cache blocks|`
+	badMatch  = `match: '(No available memory for the cache blocks|`
 )
 
 // editFile replaces old by new in path; it fails when old is absent.
