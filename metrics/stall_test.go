@@ -1,7 +1,6 @@
 package metrics_test
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/internal/fixturetest"
 	"github.com/llmfleet/analyzer/metrics"
 	"github.com/llmfleet/analyzer/store"
 )
@@ -18,15 +18,7 @@ import (
 // inCapture before now.
 func saveBoots(t *testing.T, db *store.DB, h, u string, now time.Time, inCapture time.Duration) {
 	t.Helper()
-	var as []*domain.Attempt
-	for i, capture := range []time.Duration{2 * time.Minute, 3 * time.Minute, 4 * time.Minute} {
-		s := now.Add(-time.Duration(5-i) * time.Hour)
-		as = append(as, &domain.Attempt{ID: fmt.Sprintf("%s-%s-%d", h, u, i), Host: h, Unit: u, InvocationID: fmt.Sprintf("inv%d", i), Engine: "vllm",
-			StartedAt: s, ReadyAt: s.Add(4*time.Minute + capture), EndedAt: s.Add(time.Hour), EndedBy: domain.EndedByStop,
-			Phase: domain.PhaseReady, Verdict: domain.VerdictReady, Shape: domain.Shape{},
-			Timeline: []domain.PhaseMark{{Phase: domain.PhaseGraphCapture, Time: s.Add(3 * time.Minute)},
-				{Phase: domain.PhaseWarmup, Time: s.Add(3*time.Minute + capture)}, {Phase: domain.PhaseReady, Time: s.Add(4*time.Minute + capture)}}})
-	}
+	as := fixturetest.ReadyBoots(h, u, now, 2*time.Minute, 3*time.Minute, 4*time.Minute)
 	s := now.Add(-3*time.Minute - inCapture)
 	as = append(as, &domain.Attempt{ID: h + "-" + u + "-now", Host: h, Unit: u, InvocationID: "invnow", Engine: "vllm", StartedAt: s,
 		Phase: domain.PhaseGraphCapture, Verdict: domain.VerdictRunning, Shape: domain.Shape{},

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/internal/fixturetest"
 	"github.com/llmfleet/analyzer/pipeline"
 )
 
@@ -20,15 +21,7 @@ import (
 func TestLiveRaisesBootStalled(t *testing.T) {
 	db := openDB(t)
 	t0 := time.Date(2026, 10, 1, 12, 0, 0, 0, time.UTC)
-	var earlier []*domain.Attempt
-	for i, capture := range []time.Duration{2 * time.Minute, 3 * time.Minute, 4 * time.Minute} {
-		s := t0.Add(-time.Duration(10-i) * time.Hour)
-		earlier = append(earlier, &domain.Attempt{ID: fmt.Sprintf("earlier%d", i), Host: "gpu1", Unit: "vllm.service", InvocationID: fmt.Sprintf("e%d", i),
-			Engine: "vllm", StartedAt: s, ReadyAt: s.Add(4*time.Minute + capture), EndedAt: s.Add(time.Hour), EndedBy: domain.EndedByStop,
-			Phase: domain.PhaseReady, Verdict: domain.VerdictReady, Shape: domain.Shape{},
-			Timeline: []domain.PhaseMark{{Phase: domain.PhaseGraphCapture, Time: s.Add(3 * time.Minute)},
-				{Phase: domain.PhaseWarmup, Time: s.Add(3*time.Minute + capture)}, {Phase: domain.PhaseReady, Time: s.Add(4*time.Minute + capture)}}})
-	}
+	earlier := fixturetest.ReadyBoots("gpu1", "vllm.service", t0, 2*time.Minute, 3*time.Minute, 4*time.Minute)
 	if err := db.SaveAttempts(t.Context(), earlier, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -2,12 +2,12 @@ package web
 
 import (
 	"encoding/json"
-	"fmt"
 	"math"
 	"testing"
 	"time"
 
 	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/internal/fixturetest"
 )
 
 // TestProgressOfABootInProgress: the API gives a running boot of a target
@@ -17,14 +17,9 @@ import (
 // quiet limit).
 func TestProgressOfABootInProgress(t *testing.T) {
 	now := time.Now().UTC().Truncate(time.Second)
-	var as []*domain.Attempt
-	for i, capture := range []time.Duration{2 * time.Minute, 3 * time.Minute, 4 * time.Minute, 3 * time.Minute} {
-		s := now.Add(-time.Duration(10-i) * time.Hour)
-		as = append(as, &domain.Attempt{ID: fmt.Sprintf("earlier%d", i), Host: "gpu1", Unit: "vllm.service", Engine: "vllm",
-			StartedAt: s, ReadyAt: s.Add(4*time.Minute + capture), EndedAt: s.Add(time.Hour), Phase: domain.PhaseReady, Verdict: domain.VerdictReady,
-			EndedBy: domain.EndedByStop, Shape: domain.Shape{domain.ShapeMaxModelLen: 32768},
-			Timeline: []domain.PhaseMark{{Phase: domain.PhaseWeights, Time: s.Add(time.Minute)}, {Phase: domain.PhaseGraphCapture, Time: s.Add(3 * time.Minute)},
-				{Phase: domain.PhaseWarmup, Time: s.Add(3*time.Minute + capture)}, {Phase: domain.PhaseReady, Time: s.Add(4*time.Minute + capture)}}})
+	as := fixturetest.ReadyBoots("gpu1", "vllm.service", now, 2*time.Minute, 3*time.Minute, 4*time.Minute, 3*time.Minute)
+	for _, a := range as {
+		a.Shape = domain.Shape{domain.ShapeMaxModelLen: 32768}
 	}
 	running := func(id, unit string, inCapture time.Duration) *domain.Attempt {
 		s := now.Add(-3*time.Minute - inCapture)
@@ -59,7 +54,7 @@ func TestProgressOfABootInProgress(t *testing.T) {
 	if p := progressOf("fresh"); p["no_history"] != true || p["eta_p50_s"] != nil || p["stall_limit_s"] != (15*time.Minute).Seconds() || p["stalled"] != true {
 		t.Errorf("boot of a target with no history: %v", p)
 	}
-	if p := progressOf("earlier0"); p != nil {
+	if p := progressOf("vllm.service-earlier0"); p != nil {
 		t.Errorf("an ended boot has progress %v", p)
 	}
 	// GET /api/v1/boots: the three boots in progress, newest first, with

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/internal/fixturetest"
 	"github.com/llmfleet/analyzer/store"
 )
 
@@ -26,15 +26,7 @@ func saveWatchedBoots(t *testing.T, db string) {
 	}
 	defer s.Close()
 	now := time.Now().UTC()
-	var as []*domain.Attempt
-	for i, capture := range []time.Duration{2 * time.Minute, 3 * time.Minute, 4 * time.Minute, 3 * time.Minute} {
-		st := now.Add(-time.Duration(10-i) * time.Hour)
-		as = append(as, &domain.Attempt{ID: fmt.Sprintf("earlier%d", i), Host: "gpu1", Unit: "vllm.service", InvocationID: fmt.Sprintf("e%d", i), Engine: "vllm",
-			StartedAt: st, ReadyAt: st.Add(4*time.Minute + capture), EndedAt: st.Add(time.Hour), EndedBy: domain.EndedByStop,
-			Phase: domain.PhaseReady, Verdict: domain.VerdictReady, Shape: domain.Shape{},
-			Timeline: []domain.PhaseMark{{Phase: domain.PhaseGraphCapture, Time: st.Add(3 * time.Minute)},
-				{Phase: domain.PhaseWarmup, Time: st.Add(3*time.Minute + capture)}, {Phase: domain.PhaseReady, Time: st.Add(4*time.Minute + capture)}}})
-	}
+	as := fixturetest.ReadyBoots("gpu1", "vllm.service", now, 2*time.Minute, 3*time.Minute, 4*time.Minute, 3*time.Minute)
 	for _, b := range []struct {
 		id, unit  string
 		inCapture time.Duration
