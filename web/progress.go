@@ -99,3 +99,37 @@ func (s *server) apiBoots(c *gin.Context) {
 	}
 	c.JSON(http.StatusOK, gin.H{"boots": out})
 }
+
+// progressView is a boot in progress as the attempt page shows it.
+type progressView struct {
+	Phase            domain.Phase
+	InPhase, Elapsed string
+	HasETA           bool
+	ETA50, ETA90     string
+	Basis            int
+	SameShape        bool
+	// Percent is the time elapsed against the expected time to ready.
+	Percent int
+	Stalled bool
+	// Usual is the phase's usual duration ("2m0s-4m0s"); "" with no history.
+	Usual string
+}
+
+// viewOf is p for the attempt page.
+func viewOf(p *progressJSON) *progressView {
+	if p == nil {
+		return nil
+	}
+	d := func(s float64) string { return time.Duration(s * float64(time.Second)).Round(time.Second).String() }
+	v := &progressView{Phase: p.Phase, InPhase: d(p.InPhase), Elapsed: d(p.Elapsed), Basis: p.Basis, SameShape: p.Comparable, Stalled: p.Stalled}
+	if p.ETAP50 != nil && p.ETAP90 != nil {
+		v.HasETA, v.ETA50, v.ETA90 = true, d(*p.ETAP50), d(*p.ETAP90)
+		if total := p.Elapsed + *p.ETAP50; total > 0 {
+			v.Percent = min(int(100*p.Elapsed/total+0.5), 100)
+		}
+	}
+	if p.PhaseP50 != nil && p.PhaseP90 != nil {
+		v.Usual = d(*p.PhaseP50) + "-" + d(*p.PhaseP90)
+	}
+	return v
+}

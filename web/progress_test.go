@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,6 +57,17 @@ func TestProgressOfABootInProgress(t *testing.T) {
 	}
 	if p := progressOf("vllm.service-earlier0"); p != nil {
 		t.Errorf("an ended boot has progress %v", p)
+	}
+	// The attempt pages say the same in words, with a bar.
+	if code, page, _ := get(t, srv, "/attempts/healthy"); code != 200 || !strings.Contains(page, "Boot in progress: graph_capture for 1m") ||
+		!strings.Contains(page, "<progress max=\"100\"") || !strings.Contains(page, "from 4 earlier boots of this unit with this shape") || strings.Contains(page, "Stalled") {
+		t.Errorf("attempt page of the healthy boot: %d", code)
+	}
+	if _, page, _ := get(t, srv, "/attempts/wedged"); !strings.Contains(page, "<b>Stalled</b>: graph_capture for 20m") || !strings.Contains(page, "it usually takes 3m0s-4m0s") {
+		t.Errorf("attempt page of the wedged boot says no stall")
+	}
+	if _, page, _ := get(t, srv, "/attempts/vllm.service-earlier0"); strings.Contains(page, "Boot in progress") {
+		t.Errorf("an ended boot's page shows progress")
 	}
 	// GET /api/v1/boots: the three boots in progress, newest first, with
 	// their progress; not the ended ones.

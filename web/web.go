@@ -337,6 +337,9 @@ type pageData struct {
 	// the rule-writing form of an unknown failure group
 	Suggest *suggestData
 
+	// a boot in progress on its attempt page
+	Progress *progressView
+
 	// Zone is the zone the page shows times in and reads since/until in.
 	Zone pageZone
 }
@@ -560,9 +563,14 @@ func (s *server) attemptPage(c *gin.Context) {
 		s.serverError(c, err, false)
 		return
 	}
+	prog, err := s.progressOf(ctx, a, time.Now())
+	if err != nil {
+		s.serverError(c, err, false)
+		return
+	}
 	log := buildLogView(a)
 	s.render(c, http.StatusOK, "attempt", pageData{Title: title, A: a, Group: g, Log: log, Decisive: decisiveRow(log),
-		Errors: numberErrors(log), LD: s.attemptLadder(ctx, a.ID), Zone: zone})
+		Errors: numberErrors(log), LD: s.attemptLadder(ctx, a.ID), Zone: zone, Progress: viewOf(prog)})
 }
 
 // groupOf returns the failure group of a failed attempt, nil for an
