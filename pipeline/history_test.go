@@ -137,29 +137,8 @@ func TestStallChecksReadHistoryOncePerTTL(t *testing.T) {
 // graph_capture with boot_stalled still among its findings (the spec: kept
 // on the attempt when it later ends); later flushes do not withdraw it.
 func TestStalledBootKeepsItWhenItTimesOut(t *testing.T) {
-	db := openDB(t)
-	t0 := time.Date(2026, 10, 1, 12, 0, 0, 0, time.UTC)
-	earlier := fixturetest.ReadyBoots("gpu1", "vllm.service", t0, 2*time.Minute, 3*time.Minute, 4*time.Minute)
-	if err := db.SaveAttempts(t.Context(), earlier, nil); err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	now := t0
-	setNow := func(d time.Duration) { mu.Lock(); now = t0.Add(d); mu.Unlock() }
-	l := pipeline.New(db, ruleSet(t), pipeline.Options{FlushInterval: time.Hour,
-		Now: func() time.Time { mu.Lock(); defer mu.Unlock(); return now }, History: db})
-	l.Start()
-	defer l.Close()
-	entry := func(at time.Duration, msg string) domain.Entry {
-		return domain.Entry{Journal: true, Host: "gpu1", Unit: "vllm.service", InvocationID: "new", Identifier: "vllm", PID: 7,
-			Time: t0.Add(at), Cursor: fmt.Sprintf("s=1;i=%d", at), Message: msg, Fields: map[string]string{"_SYSTEMD_UNIT": "vllm.service"}}
-	}
-	if err := l.Add([]domain.Entry{
-		entry(0, "INFO 10-01 12:00:00 [api_server.py:1885] vLLM API server version 0.11.0"),
-		entry(3*time.Minute, "INFO 10-01 12:03:00 [gpu_model_runner.py:3000] Capturing CUDA graphs (mixed prefill-decode, PIECEWISE):   0%|          | 0/67"),
-	}); err != nil {
-		t.Fatal(err)
-	}
+	r := newStallRig(t, pipeline.Options{})
+	db, l, setNow, t0 := r.db, r.l, r.set, r.t0
 	setNow(20 * time.Minute)
 	flush(t, l)
 	for _, a := range list(t, db) {
