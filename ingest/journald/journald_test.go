@@ -93,7 +93,9 @@ func startFollower(set *rules.Set, dir string, inProcess bool, resume journald.R
 				if !b.CatchUp {
 					f.records += len(b.Entries)
 					f.resume = journald.Resume{Cursor: b.Cursor, ReplayCursor: f.tr.ReplayCursor()}
-					if f.stopAt > 0 && f.records >= f.stopAt {
+					// Stop only where an attempt is open, so the restart has
+					// one to re-read: batches vary in size with the reader.
+					if f.stopAt > 0 && f.records >= f.stopAt && f.resume.ReplayCursor != "" {
 						cancel()
 					}
 				}
