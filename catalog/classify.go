@@ -33,6 +33,10 @@ type Profile struct {
 	External []Statement
 	// Banner is a start-up line that names the engine.
 	Banner []string
+	// Scripts: the engine ships with a launcher script (a container's
+	// entrypoint) that prints into the unit's journal; its shell sources
+	// are read too.
+	Scripts bool
 	// Stages are lines the engine prints as it enters a phase, from its
 	// source: a statement raised in that phase follows them in a real
 	// journal, so the coverage test prints them before it.
@@ -113,6 +117,11 @@ var Profiles = map[string]Profile{
 			domain.PhaseReady:   {"2026-08-01 12:00:00 [INFO] [server] event=listening address=http://127.0.0.1:8080 auth=off max_connections=16 max_body_bytes=8388608"},
 			domain.PhaseServing: {"2026-08-01 12:00:00 [INFO] [http] request=r1 event=received method=POST path=/v1/chat/completions body_bytes=512"},
 		}},
+	// halogen-flash-server's public tree holds its container entrypoint
+	// (deploy/entrypoint.sh), not the engine: the catalog reads the
+	// launcher's own lines, whose first names the release and the mode.
+	// The engine's and the front-end's readiness lines are not public.
+	"halogen":  {Engine: "halogen", Scripts: true, Banner: []string{"halogen: halogen-flash-server 0.13.8, mode all"}},
 	"lmdeploy": {Engine: "lmdeploy", External: uvicornReady, Banner: []string{"[TM][INFO] Turbomind engine created"}},
 	"trtllm":   {Engine: "trtllm", External: uvicornReady, Banner: []string{"[TensorRT-LLM] TensorRT-LLM version: 1.0.0"}},
 	// TabbyAPI (ExLlamaV2/V3 behind it) serves through uvicorn; its own
@@ -262,6 +271,18 @@ var wordingTable = []struct {
 	{regexp.MustCompile(`(?i)\berror starting (?:the )?http server\b|\bbind\(\) failed\b|\baddress already in use\b`), domain.VerdictConfigError, domain.PhaseStart},
 }
 
+// launcherWording: what a launcher script's fatal line says went wrong, when
+// it is not its configuration. The first match wins.
+var launcherWording = []struct {
+	re     *regexp.Regexp
+	family domain.Verdict
+	phase  domain.Phase
+}{
+	{regexp.MustCompile(`(?i)\bexpired\b|\btimed? ?out\b|\bnever answered\b`), domain.VerdictTimeout, ""},
+	{regexp.MustCompile(`(?i)\b(?:engine|server|worker|component|process)\b.{0,40}\b(?:exited|died|crashed|killed)\b|\banswered nothing\b`), domain.VerdictEngineDied, ""},
+	{regexp.MustCompile(`(?i)\bno [\w.-]+ (?:at|in) |\bdoes not exist\b|\bmissing\b|\bnot found\b|\bdownload failed\b`), domain.VerdictMissingPayload, ""},
+}
+
 // Aborts reports whether a C/C++ call ends the process by abort(): the
 // ggml assertion macros, and a throw nobody catches (std::terminate).
 func Aborts(call string) bool {
@@ -363,6 +384,18 @@ func Classify(p Profile, r Raw) (Statement, bool) {
 			}
 		}
 	}
+	if s.Kind == KindFatal && r.Lang == "sh" && s.Family == domain.VerdictUnknownFailure {
+		// A launcher script refuses its configuration before it starts the
+		// engine, unless its words say the engine died, a wait for it ran
+		// out, or a file it needs is not there.
+		s.Family, s.Phase = domain.VerdictConfigError, domain.PhaseArgs
+		for _, w := range launcherWording {
+			if w.re.MatchString(r.Format) {
+				s.Family, s.Phase = w.family, w.phase
+				break
+			}
+		}
+	}
 	if s.Kind == KindFatal && parallelSize.MatchString(r.Format) {
 		// A size that must divide by the shard or rank count: the
 		// parallelism the operator chose does not fit the model.
@@ -429,6 +462,8 @@ func Extract(p Profile, file string, src []byte) []Statement {
 		raws = GoExtract(file, src)
 	case ".rs":
 		raws = RustExtract(file, src)
+	case ".sh", ".bash":
+		raws = ShellExtract(file, src)
 	}
 	var out []Statement
 	for _, r := range raws {
@@ -497,6 +532,8 @@ func Synthesize(p Profile, r Raw, s Statement) string {
 	msg := strings.TrimRight(fillHoles(r.Format, r.Func), "\n")
 	base := path.Base(r.File)
 	switch r.Lang {
+	case "sh":
+		return fillShell(r.Format)
 	case "py":
 		if r.Call == "raise" {
 			return fmt.Sprintf("Traceback (most recent call last):\n  File \"/usr/lib/python3.12/site-packages/%s\", line %d, in %s\n    raise %s(...)\n%s: %s",

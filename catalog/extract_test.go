@@ -1,7 +1,9 @@
 package catalog
 
 import (
+	"fmt"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/llmfleet/analyzer/domain"
@@ -227,5 +229,69 @@ func TestCLoggerAndStream(t *testing.T) {
 	}
 	if s, _ := Classify(p, Raw{File: "src/cli/serve/text_model_runner.cpp", Call: "throw", Exc: "logic_error", Lang: "c"}); s.Family != domain.VerdictEngineDied {
 		t.Errorf("a runner under cli/ classified %s/%s", s.Family, s.Phase)
+	}
+}
+
+// TestShellExtract reads a launcher script as bash runs it: a stderr line
+// its block follows with a non-zero exit is fatal with its indented detail;
+// a warning, a conditional exit further in, and a printf inside an awk
+// program are not.
+func TestShellExtract(t *testing.T) {
+	src := `#!/bin/bash
+need_file() {
+  [ -f "$CKPT" ] || {
+    echo "svc: no checkpoint at $CKPT" >&2
+    echo "  mount it with -v" >&2
+    exit 1; }
+  echo "svc: WARNING: no overlay at ${CKPT%.bin}.overlay" >&2
+  gib=$(awk 'BEGIN{printf "%.1f", 1}')
+  echo "svc: size ($(du -h "$CKPT" | cut -f1))"
+}
+watch() {
+  echo "svc: no answer for ${silent}s" >&2
+  if [ "$silent" -ge 3 ]; then
+    echo "svc: wedged after ${silent}s." >&2
+    return 1
+  fi
+}
+echo "svc: waiting for engine on $PORT" \
+     "(cold load)"
+*) echo "usage: run.sh [a|b]" >&2; exit 2 ;;
+`
+	got := ShellExtract("deploy/run.sh", []byte(src))
+	var lines []string
+	for _, r := range got {
+		lines = append(lines, fmt.Sprintf("%d %s %s info=%v %q", r.Line, r.Func, r.Call, r.Info, r.Format))
+	}
+	want := []string{
+		`4 need_file echo info=false "svc: no checkpoint at {CKPT}\n  mount it with -v"`,
+		`7 need_file echo info=true "svc: WARNING: no overlay at {CKPT}.overlay"`,
+		`9 need_file echo info=true "svc: size ({du})"`,
+		`12 watch echo info=true "svc: no answer for {silent}s"`,
+		`14 watch echo info=false "svc: wedged after {silent}s."`,
+		`18  echo info=true "svc: waiting for engine on {PORT} (cold load)"`,
+		`20  echo info=false "usage: run.sh [a|b]"`,
+	}
+	if g, w := strings.Join(lines, "\n"), strings.Join(want, "\n"); g != w {
+		t.Errorf("got\n%s\nwant\n%s", g, w)
+	}
+	// A launcher refuses its configuration unless its words say otherwise.
+	p := Profile{Engine: "svc", Scripts: true}
+	for _, c := range []struct {
+		format string
+		family domain.Verdict
+	}{
+		{"svc: no checkpoint at {CKPT}", domain.VerdictMissingPayload},
+		{"svc: SVC_WAIT_S={limit} expired after {t}s", domain.VerdictTimeout},
+		{"svc: the engine exited after {t}s without listening.", domain.VerdictEngineDied},
+		{"svc: SVC_CTX={ctx} is past the native 262144", domain.VerdictConfigError},
+	} {
+		s, _ := Classify(p, Raw{File: "deploy/run.sh", Call: "echo", Exc: "exit", Format: c.format, Lang: "sh"})
+		if s.Kind != KindFatal || s.Family != c.family {
+			t.Errorf("%q: %s %s, want fatal %s", c.format, s.Kind, s.Family, c.family)
+		}
+		if syn := Synthesize(p, Raw{Format: c.format, Lang: "sh"}, s); strings.Contains(syn, "{") {
+			t.Errorf("%q: hole left in %q", c.format, syn)
+		}
 	}
 }

@@ -51,3 +51,21 @@ func FuzzCExtract(f *testing.F) {
 		})
 	})
 }
+
+func FuzzShellExtract(f *testing.F) {
+	for _, s := range []string{
+		"f() {\n  echo \"a $X ${Y:-z} $(du -h \"$P\" | cut -f1)\" >&2\n  exit 1; }\n",
+		"*) echo \"usage: x\" >&2; exit 2 ;;\n", "echo \"unterminated\n", "echo 'a' \\\n", "$(((((", "if x; then\n echo \"e\" >&2\n fi\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		fuzzcost.Check(t, extractBudget, func() {
+			for _, r := range ShellExtract("deploy/run.sh", src) {
+				if len(r.Format) > MaxFormatBytes+256 {
+					t.Fatalf("format of %d bytes", len(r.Format))
+				}
+			}
+		})
+	})
+}

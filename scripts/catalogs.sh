@@ -54,4 +54,6 @@ extract exllama-tabbyapi-e632af4 exllama tabbyapi-e632af4 theroyallab+tabbyAPI e
 # the radiance fork serves through its patched vLLM and GGUF plugin (vendor/)
 extract_assembled radiance-757ae1f3d vllm radiance-vllm-qwen4exp-757ae1f3d drwolfen+radiance-vllm-qwen4exp vendor/vllm,vendor/vllm-gguf-plugin
 extract gufo-fbb4caf37 gufo assembled-fbb4caf37 ASSEMBLED:gufo-org+gufo fbb4caf37
+# halogen-flash-server's public tree: its container entrypoint, not the engine
+extract halogen-090da7b2c halogen assembled-090da7b2c ASSEMBLED:peonist-ai+halogen-flash-server 090da7b2c
 go run ./cmd/enginecatalog table catalog/data/*.tsv
