@@ -125,6 +125,8 @@ func extract(args []string) error {
 			strings.HasSuffix(p, ".c"), strings.HasSuffix(p, ".cpp"), strings.HasSuffix(p, ".cc"),
 			strings.HasSuffix(p, ".h"), strings.HasSuffix(p, ".hpp"), strings.HasSuffix(p, ".cu"):
 			objs = append(objs, obj{f[2], rel})
+		case prof.Scripts && strings.HasSuffix(p, ".sh"):
+			objs = append(objs, obj{f[2], rel})
 		}
 	}
 	cat := exec.Command("git", "-C", dir, "cat-file", "--batch")
