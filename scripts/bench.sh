@@ -26,6 +26,17 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/analyzer-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 literals='out of memory|OutOfMemoryError|EngineCore failed to start|Constraints violated|NCCL error|Application startup complete|Deactivated successfully'
 fixture=examples/dankserver-night-ladder.journal.json
+# The team's generators (SHARED_TOOLS, ../shared/tools beside the checkout),
+# which the targets are measured on: serving-journal.py (vLLM in podman with
+# conmon's fields, ~1.3 KB records) and night-journal.py. Without them, the
+# repository's own (a leaner serving record) stand in, and the run says so.
+shared=${SHARED_TOOLS:-../shared/tools}
+if [ -f "$shared/serving-journal.py" ] && [ -f "$shared/night-journal.py" ]; then
+  echo "journals from $shared (serving-journal.py, night-journal.py)"
+else
+  echo "journals from scripts/bench-serving.py and scripts/bench-journal.py ($shared has no generators)"
+  shared=""
+fi
 pin1=(); pin2=()
 if command -v taskset >/dev/null && taskset -c 0 true 2>/dev/null; then
   pin1=(taskset -c 0)
@@ -66,8 +77,12 @@ echo "analyzer $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(nproc) c
 for kind in serving night; do
   for size in $sizes; do
     in=$work/$kind-$size.json
-    if [ "$kind" = night ]; then
+    if [ "$kind" = night ] && [ -n "$shared" ]; then
+      python3 "$shared/night-journal.py" "$fixture" $(( (size + 869) / 870 )) "$in"
+    elif [ "$kind" = night ]; then
       python3 scripts/bench-journal.py "$fixture" $(( (size + 869) / 870 )) "$in"
+    elif [ -n "$shared" ]; then
+      python3 "$shared/serving-journal.py" "$in" "$size"
     else
       python3 scripts/bench-serving.py "$fixture" "$size" "$in"
     fi

@@ -63,7 +63,7 @@ func skipPath(p string) bool {
 
 func extract(args []string) error {
 	fs := flag.NewFlagSet("extract", flag.ExitOnError)
-	engine := fs.String("engine", "", "engine family (vllm, sglang, llamacpp, ollama, tgi, lmdeploy, trtllm)")
+	engine := fs.String("engine", "", "engine profile (vllm, sglang, llamacpp, ollama, tgi, lmdeploy, trtllm, exllama, gufo, halogen)")
 	version := fs.String("version", "", "engine version or fork, written into the catalog")
 	rev := fs.String("rev", "HEAD", "git revision to read")
 	under := fs.String("under", "", "read only this folder of the tree (its prefix is cut from paths); several folders separated by commas")
