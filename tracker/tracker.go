@@ -423,7 +423,7 @@ func (t *Tracker) addText(e domain.Entry) {
 		if _, ok := t.rules.Banner(clean); ok {
 			// A banner opens a new attempt once the current one has failed
 			// or moved past its start (one start may print several).
-			if st != nil && st.banner && (st.j.HasRootCause() || st.j.Phase().Rank() > domain.PhaseArgs.Rank()) {
+			if st != nil && st.banner && (st.j.HasRootCause() || st.j.Phase().Rank() > domain.PhaseInit.Rank()) {
 				t.end(st, e.Time, "")
 				st = nil
 			}
