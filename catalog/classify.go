@@ -389,9 +389,9 @@ func Classify(p Profile, r Raw) (Statement, bool) {
 		}
 		return s, true
 	}
-	if r.Call == "throw" && s.Kind == KindFatal && s.Family == domain.VerdictUnknownFailure && len(p.Aborted) > 0 {
-		// An engine that reports the abort an escaped exception ends in
-		// (its profile's Aborted lines) says the process died.
+	if r.Call == "throw" && s.Kind == KindFatal && s.Family == domain.VerdictUnknownFailure {
+		// A C++ exception nothing catches ends in std::terminate and an
+		// abort: the process died, unless its type names more (excTable).
 		s.Family = domain.VerdictEngineDied
 	}
 	for _, e := range excTable {
