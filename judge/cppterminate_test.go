@@ -70,18 +70,38 @@ func TestUncaughtCppException(t *testing.T) {
 	t0 := time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			feed := func(j *judge.Judge, from, to int) {
+				for i := from; i < to; i++ {
+					l := c.lines[i]
+					j.Line(l, domain.Evidence{Time: t0.Add(time.Duration(i) * time.Second), Cursor: fmt.Sprintf("c%d", i), Message: l})
+				}
+			}
 			j := judge.New(set, "", judge.Options{})
 			j.Start(t0)
-			for i, l := range c.lines {
-				j.Line(l, domain.Evidence{Time: t0.Add(time.Duration(i) * time.Second), Cursor: fmt.Sprintf("c%d", i), Message: l})
-			}
+			feed(j, 0, len(c.lines))
 			at := t0.Add(time.Minute)
 			exit := domain.Evidence{Time: at, Cursor: "exit", Message: "gufo.service: Main process exited, code=dumped, status=6/ABRT"}
 			failed := domain.Evidence{Time: at, Cursor: "failed", Message: "gufo.service: Failed with result 'core-dump'."}
 			status := 6
 			base := &domain.Attempt{ID: "a", Host: "h", Unit: "gufo.service", InvocationID: "i", StartedAt: t0,
 				ExitCode: "dumped", ExitStatus: &status, EndedAt: at, EndedBy: domain.EndedByExit}
-			a := j.Judge(base, judge.End{Ended: true, Failed: true, Result: "core-dump", Line: &failed, Exit: &exit})
+			end := judge.End{Ended: true, Failed: true, Result: "core-dump", Line: &failed, Exit: &exit}
+			a := j.Judge(base, end)
+			// Stored while open after any line and restored, the judge names
+			// it the same (a root restored from the store takes the later
+			// hits too).
+			for cut := 1; cut < len(c.lines); cut++ {
+				j1 := judge.New(set, "", judge.Options{})
+				j1.Start(t0)
+				feed(j1, 0, cut)
+				stored := j1.Judge(&domain.Attempt{ID: "a", Host: "h", Unit: "gufo.service", InvocationID: "i", StartedAt: t0}, judge.End{})
+				j2 := judge.New(set, "", judge.Options{})
+				j2.Restore(stored)
+				feed(j2, cut, len(c.lines))
+				if r := j2.Judge(base, end); r.Verdict != a.Verdict || r.Phase != a.Phase || r.Rule != a.Rule {
+					t.Errorf("restored after line %d: %s in %s (%s), whole: %s in %s (%s)", cut, r.Verdict, r.Phase, r.Rule, a.Verdict, a.Phase, a.Rule)
+				}
+			}
 			if a.Verdict != c.verdict || a.Phase != c.phase {
 				t.Fatalf("got %s in %s (rule %s, note %q), want %s in %s", a.Verdict, a.Phase, a.Rule, a.Note, c.verdict, c.phase)
 			}
