@@ -49,6 +49,9 @@ type Profile struct {
 	// exception's std::terminate raises SIGABRT (a signal handler), after
 	// terminate's own two lines; empty when it installs no handler.
 	Aborted []string
+	// Terminate is the line its terminate handler logs before terminate's
+	// own two lines, %s the exception's what(); "" when it has none.
+	Terminate string
 }
 
 var uvicornReady = []Statement{
@@ -105,15 +108,18 @@ var Profiles = map[string]Profile{
 	// begins, the first line of every boot that gets past its arguments.
 	"gufo": {Engine: "gufo", Ready: []string{"event=listening address="},
 		LogLine: "2026-08-01 12:00:00 [%[1]s] [%[2]s] %[3]s",
-		// serve.cpp's ReportFatalSignal: the SIGABRT std::terminate raises
-		// is reported before the default action. (ReportTerminationReason
-		// also logs event=terminated before terminate's own lines; the judge
-		// then calls the boot unknown_failure, so the catalog leaves it out
-		// and the report names it.)
-		Aborted: []string{"[ERROR] [server] event=fatal_signal signal=6"},
-		Banner:  []string{"2026-08-01 12:00:00 [INFO] [gpu] event=queue_budget kind=llm observed=0 budget=8 expected_max=3 cap=2"},
+		// serve.cpp's ReportTerminationReason logs the exception's what()
+		// as event=terminated, then the default handler prints terminate's
+		// lines; ReportFatalSignal reports the SIGABRT that follows.
+		Terminate: "2026-08-01 12:00:00 [ERROR] [server] event=terminated reason=%s",
+		Aborted:   []string{"[ERROR] [server] event=fatal_signal signal=6"},
+		Banner:    []string{"2026-08-01 12:00:00 [INFO] [gpu] event=queue_budget kind=llm observed=0 budget=8 expected_max=3 cap=2"},
 		Stages: map[domain.Phase][]string{
-			domain.PhaseWeights: {"2026-08-01 12:00:00 [INFO] [loader] event=load_started kind=text artifact=/models/Qwen3.8-35B-A3B-Q4_K_M.gguf rss_mib=118 host_available_mib=120544"},
+			domain.PhaseWeights: {"2026-08-01 12:00:00 [INFO] [loader] event=load_started kind=text artifact=/models/Qwen3.8-35B-A3B-Q4_K_M.gguf rss_mib=118 host_available_mib=120544",
+				"2026-08-01 12:00:00 [INFO] [loader] event=load_phase phase=target_weights rss_mib=118 host_available_mib=120544"},
+			// inference_backend.cpp's load: the runner pool creates each
+			// session's state (its KV cache) after the weights.
+			domain.PhaseKVAlloc: {"2026-08-01 12:00:00 [INFO] [loader] event=load_phase phase=sessions rss_mib=52000 host_available_mib=68000"},
 			domain.PhaseReady:   {"2026-08-01 12:00:00 [INFO] [server] event=listening address=http://127.0.0.1:8080 auth=off max_connections=16 max_body_bytes=8388608"},
 			domain.PhaseServing: {"2026-08-01 12:00:00 [INFO] [http] request=r1 event=received method=POST path=/v1/chat/completions body_bytes=512"},
 		}},
@@ -217,6 +223,13 @@ var pathTable = []pathRule{
 	{"scheduler", KindFatal, domain.VerdictEngineDied, ""},
 	{"runner", KindFatal, domain.VerdictEngineDied, ""},
 }
+
+// serverRoles: names a server's own files take for the runtime behind
+// it, beyond the engine roles of the path table: its inference backend
+// (gufo's inference_backend.cpp) holds the model runners and their load.
+// Read only in a server under a CLI: elsewhere "backend" names a library's
+// device or attention backends.
+var serverRoles = []string{"backend"}
 
 // runtimeFile and runtimeFunc: llama.cpp's per-batch path (the context's
 // decode and encode, the KV cache's slot bookkeeping, session state, the
@@ -369,6 +382,12 @@ func Classify(p Profile, r Raw) (Statement, bool) {
 						break
 					}
 				}
+				for _, role := range serverRoles {
+					if strings.Contains(base, role) {
+						s.Kind, s.Family, s.Phase = KindFatal, domain.VerdictEngineDied, ""
+						break
+					}
+				}
 			}
 			break
 		}
@@ -422,9 +441,9 @@ func Classify(p Profile, r Raw) (Statement, bool) {
 		}
 		return s, true
 	}
-	if r.Call == "throw" && s.Kind == KindFatal && s.Family == domain.VerdictUnknownFailure && len(p.Aborted) > 0 {
-		// An engine that reports the abort an escaped exception ends in
-		// (its profile's Aborted lines) says the process died.
+	if r.Call == "throw" && s.Kind == KindFatal && s.Family == domain.VerdictUnknownFailure {
+		// A C++ exception nothing catches ends in std::terminate and an
+		// abort: the process died, unless its type names more (excTable).
 		s.Family = domain.VerdictEngineDied
 	}
 	for _, e := range excTable {
@@ -568,6 +587,9 @@ func Synthesize(p Profile, r Raw, s Statement) string {
 		case "throw":
 			if len(p.Aborted) > 0 {
 				var b strings.Builder
+				if p.Terminate != "" {
+					fmt.Fprintf(&b, p.Terminate+"\n", msg)
+				}
 				fmt.Fprintf(&b, "terminate called after throwing an instance of 'std::%s'\n  what():  %s", r.Exc, msg)
 				for _, l := range p.Aborted {
 					b.WriteString("\n" + l)

@@ -26,7 +26,7 @@ var floors = map[string]struct {
 	falseReady   int
 }{
 	"exllama-tabbyapi-e632af4":         {94.0, 100, 0},
-	"gufo-fbb4caf37":                   {99.2, 100, 0},
+	"gufo-13381a302":                   {99.6, 100, 0},
 	"halogen-090da7b2c":                {100, 100, 0},
 	"radiance-757ae1f3d":               {91.8, 100, 0},
 	"ik_llama.cpp-8337e4cd3":           {98.4, 100, 0},

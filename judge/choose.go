@@ -70,7 +70,7 @@ func (j *Judge) unnamedException() *Fatal {
 		}
 		named := false
 		for _, r := range j.roots {
-			if r.lineNo >= f.Start && r.lineNo <= f.Line {
+			if r.hitIn(f.Start, f.Line) {
 				named = true
 				break
 			}
@@ -80,6 +80,26 @@ func (j *Judge) unnamedException() *Fatal {
 		}
 	}
 	return nil
+}
+
+// maxMergedHits bounds pending.hits.
+const maxMergedHits = 16
+
+// hitIn reports whether root r's rule fired on a line in [from, to]: its
+// decisive line or a later hit merged into it. A rule that fires on an
+// exception's own lines names it even when an earlier line of the same
+// finding (gufo's event=terminated before terminate's own lines) holds the
+// root.
+func (r *pending) hitIn(from, to int) bool {
+	if r.lineNo >= from && r.lineNo <= to {
+		return true
+	}
+	for _, n := range r.hits {
+		if n >= from && n <= to {
+			return true
+		}
+	}
+	return false
 }
 
 // verdictPhase is the phase of a failure judged in phase p: after the

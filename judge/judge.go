@@ -118,6 +118,9 @@ type pending struct {
 	// block, for a cause read from a "raise X(" source line, is its
 	// traceback: the cause stands only while that traceback stays cut.
 	block *excState
+	// hits are the line counts of the later hits merged into this root
+	// (same finding), the latest maxMergedHits.
+	hits []int
 }
 
 // New returns a judge for a new attempt of engine ("" when not known yet:

@@ -215,6 +215,12 @@ func (j *Judge) hit(h rules.Hit, ev domain.Evidence, text string, info lineInfo)
 			if len(b.evidence) < maxEvidencePerFinding {
 				b.evidence = append(b.evidence, ev)
 			}
+			// The merged hit still names the exception it fired in
+			// (unnamedException), though the root stands on an earlier line.
+			if len(b.hits) == maxMergedHits {
+				b.hits = b.hits[1:]
+			}
+			b.hits = append(b.hits, j.a.Lines)
 			return
 		}
 	}

@@ -53,7 +53,7 @@ extract lmdeploy-1263d5cd8 lmdeploy 1263d5cd8 InternLM+lmdeploy 1263d5cd8
 extract exllama-tabbyapi-e632af4 exllama tabbyapi-e632af4 theroyallab+tabbyAPI e632af4
 # the radiance fork serves through its patched vLLM and GGUF plugin (vendor/)
 extract_assembled radiance-757ae1f3d vllm radiance-vllm-qwen4exp-757ae1f3d drwolfen+radiance-vllm-qwen4exp vendor/vllm,vendor/vllm-gguf-plugin
-extract gufo-fbb4caf37 gufo assembled-fbb4caf37 ASSEMBLED:gufo-org+gufo fbb4caf37
+extract gufo-13381a302 gufo assembled-13381a302 ASSEMBLED:gufo-org+gufo 13381a302
 # halogen-flash-server's public tree: its container entrypoint, not the engine
 extract halogen-090da7b2c halogen assembled-090da7b2c ASSEMBLED:peonist-ai+halogen-flash-server 090da7b2c
 go run ./cmd/enginecatalog table catalog/data/*.tsv
