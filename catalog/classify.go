@@ -252,6 +252,15 @@ var parallelSize = regexp.MustCompile("(?i)divisible by .{0,40}(?:num_shards|wor
 // there).
 var loadFunc = regexp.MustCompile(`(?i)^_*load_(?:weights?|model_weights|checkpoint|state_dict|tensors)$`)
 
+// modelForward: a model definition's forward pass. Before ready it runs only
+// in the engine's dummy runs (memory profiling, warmup), never while the
+// weights load: a statement there fails in profile (the frame table of
+// rules/generic.yaml reads its traceback frames so).
+var (
+	modelDefinition = regexp.MustCompile(`(?:^|/)(?:model_executor|srt|text_generation_server|pytorch|transformers)/models/`)
+	modelForward    = regexp.MustCompile(`^_?forward\w*$`)
+)
+
 // oneRequest: a statement naming the request, stream or session it is about.
 var oneRequest = regexp.MustCompile(`(?i)\b(?:request_id|req_id|stream_id|session_id|rid)\b|\b(?:request|req|stream|session) (?:\{|%|x\b|0\b)`)
 
@@ -391,6 +400,9 @@ func Classify(p Profile, r Raw) (Statement, bool) {
 			}
 			break
 		}
+	}
+	if s.Kind == KindFatal && s.Phase == domain.PhaseWeights && modelForward.MatchString(r.Func) && modelDefinition.MatchString(lp) {
+		s.Phase = domain.PhaseProfile
 	}
 	if s.Kind == KindFatal && (s.Family == domain.VerdictEngineDied || s.Family == domain.VerdictUnknownFailure) && loadFunc.MatchString(r.Func) {
 		s.Family, s.Phase = domain.VerdictMissingPayload, domain.PhaseWeights
