@@ -160,18 +160,8 @@ func (m *Model) Estimate(a *domain.Attempt, now, lastLine time.Time, quiet time.
 		}
 	}
 	e.Elapsed, e.InPhase = nonNeg(now.Sub(a.StartedAt)), nonNeg(now.Sub(e.PhaseStart))
-	all := m.byTarget[TargetOf(a)]
-	basis := all
-	key := keyOf(a.Shape)
-	var same []boot
-	for _, b := range all {
-		if b.shape == key {
-			same = append(same, b)
-		}
-	}
-	if readyCount(same) >= MinBasis {
-		basis, e.Comparable = same, true
-	}
+	basis, comparable := m.basis(a)
+	e.Comparable = comparable
 	var remaining []time.Duration
 	for _, b := range basis {
 		if b.ready < 0 {
@@ -207,6 +197,110 @@ func (m *Model) Estimate(a *domain.Attempt, now, lastLine time.Time, quiet time.
 	return e
 }
 
+// basis is the earlier boots an estimate of a rests on: those of its
+// shape when MinBasis of them reached ready (comparable), else all of its
+// target's.
+func (m *Model) basis(a *domain.Attempt) (basis []boot, comparable bool) {
+	all := m.byTarget[TargetOf(a)]
+	key := keyOf(a.Shape)
+	var same []boot
+	for _, b := range all {
+		if b.shape == key {
+			same = append(same, b)
+		}
+	}
+	if readyCount(same) >= MinBasis {
+		return same, true
+	}
+	return all, false
+}
+
+// Segment is one phase of a boot's course to ready, as a progress bar
+// segmented by phase draws it.
+type Segment struct {
+	Phase domain.Phase
+	// Expected is the phase's part of the expected time to ready: what
+	// it took for a phase the boot left; for the current phase the time
+	// in it so far and what it usually still takes; for a later phase its
+	// median in the earlier boots. Done is the part behind the boot.
+	Expected, Done time.Duration
+	Current        bool
+}
+
+// Course is boot a's way to ready as estimated by e (Estimate of m at
+// the same now): the phases it left, the current one, and the later
+// phases its earlier boots went through, in that order; the parts ahead
+// (current phase's rest and later phases) add up to e.ETA50. Nil with no
+// history.
+func (m *Model) Course(a *domain.Attempt, e Estimate) []Segment {
+	if e.NoHistory() {
+		return nil
+	}
+	var out []Segment
+	prev, prevAt := domain.PhaseStart, a.StartedAt
+	for _, mk := range a.Timeline {
+		if mk.Time.IsZero() || mk.Phase == prev || mk.Time.Before(prevAt) || !mk.Time.Before(e.PhaseStart) {
+			continue
+		}
+		d := mk.Time.Sub(prevAt)
+		out = append(out, Segment{Phase: prev, Expected: d, Done: d})
+		prev, prevAt = mk.Phase, mk.Time
+	}
+	if prev != e.Phase && e.PhaseStart.After(prevAt) {
+		d := e.PhaseStart.Sub(prevAt)
+		out = append(out, Segment{Phase: prev, Expected: d, Done: d})
+	}
+	// What is ahead, in the earlier boots' medians, then scaled to ETA50
+	// (the medians of parts do not add up to the median of the whole).
+	rest := time.Duration(0)
+	if e.PhaseBasis >= MinBasis {
+		rest = nonNeg(e.PhaseP50 - e.InPhase)
+	}
+	basis, _ := m.basis(a)
+	type later struct {
+		phase domain.Phase
+		d     time.Duration
+	}
+	var ahead []later
+	sum := rest
+	for _, p := range bootPhases {
+		if p.Rank() <= e.Phase.Rank() {
+			continue
+		}
+		var took []time.Duration
+		for _, b := range basis {
+			if b.ready >= 0 {
+				took = append(took, b.took[p]) // 0 for a boot that skipped it
+			}
+		}
+		if len(took) == 0 {
+			continue
+		}
+		if d := quantile(took, 0.5); d > 0 {
+			ahead = append(ahead, later{p, d})
+			sum += d
+		}
+	}
+	scale := func(d time.Duration) time.Duration {
+		return time.Duration(float64(e.ETA50) * float64(d) / float64(sum))
+	}
+	if sum == 0 {
+		rest, sum = e.ETA50, 1
+		scale = func(d time.Duration) time.Duration { return d }
+	}
+	out = append(out, Segment{Phase: e.Phase, Expected: e.InPhase + scale(rest), Done: e.InPhase, Current: true})
+	for _, l := range ahead {
+		if d := scale(l.d); d > 0 {
+			out = append(out, Segment{Phase: l.phase, Expected: d})
+		}
+	}
+	return out
+}
+
+// bootPhases are the phases before ready, in order.
+var bootPhases = []domain.Phase{domain.PhaseStart, domain.PhaseArgs, domain.PhaseInit, domain.PhaseWeights, domain.PhaseCompile,
+	domain.PhaseProfile, domain.PhaseKVAlloc, domain.PhaseGraphCapture, domain.PhaseWarmup}
+
 func readyCount(bs []boot) int {
 	n := 0
 	for _, b := range bs {
@@ -230,6 +324,19 @@ func nonNeg(d time.Duration) time.Duration { return max(d, 0) }
 // started before it (others are ignored), with lastLine the time of its
 // newest line and quiet the no-history limit (<= 0: DefaultQuiet).
 func ForAttempt(earlier []*domain.Attempt, a *domain.Attempt, now, lastLine time.Time, quiet time.Duration) Estimate {
+	return modelFor(earlier, a).Estimate(a, now, lastLine, quiet)
+}
+
+// CourseFor is ForAttempt with the boot's course to ready (Course).
+func CourseFor(earlier []*domain.Attempt, a *domain.Attempt, now, lastLine time.Time, quiet time.Duration) (Estimate, []Segment) {
+	m := modelFor(earlier, a)
+	e := m.Estimate(a, now, lastLine, quiet)
+	return e, m.Course(a, e)
+}
+
+// modelFor is the model of the attempts of a's target that started
+// before it.
+func modelFor(earlier []*domain.Attempt, a *domain.Attempt) *Model {
 	m := New()
 	t := TargetOf(a)
 	for _, b := range earlier {
@@ -237,7 +344,7 @@ func ForAttempt(earlier []*domain.Attempt, a *domain.Attempt, now, lastLine time
 			m.Add(b)
 		}
 	}
-	return m.Estimate(a, now, lastLine, quiet)
+	return m
 }
 
 // InProgress reports whether a is a boot still in progress that an

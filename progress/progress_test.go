@@ -208,3 +208,45 @@ func TestDescribe(t *testing.T) {
 		}
 	}
 }
+
+// TestCourse: the phases of a boot in graph capture, as the segmented
+// bar draws them: the ones it left as they took, graph capture as long as
+// it has been in it plus what it usually still takes, and warmup as the
+// earlier boots had it; the parts ahead add up to the expected time.
+func TestCourse(t *testing.T) {
+	var earlier []*domain.Attempt
+	for i, c := range []float64{2, 3, 4, 3, 2, 4, 3, 3, 2} {
+		earlier = append(earlier, boot(float64(i*60), c, 8))
+	}
+	a := &domain.Attempt{ID: "now", Host: "h", Unit: "u", StartedAt: at(1000), Phase: domain.PhaseGraphCapture, Shape: domain.Shape{domain.ShapeMaxNumSeqs: 8},
+		Timeline: []domain.PhaseMark{{Phase: domain.PhaseWeights, Time: at(1001)}, {Phase: domain.PhaseGraphCapture, Time: at(1003)}}}
+	e, course := progress.CourseFor(earlier, a, at(1004), at(1004), 0)
+	m := time.Minute
+	want := []progress.Segment{{Phase: domain.PhaseStart, Expected: m, Done: m}, {Phase: domain.PhaseWeights, Expected: 2 * m, Done: 2 * m},
+		{Phase: domain.PhaseGraphCapture, Expected: 3 * m, Done: m, Current: true}, {Phase: domain.PhaseWarmup, Expected: m}}
+	if e.ETA50 != 3*m || len(course) != len(want) {
+		t.Fatalf("ETA %v, course %+v", e.ETA50, course)
+	}
+	for i := range want {
+		if course[i] != want[i] {
+			t.Errorf("segment %d: %+v, want %+v", i, course[i], want[i])
+		}
+	}
+	// 2.5 min in graph capture (usually 3): half a minute of it left by
+	// the median, then warmup, in the 1.5 min the estimate gives.
+	e, course = progress.CourseFor(earlier, a, at(1005.5), at(1005.5), 0)
+	if len(course) != 4 || course[2].Expected != 3*m || course[2].Done != 150*time.Second || course[3].Expected != m || e.ETA50 != 90*time.Second {
+		t.Errorf("late: ETA %v, course %+v", e.ETA50, course)
+	}
+	// Overdue (5 min; the earlier boots were all ready by then): the
+	// estimate says 0 left, so the bar is graph capture, full.
+	e, course = progress.CourseFor(earlier, a, at(1008), at(1008), 0)
+	if len(course) != 3 || course[2].Expected != 5*m || course[2].Done != 5*m || e.ETA50 != 0 {
+		t.Errorf("overdue: ETA %v, course %+v", e.ETA50, course)
+	}
+	// No history: no course.
+	a.Unit = "new"
+	if _, course := progress.CourseFor(earlier, a, at(1004), at(1004), 0); course != nil {
+		t.Errorf("no history: %+v", course)
+	}
+}
