@@ -9,6 +9,7 @@ package progress
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"time"
@@ -445,4 +446,126 @@ func (e Estimate) Describe(silent time.Duration) string {
 	}
 	return fmt.Sprintf("%s for %s, and nothing printed for %s; %s how long %s takes",
 		e.Phase, e.InPhase.Round(time.Second), silent.Round(time.Second), known, e.Phase)
+}
+
+// ReadyTime is the expected time to ready of a shape not yet booted, from
+// earlier boots of its target: P50 and P90 of the time from start to
+// ready of the Basis boots of the nearest shapes (SameShape: all of the
+// shape asked about). Basis < MinBasis: no history.
+type ReadyTime struct {
+	P50, P90  time.Duration
+	Basis     int
+	SameShape bool
+}
+
+// NoHistory reports whether too few earlier boots reached ready.
+func (r ReadyTime) NoHistory() bool { return r.Basis < MinBasis }
+
+// String is the expected time in words: "ready in ~5m24s (p90 6m0s),
+// from 4 boots of this shape" (or "of the nearest shapes"), or "no
+// history".
+func (r ReadyTime) String() string {
+	if r.NoHistory() {
+		return "no history"
+	}
+	of := "of the nearest shapes"
+	if r.SameShape {
+		of = "of this shape"
+	}
+	return fmt.Sprintf("ready in ~%s (p90 %s), from %d boots %s", r.P50.Round(time.Second), r.P90.Round(time.Second), r.Basis, of)
+}
+
+// TimeToReady is the expected time to ready of shape s from the earlier
+// boots that reached ready (others are ignored): those of the nearest
+// shape by the keys that change how long a boot takes (keyOf), and, while
+// they are fewer than MinBasis, those of the next nearest. Nearness counts
+// doublings of max_model_len and max_num_seqs, a dtype change as one and
+// another tensor parallelism as four.
+func TimeToReady(earlier []*domain.Attempt, s domain.Shape) ReadyTime {
+	type ready struct {
+		d    time.Duration
+		dist float64
+		same bool
+	}
+	want := keyOf(s)
+	var rs []ready
+	for _, a := range earlier {
+		if a.StartedAt.IsZero() || a.ReadyAt.IsZero() || a.ReadyAt.Before(a.StartedAt) {
+			continue
+		}
+		rs = append(rs, ready{a.ReadyAt.Sub(a.StartedAt), shapeDistance(s, a.Shape), keyOf(a.Shape) == want})
+	}
+	sort.SliceStable(rs, func(i, j int) bool { return rs[i].dist < rs[j].dist })
+	n := 0
+	for n < len(rs) && (n < MinBasis || rs[n].dist == rs[n-1].dist) {
+		n++
+	}
+	if n < MinBasis {
+		return ReadyTime{Basis: n}
+	}
+	ds := make([]time.Duration, n)
+	same := true
+	for i, r := range rs[:n] {
+		ds[i] = r.d
+		same = same && r.same
+	}
+	return ReadyTime{P50: quantile(ds, 0.5), P90: quantile(ds, 0.9), Basis: n, SameShape: same}
+}
+
+// shapeDistance is how far apart two shapes are for how long they take
+// to boot (TimeToReady).
+func shapeDistance(a, b domain.Shape) float64 {
+	d := 0.0
+	for _, k := range []string{domain.ShapeMaxModelLen, domain.ShapeMaxNumSeqs} {
+		x, okx := a.Int(k)
+		y, oky := b.Int(k)
+		switch {
+		case okx && oky && x > 0 && y > 0:
+			d += math.Abs(math.Log2(float64(x) / float64(y)))
+		case okx != oky:
+			d++
+		}
+	}
+	if a.String(domain.ShapeKVCacheDtype) != b.String(domain.ShapeKVCacheDtype) {
+		d++
+	}
+	if a.String(domain.ShapeTensorParallelSize) != b.String(domain.ShapeTensorParallelSize) {
+		d += 4
+	}
+	return d
+}
+
+// ReadyTimeJSON is a ReadyTime in `analyzer fit -o json` and the what-if
+// API: seconds, absent with no history.
+type ReadyTimeJSON struct {
+	P50       *float64 `json:"p50_s,omitempty"`
+	P90       *float64 `json:"p90_s,omitempty"`
+	Basis     int      `json:"basis"`
+	SameShape bool     `json:"same_shape"`
+	NoHistory bool     `json:"no_history,omitempty"`
+	Text      string   `json:"text"`
+}
+
+// JSON is r as ReadyTimeJSON.
+func (r ReadyTime) JSON() ReadyTimeJSON {
+	j := ReadyTimeJSON{Basis: r.Basis, SameShape: r.SameShape, NoHistory: r.NoHistory(), Text: r.String()}
+	if !r.NoHistory() {
+		p50, p90 := r.P50.Seconds(), r.P90.Seconds()
+		j.P50, j.P90 = &p50, &p90
+	}
+	return j
+}
+
+// ProposedShape is the shape a what-if proposes (max_num_seqs,
+// max_model_len, the KV dtype) with the tensor parallelism of like (the
+// latest boot's): the keys TimeToReady compares.
+func ProposedShape(seqs, mml int64, dtype string, like domain.Shape) domain.Shape {
+	s := domain.Shape{domain.ShapeMaxNumSeqs: seqs, domain.ShapeMaxModelLen: mml}
+	if dtype != "" {
+		s[domain.ShapeKVCacheDtype] = dtype
+	}
+	if tp, ok := like[domain.ShapeTensorParallelSize]; ok {
+		s[domain.ShapeTensorParallelSize] = tp
+	}
+	return s
 }

@@ -250,3 +250,40 @@ func TestCourse(t *testing.T) {
 		t.Errorf("no history: %+v", course)
 	}
 }
+
+// TestTimeToReady: a shape's expected time to ready from the boots of the
+// same shape; with too few, the nearest shapes join; failed boots count
+// for nothing.
+func TestTimeToReady(t *testing.T) {
+	var earlier []*domain.Attempt
+	for i, c := range []float64{2, 3, 4, 3} { // 8 seqs: ready after 6, 7, 8, 7 min
+		earlier = append(earlier, boot(float64(i*60), c, 8))
+	}
+	for i, c := range []float64{10, 12} { // 64 seqs: 14, 16 min
+		earlier = append(earlier, boot(float64(300+i*60), c, 64))
+	}
+	failed := boot(500, 1, 64)
+	failed.ReadyAt = time.Time{}
+	earlier = append(earlier, failed)
+	m := time.Minute
+	for _, c := range []struct {
+		seqs int
+		want progress.ReadyTime
+		text string
+	}{
+		{8, progress.ReadyTime{P50: 7 * m, P90: 8 * m, Basis: 4, SameShape: true}, "ready in ~7m0s (p90 8m0s), from 4 boots of this shape"},
+		// 64: its two boots, too few, and all four 8-seq ones (three
+		// doublings away, tied): 6, 7, 7, 8, 14, 16 min.
+		{64, progress.ReadyTime{P50: 7 * m, P90: 16 * m, Basis: 6}, "ready in ~7m0s (p90 16m0s), from 6 boots of the nearest shapes"},
+		// 32: the two 64-seq boots are one doubling away, the 8-seq ones two.
+		{32, progress.ReadyTime{P50: 7 * m, P90: 16 * m, Basis: 6}, "ready in ~7m0s (p90 16m0s), from 6 boots of the nearest shapes"},
+	} {
+		got := progress.TimeToReady(earlier, domain.Shape{domain.ShapeMaxNumSeqs: c.seqs})
+		if got != c.want || got.String() != c.text {
+			t.Errorf("%d seqs: %+v %q, want %+v %q", c.seqs, got, got, c.want, c.text)
+		}
+	}
+	if got := progress.TimeToReady(earlier[4:], domain.Shape{domain.ShapeMaxNumSeqs: 64}); !got.NoHistory() || got.String() != "no history" || got.Basis != 2 {
+		t.Errorf("two ready boots: %+v", got)
+	}
+}
