@@ -31,12 +31,29 @@ const DefaultQuiet = 15 * time.Minute
 
 // Stall limits: a boot has stalled in a phase when it has been in it for
 // more than StallFactor times the phase's p90 in comparable earlier boots,
-// and at least StallMargin more than that p90 (a phase of seconds must
-// not stall on a scheduler hiccup).
+// and at least a floor more than that p90 (a phase of seconds must not
+// stall on a scheduler hiccup): StallMargin unless Limits.Floor says
+// otherwise (serve --stall-floor).
 const (
 	StallFactor = 3
 	StallMargin = 2 * time.Minute
 )
+
+// Limits are the stall limits a deployment sets: Quiet, the limit for a
+// boot with no history of its phase (<= 0: DefaultQuiet), and Floor, the
+// least time over the phase's p90 before a boot with history stalls (<=
+// 0: StallMargin).
+type Limits struct{ Quiet, Floor time.Duration }
+
+func (l Limits) withDefaults() Limits {
+	if l.Quiet <= 0 {
+		l.Quiet = DefaultQuiet
+	}
+	if l.Floor <= 0 {
+		l.Floor = StallMargin
+	}
+	return l
+}
 
 // Target is a host's unit: what boots again and again.
 type Target struct{ Host, Unit string }
@@ -144,12 +161,10 @@ type Estimate struct {
 func (e Estimate) NoHistory() bool { return e.Basis < MinBasis }
 
 // Estimate tells where attempt a (in progress) is at now: lastLine is the
-// time of its newest line (zero: unknown), quiet the limit for a boot
-// with no history of its phase (<= 0: DefaultQuiet).
-func (m *Model) Estimate(a *domain.Attempt, now, lastLine time.Time, quiet time.Duration) Estimate {
-	if quiet <= 0 {
-		quiet = DefaultQuiet
-	}
+// time of its newest line (zero: unknown), lim the stall limits.
+func (m *Model) Estimate(a *domain.Attempt, now, lastLine time.Time, lim Limits) Estimate {
+	lim = lim.withDefaults()
+	quiet := lim.Quiet
 	e := Estimate{Phase: a.Phase, PhaseStart: a.StartedAt}
 	if !e.Phase.Valid() {
 		e.Phase = domain.PhaseStart
@@ -187,7 +202,7 @@ func (m *Model) Estimate(a *domain.Attempt, now, lastLine time.Time, quiet time.
 	e.PhaseBasis = len(took)
 	if e.PhaseBasis >= MinBasis {
 		e.PhaseP50, e.PhaseP90 = quantile(took, 0.5), quantile(took, 0.9)
-		e.StallLimit = max(StallFactor*e.PhaseP90, e.PhaseP90+StallMargin)
+		e.StallLimit = max(StallFactor*e.PhaseP90, e.PhaseP90+lim.Floor)
 		e.Stalled = e.InPhase > e.StallLimit
 	} else {
 		e.StallLimit = quiet
@@ -323,15 +338,15 @@ func nonNeg(d time.Duration) time.Duration { return max(d, 0) }
 
 // ForAttempt estimates boot a at now from the attempts of its target that
 // started before it (others are ignored), with lastLine the time of its
-// newest line and quiet the no-history limit (<= 0: DefaultQuiet).
-func ForAttempt(earlier []*domain.Attempt, a *domain.Attempt, now, lastLine time.Time, quiet time.Duration) Estimate {
-	return modelFor(earlier, a).Estimate(a, now, lastLine, quiet)
+// newest line and lim the stall limits.
+func ForAttempt(earlier []*domain.Attempt, a *domain.Attempt, now, lastLine time.Time, lim Limits) Estimate {
+	return modelFor(earlier, a).Estimate(a, now, lastLine, lim)
 }
 
 // CourseFor is ForAttempt with the boot's course to ready (Course).
-func CourseFor(earlier []*domain.Attempt, a *domain.Attempt, now, lastLine time.Time, quiet time.Duration) (Estimate, []Segment) {
+func CourseFor(earlier []*domain.Attempt, a *domain.Attempt, now, lastLine time.Time, lim Limits) (Estimate, []Segment) {
 	m := modelFor(earlier, a)
-	e := m.Estimate(a, now, lastLine, quiet)
+	e := m.Estimate(a, now, lastLine, lim)
 	return e, m.Course(a, e)
 }
 
@@ -408,8 +423,8 @@ type Boot struct {
 
 // Boots estimates every boot in progress of db at now (InProgress,
 // started within MaxBootAge) from the MaxBoots earlier attempts of its
-// target. Errors are db's.
-func Boots(ctx context.Context, db Lister, now time.Time, quiet time.Duration) ([]Boot, error) {
+// target, with the stall limits lim. Errors are db's.
+func Boots(ctx context.Context, db Lister, now time.Time, lim Limits) ([]Boot, error) {
 	open, err := db.OpenAttempts(ctx)
 	if err != nil {
 		return nil, err
@@ -423,7 +438,7 @@ func Boots(ctx context.Context, db Lister, now time.Time, quiet time.Duration) (
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Boot{a, ForAttempt(earlier, a, now, LastLine(a), quiet)})
+		out = append(out, Boot{a, ForAttempt(earlier, a, now, LastLine(a), lim)})
 	}
 	return out, nil
 }

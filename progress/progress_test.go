@@ -42,7 +42,7 @@ func TestNightLadderTimeToReady(t *testing.T) {
 		rungs++
 		tg := progress.TargetOf(a)
 		start := &domain.Attempt{Host: a.Host, Unit: a.Unit, StartedAt: a.StartedAt, Phase: domain.PhaseStart, Shape: a.Shape}
-		e := m.Estimate(start, a.StartedAt, a.StartedAt, 0)
+		e := m.Estimate(start, a.StartedAt, a.StartedAt, progress.Limits{})
 		actual, mark := "-", ""
 		if !a.ReadyAt.IsZero() {
 			d := a.ReadyAt.Sub(a.StartedAt)
@@ -106,21 +106,21 @@ func TestStall(t *testing.T) {
 		in      float64 // minutes in graph capture
 		stalled bool
 	}{{1, false}, {4, false}, {11.9, false}, {12.1, true}, {40, true}} {
-		e := m.Estimate(a, at(1003+c.in), at(1003), 0)
+		e := m.Estimate(a, at(1003+c.in), at(1003), progress.Limits{})
 		if e.Stalled != c.stalled || e.PhaseBasis != 9 || e.PhaseP50 != 3*time.Minute || e.PhaseP90 != 4*time.Minute || e.StallLimit != 12*time.Minute || !e.Comparable {
 			t.Errorf("%v min in graph capture: %+v, want stalled %v after 12m (3 × p90 4m)", c.in, e, c.stalled)
 		}
 	}
 	// 1 min into graph capture: ready came 1 min after the capture ended,
 	// so the rest is capture - 1 + 1 min: p50 3m, p90 4m.
-	if e := m.Estimate(a, at(1004), at(1004), 0); e.ETA50 != 3*time.Minute || e.ETA90 != 4*time.Minute || e.Basis != 9 {
+	if e := m.Estimate(a, at(1004), at(1004), progress.Limits{}); e.ETA50 != 3*time.Minute || e.ETA90 != 4*time.Minute || e.Basis != 9 {
 		t.Errorf("ETA 1 min into graph capture: p50 %v p90 %v basis %d, want 3m, 4m, 9", e.ETA50, e.ETA90, e.Basis)
 	}
 	// Another shape with no boots of its own: the target's boots answer,
 	// not as comparable.
 	other := running(1000)
 	other.Shape = domain.Shape{domain.ShapeMaxNumSeqs: 64}
-	if e := m.Estimate(other, at(1004), at(1004), 0); e.Comparable || e.Basis != 9 {
+	if e := m.Estimate(other, at(1004), at(1004), progress.Limits{}); e.Comparable || e.Basis != 9 {
 		t.Errorf("another shape: %+v", e)
 	}
 	// No history: the quiet limit, counted from the last line.
@@ -131,7 +131,7 @@ func TestStall(t *testing.T) {
 		last    float64
 		stalled bool
 	}{{15 * time.Minute, 1003, true}, {15 * time.Minute, 1030, false}, {60 * time.Minute, 1003, false}} {
-		e := m.Estimate(fresh, at(1040), at(c.last), c.quiet)
+		e := m.Estimate(fresh, at(1040), at(c.last), progress.Limits{Quiet: c.quiet})
 		if e.Stalled != c.stalled || !e.NoHistory() || e.StallLimit != c.quiet {
 			t.Errorf("no history, last line at %v, quiet %v: %+v, want stalled %v", c.last, c.quiet, e, c.stalled)
 		}
@@ -149,7 +149,7 @@ func TestModelKeepsTheNewestBoots(t *testing.T) {
 		m.Add(boot(float64(i*60), c, 8))
 	}
 	a := &domain.Attempt{Host: "h", Unit: "u", StartedAt: at(1e5), Phase: domain.PhaseStart, Shape: domain.Shape{domain.ShapeMaxNumSeqs: 8}}
-	e := m.Estimate(a, at(1e5), at(1e5), 0)
+	e := m.Estimate(a, at(1e5), at(1e5), progress.Limits{})
 	if e.Basis != progress.MaxBoots || e.ETA90 != 6*time.Minute {
 		t.Errorf("%+v: want %d boots, p90 6m", e, progress.MaxBoots)
 	}
@@ -169,7 +169,7 @@ func TestQuietCountsEveryLine(t *testing.T) {
 		now     float64
 		stalled bool
 	}{{40, false}, {49.9, false}, {50.1, true}} {
-		e := progress.ForAttempt(nil, a, at(c.now), progress.LastLine(a), 0)
+		e := progress.ForAttempt(nil, a, at(c.now), progress.LastLine(a), progress.Limits{})
 		if e.Stalled != c.stalled || e.InPhase != time.Duration((c.now-1)*float64(time.Minute)) || e.StallLimit != progress.DefaultQuiet {
 			t.Errorf("minute %v, last line at 35: %+v, want stalled %v", c.now, e, c.stalled)
 		}
@@ -220,7 +220,7 @@ func TestCourse(t *testing.T) {
 	}
 	a := &domain.Attempt{ID: "now", Host: "h", Unit: "u", StartedAt: at(1000), Phase: domain.PhaseGraphCapture, Shape: domain.Shape{domain.ShapeMaxNumSeqs: 8},
 		Timeline: []domain.PhaseMark{{Phase: domain.PhaseWeights, Time: at(1001)}, {Phase: domain.PhaseGraphCapture, Time: at(1003)}}}
-	e, course := progress.CourseFor(earlier, a, at(1004), at(1004), 0)
+	e, course := progress.CourseFor(earlier, a, at(1004), at(1004), progress.Limits{})
 	m := time.Minute
 	want := []progress.Segment{{Phase: domain.PhaseStart, Expected: m, Done: m}, {Phase: domain.PhaseWeights, Expected: 2 * m, Done: 2 * m},
 		{Phase: domain.PhaseGraphCapture, Expected: 3 * m, Done: m, Current: true}, {Phase: domain.PhaseWarmup, Expected: m}}
@@ -234,19 +234,19 @@ func TestCourse(t *testing.T) {
 	}
 	// 2.5 min in graph capture (usually 3): half a minute of it left by
 	// the median, then warmup, in the 1.5 min the estimate gives.
-	e, course = progress.CourseFor(earlier, a, at(1005.5), at(1005.5), 0)
+	e, course = progress.CourseFor(earlier, a, at(1005.5), at(1005.5), progress.Limits{})
 	if len(course) != 4 || course[2].Expected != 3*m || course[2].Done != 150*time.Second || course[3].Expected != m || e.ETA50 != 90*time.Second {
 		t.Errorf("late: ETA %v, course %+v", e.ETA50, course)
 	}
 	// Overdue (5 min; the earlier boots were all ready by then): the
 	// estimate says 0 left, so the bar is graph capture, full.
-	e, course = progress.CourseFor(earlier, a, at(1008), at(1008), 0)
+	e, course = progress.CourseFor(earlier, a, at(1008), at(1008), progress.Limits{})
 	if len(course) != 3 || course[2].Expected != 5*m || course[2].Done != 5*m || e.ETA50 != 0 {
 		t.Errorf("overdue: ETA %v, course %+v", e.ETA50, course)
 	}
 	// No history: no course.
 	a.Unit = "new"
-	if _, course := progress.CourseFor(earlier, a, at(1004), at(1004), 0); course != nil {
+	if _, course := progress.CourseFor(earlier, a, at(1004), at(1004), progress.Limits{}); course != nil {
 		t.Errorf("no history: %+v", course)
 	}
 }
@@ -285,5 +285,29 @@ func TestTimeToReady(t *testing.T) {
 	}
 	if got := progress.TimeToReady(earlier[4:], domain.Shape{domain.ShapeMaxNumSeqs: 64}); !got.NoHistory() || got.String() != "no history" || got.Basis != 2 {
 		t.Errorf("two ready boots: %+v", got)
+	}
+}
+
+// TestStallFloor: a phase of seconds stalls only at least the floor past
+// its p90 (2 min by default); a shorter floor (serve --stall-floor) brings
+// the limit down to 3 × p90.
+func TestStallFloor(t *testing.T) {
+	var earlier []*domain.Attempt
+	for i, c := range []float64{0.1, 0.15, 0.2} { // graph capture 6-12 s
+		earlier = append(earlier, boot(float64(i*60), c, 8))
+	}
+	a := &domain.Attempt{ID: "now", Host: "h", Unit: "u", StartedAt: at(1000), Phase: domain.PhaseGraphCapture, Shape: domain.Shape{domain.ShapeMaxNumSeqs: 8},
+		Timeline: []domain.PhaseMark{{Phase: domain.PhaseWeights, Time: at(1001)}, {Phase: domain.PhaseGraphCapture, Time: at(1003)}}}
+	p90 := 12 * time.Second
+	for _, c := range []struct {
+		floor, limit time.Duration
+	}{{0, p90 + 2*time.Minute}, {time.Second, 3 * p90}, {time.Minute, p90 + time.Minute}} {
+		e := progress.ForAttempt(earlier, a, at(1003).Add(c.limit+time.Second), at(1003), progress.Limits{Floor: c.floor})
+		if e.PhaseP90 != p90 || e.StallLimit != c.limit || !e.Stalled {
+			t.Errorf("floor %v: p90 %v limit %v stalled %v, want limit %v and stalled a second past it", c.floor, e.PhaseP90, e.StallLimit, e.Stalled, c.limit)
+		}
+		if e := progress.ForAttempt(earlier, a, at(1003).Add(c.limit-time.Second), at(1003), progress.Limits{Floor: c.floor}); e.Stalled {
+			t.Errorf("floor %v: stalled a second before the limit %v", c.floor, c.limit)
+		}
 	}
 }

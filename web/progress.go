@@ -52,7 +52,7 @@ func (s *server) courseOf(ctx context.Context, a *domain.Attempt, now time.Time)
 	if err != nil {
 		return nil, nil, err
 	}
-	e, course := progress.CourseFor(earlier, a, now, progress.LastLine(a), s.opts.StallQuiet)
+	e, course := progress.CourseFor(earlier, a, now, progress.LastLine(a), progress.Limits{Quiet: s.opts.StallQuiet, Floor: s.opts.StallFloor})
 	sec := func(d time.Duration) *float64 { v := d.Seconds(); return &v }
 	p := &progressJSON{Phase: e.Phase, PhaseStart: formatTime(e.PhaseStart), Elapsed: e.Elapsed.Seconds(), InPhase: e.InPhase.Seconds(),
 		Basis: e.Basis, Comparable: e.Comparable, NoHistory: e.NoHistory(), StallLimit: e.StallLimit.Seconds(), Stalled: e.Stalled, PhaseBasis: e.PhaseBasis}

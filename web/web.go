@@ -107,8 +107,10 @@ type Options struct {
 	Suggester Suggester
 	// StallQuiet is how long a boot with no history of its phase may
 	// print nothing before it counts as stalled; default
-	// progress.DefaultQuiet.
-	StallQuiet time.Duration
+	// progress.DefaultQuiet. StallFloor is the least time past a phase's
+	// p90 in earlier boots before a boot stalls; default
+	// progress.StallMargin.
+	StallQuiet, StallFloor time.Duration
 	// Now is the clock the progress of boots is judged at (tests set it);
 	// default time.Now.
 	Now func() time.Time

@@ -30,7 +30,7 @@ type watchOpts struct {
 	journal                 bool
 	dir, file               string
 	db, rules, since, units string
-	stallQuiet              time.Duration
+	stallQuiet, stallFloor  time.Duration
 }
 
 // local reports whether o reads a journal itself instead of a serve.
@@ -66,7 +66,7 @@ when given, is only read, for the units' earlier boots.`,
 			case n == 1 && c.Flags().Changed("url"):
 				return usageError{msg: "--url watches a serve; --journal, --directory and --file read a journal here: give one"}
 			case n == 0:
-				noEffect(c.Flags(), "watch asks a serve (--url); these read a journal here", "db", "rules", "since", "units", "stall-quiet")
+				noEffect(c.Flags(), "watch asks a serve (--url); these read a journal here", "db", "rules", "since", "units", "stall-quiet", "stall-floor")
 			}
 			return runWatch(c.Context(), o, stdout, isTerminal(stdout))
 		},
@@ -84,6 +84,8 @@ when given, is only read, for the units' earlier boots.`,
 	fs.StringVar(&o.units, "units", "", "with --journal or --directory: comma-separated unit globs to follow (default: every unit)")
 	fs.DurationVar(&o.stallQuiet, "stall-quiet", progress.DefaultQuiet,
 		"with a journal: a boot whose phase the unit's earlier boots do not tell has stalled once it printed nothing for this long")
+	fs.DurationVar(&o.stallFloor, "stall-floor", progress.StallMargin,
+		"with a journal: a boot has stalled in a phase after max(3 × the phase's p90 in the unit's earlier boots, p90 + this)")
 	return c
 }
 
@@ -134,7 +136,9 @@ func runWatch(ctx context.Context, o watchOpts, out io.Writer, tty bool) error {
 				slog.Warn("watch", "err", err)
 			}
 		}()
-		fetch = func() ([]report.BootView, []string, error) { return lw.mem.boots(ctx, time.Now(), o.stallQuiet) }
+		fetch = func() ([]report.BootView, []string, error) {
+			return lw.mem.boots(ctx, time.Now(), progress.Limits{Quiet: o.stallQuiet, Floor: o.stallFloor})
+		}
 		if o.once {
 			// Once: what the source holds now, read to its end.
 			if err := lw.settle(ctx); err != nil {

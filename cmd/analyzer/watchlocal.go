@@ -102,7 +102,7 @@ func (m *memStore) ListAttempts(ctx context.Context, f domain.AttemptFilter) ([]
 
 // boots are the boots in progress at now with their estimates, newest
 // first, as watch shows them.
-func (m *memStore) boots(ctx context.Context, now time.Time, quiet time.Duration) ([]report.BootView, []string, error) {
+func (m *memStore) boots(ctx context.Context, now time.Time, lim progress.Limits) ([]report.BootView, []string, error) {
 	m.mu.Lock()
 	var open []*domain.Attempt
 	for _, a := range m.as {
@@ -119,7 +119,7 @@ func (m *memStore) boots(ctx context.Context, now time.Time, quiet time.Duration
 		if err != nil {
 			return nil, nil, err
 		}
-		e := progress.ForAttempt(earlier, a, now, progress.LastLine(a), quiet)
+		e := progress.ForAttempt(earlier, a, now, progress.LastLine(a), lim)
 		views = append(views, bootViewOf(a, e))
 		ids = append(ids, a.ID)
 	}
@@ -181,7 +181,7 @@ func startLocalWatch(ctx context.Context, o watchOpts) (*localWatch, error) {
 	}
 	// The flush interval is how soon a line shows: watch redraws every
 	// --interval.
-	p := pipeline.New(mem, set, pipeline.Options{Context: ctx, History: mem, StallQuiet: o.stallQuiet,
+	p := pipeline.New(mem, set, pipeline.Options{Context: ctx, History: mem, StallQuiet: o.stallQuiet, StallFloor: o.stallFloor,
 		FlushInterval: min(o.interval, 2*time.Second), FindingGrace: -1})
 	p.Start()
 	w := &localWatch{mem: mem, p: p, caughtUp: make(chan struct{})}
