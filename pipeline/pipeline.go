@@ -627,7 +627,9 @@ func (l *Live) offerFindings() {
 				l.firstSeen[key] = now
 				first = now
 			}
-			if now.Sub(first) >= l.opts.FindingGrace {
+			// boot_stalled has waited out its own limit already: its note
+			// goes at once, not a FindingGrace later.
+			if now.Sub(first) >= l.opts.FindingGrace || f.ID == domain.FindingBootStalled {
 				sink.Offer(a, f)
 			}
 		}

@@ -1,23 +1,27 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/llmfleet/analyzer/ingest"
 )
 
 // journalBoot is one vLLM boot of host's unit as journald records it
 // (journalctl -o json fields): systemd starts the unit at start, the
-// engine prints its banner, loads weights from 1 min, enters CUDA graph
-// capture at 3 min and, when capture > 0, leaves it after capture and is
-// ready a minute later; stopAt > 0 stops the unit then (from start).
+// engine prints its banner, loads weights from a third of pre (default 3
+// min), enters CUDA graph capture at pre and, when capture > 0, leaves it
+// after capture and is ready a third of pre later; stopAt > 0 stops the
+// unit then (from start).
 type journalBoot struct {
-	host, unit, inv string
-	start           time.Time
-	capture, stopAt time.Duration
+	host, unit, inv      string
+	start                time.Time
+	capture, stopAt, pre time.Duration
 }
 
 // journalSeq numbers the records' cursors across a test.
@@ -25,10 +29,16 @@ var journalSeq int
 
 // records are the boot's records up to (not past) until from its start
 // (< 0: all of them).
-func (b journalBoot) records(until time.Duration) []map[string]string {
+func (b journalBoot) records(until time.Duration) []map[string]string { return b.span(-1, until) }
+
+// span are the boot's records after from and up to until (< 0: no bound).
+func (b journalBoot) span(from, until time.Duration) []map[string]string {
+	if b.pre <= 0 {
+		b.pre = 3 * time.Minute
+	}
 	var out []map[string]string
 	add := func(at time.Duration, pid1 bool, msg string, extra ...string) {
-		if until >= 0 && at > until {
+		if (until >= 0 && at > until) || at <= from {
 			return
 		}
 		journalSeq++
@@ -49,15 +59,16 @@ func (b journalBoot) records(until time.Duration) []map[string]string {
 	}
 	clock := func(at time.Duration) string { return b.start.Add(at).UTC().Format("01-02 15:04:05") }
 	add(0, true, "Started "+b.unit+" - vLLM.", "MESSAGE_ID", "39f53479d3a045ac8e11786248231fbf", "JOB_TYPE", "start", "JOB_RESULT", "done")
-	add(time.Second, false, "INFO "+clock(time.Second)+" [api_server.py:1885] vLLM API server version 0.11.0")
-	add(time.Minute, false, "INFO "+clock(time.Minute)+" [gpu_model_runner.py:2602] Starting to load model Qwen/Qwen3-8B...")
-	add(2*time.Minute, false, "INFO "+clock(2*time.Minute)+" [default_loader.py:291] Loading weights took 60.00 seconds")
-	add(3*time.Minute, false, "INFO "+clock(3*time.Minute)+" [gpu_model_runner.py:3000] Capturing CUDA graphs (mixed prefill-decode, PIECEWISE):   0%|          | 0/67")
+	third := b.pre / 3
+	add(time.Millisecond, false, "INFO "+clock(0)+" [api_server.py:1885] vLLM API server version 0.11.0")
+	add(third, false, "INFO "+clock(third)+" [gpu_model_runner.py:2602] Starting to load model Qwen/Qwen3-8B...")
+	add(2*third, false, fmt.Sprintf("INFO %s [default_loader.py:291] Loading weights took %.2f seconds", clock(2*third), third.Seconds()))
+	add(b.pre, false, "INFO "+clock(b.pre)+" [gpu_model_runner.py:3000] Capturing CUDA graphs (mixed prefill-decode, PIECEWISE):   0%|          | 0/67")
 	if b.capture > 0 {
-		left := 3*time.Minute + b.capture
-		add(left, false, "INFO "+clock(left)+" [gpu_model_runner.py:3480] Graph capturing finished in 30 secs, took 0.50 GiB")
-		add(left+time.Minute, false, fmt.Sprintf("INFO %s [core.py:200] init engine (profile, create kv cache, warmup model) took %.2f seconds", clock(left+time.Minute), (left+time.Minute).Seconds()))
-		add(left+time.Minute, false, "INFO:     Application startup complete.")
+		left := b.pre + b.capture
+		add(left, false, fmt.Sprintf("INFO %s [gpu_model_runner.py:3480] Graph capturing finished in %.0f secs, took 0.50 GiB", clock(left), b.capture.Seconds()))
+		add(left+third, false, fmt.Sprintf("INFO %s [core.py:200] init engine (profile, create kv cache, warmup model) took %.2f seconds", clock(left+third), (left+third).Seconds()))
+		add(left+third, false, "INFO:     Application startup complete.")
 	}
 	if b.stopAt > 0 {
 		add(b.stopAt, true, "Stopping "+b.unit+" - vLLM...", "JOB_TYPE", "stop")
@@ -79,4 +90,25 @@ func jsonLines(t *testing.T, recs []map[string]string) []byte {
 		b.Write(append(line, '\n'))
 	}
 	return b.Bytes()
+}
+
+// exportOf is records in journal export format, one each
+// (systemd-journal-remote's input).
+func exportOf(t *testing.T, recs []map[string]string) [][]byte {
+	t.Helper()
+	var out [][]byte
+	for _, r := range recs {
+		rec := ingest.Record{}
+		for k, v := range r {
+			rec[k] = []byte(v)
+		}
+		var b bytes.Buffer
+		w := bufio.NewWriter(&b)
+		if err := ingest.WriteExport(w, rec); err != nil {
+			t.Fatal(err)
+		}
+		w.Flush()
+		out = append(out, b.Bytes())
+	}
+	return out
 }
