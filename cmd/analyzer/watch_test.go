@@ -19,6 +19,7 @@ import (
 
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/internal/fixturetest"
+	"github.com/llmfleet/analyzer/internal/journaldtest"
 	"github.com/llmfleet/analyzer/store"
 )
 
@@ -258,4 +259,48 @@ func TestWatchSourcesExclude(t *testing.T) {
 			t.Errorf("watch %v: %v, want a usage error saying %q", c.args, err, c.want)
 		}
 	}
+}
+
+// TestWatchFollowsAJournalDirectory: `analyzer watch --directory` reads
+// journal files (written by systemd-journal-remote) through the journal
+// follower serve uses: the earlier boots in them give the new boot, silent
+// in graph capture, its estimate and, past max(3 × p90, p90 +
+// --stall-floor), its stall; printed as plain lines through a pipe.
+func TestWatchFollowsAJournalDirectory(t *testing.T) {
+	if _, err := os.Stat(journaldtest.JournalRemote); err != nil {
+		t.Skip("needs systemd-journal-remote")
+	}
+	bin := analyzerBinary(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "remote.journal")
+	host := fmt.Sprintf("watchdir-%d", time.Now().UnixNano())
+	now := time.Now()
+	var recs []map[string]string
+	for i := range 3 { // graph capture 2 s, ready 10 s later
+		recs = append(recs, journalBoot{host: host, unit: "vllm-dir.service", inv: fmt.Sprintf("%s-%d", host, i), start: now.Add(time.Duration(i-10) * time.Hour),
+			pre: 30 * time.Second, capture: 2 * time.Second, stopAt: 10 * time.Minute}.records(-1)...)
+	}
+	appendJournal(t, file, exportOf(t, recs))
+	cmd := exec.CommandContext(t.Context(), bin, "watch", "--directory", dir, "--interval", "200ms", "--stall-floor", "1s")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	out := newLineWaiter(t, stdout)
+	boot := journalBoot{host: host, unit: "vllm-dir.service", inv: host + "-new", start: time.Now(), pre: 300 * time.Millisecond}
+	time.Sleep(boot.pre)
+	appendJournal(t, file, exportOf(t, boot.records(-1)))
+	// On entering capture, the earlier boots had 2 s of it and 10 s of
+	// warmup left: 12 s, the same for all three.
+	l := out.next(host+" vllm-dir.service  graph_capture ", "3 boots)")
+	if !regexp.MustCompile(`ready in ~1[12]s \(<=1[12]s, 3 boots\)`).MatchString(l) {
+		t.Errorf("graph capture line %q: want ready in ~12s less the time since", l)
+	}
+	// The limit is max(3 × 2 s, 2 s + 1 s) = 6 s.
+	l = out.next(host+" vllm-dir.service  graph_capture ", "STALLED: graph_capture for ", "usually 2s-2s")
+	t.Logf("%s\n%s", strings.Join(out.seen[:len(out.seen)-1], "\n"), l)
 }
