@@ -276,6 +276,7 @@ func (j *Judge) Withdraw(id string) bool {
 const (
 	ruleUnknownFailure = "analyzer.unknown_failure"
 	ruleKilledBySignal = "analyzer.killed_by_signal"
+	ruleStartTimeout   = "analyzer.start_timeout"
 )
 
 // MESSAGE_IDs of the findings the judge raises itself (README, "Stable
@@ -285,6 +286,7 @@ const (
 	MessageIDLogLoss        = "d7bd97a9522bf7b670303457da23dd0c"
 	MessageIDEngineDied     = "5dea6626c591aab3f8877d14c919ebd1"
 	MessageIDBootStalled    = "02218e03f2064f09bd662bcff3a1cd17"
+	MessageIDTimeout        = "d3e394f6bb6c31320d5691bd13b7a4f4"
 )
 
 // End is what the tracker knows of how an attempt ended, besides the

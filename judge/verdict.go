@@ -31,6 +31,9 @@ func (j *Judge) Judge(base *domain.Attempt, end End) *domain.Attempt {
 	if a.Verdict == domain.VerdictUnknownFailure {
 		v.unknownFailure(unknown)
 	}
+	if a.Rule == ruleStartTimeout {
+		v.startTimedOut()
+	}
 	if best != nil {
 		v.rootCause(best, others)
 	}
@@ -118,6 +121,10 @@ func (v *verdict) name(best *pending, unknown *Fatal) {
 		v.failedAt = unknown.Evidence.Time
 	case end.Result == "timeout":
 		a.Verdict = domain.VerdictTimeout
+		a.Rule = ruleStartTimeout
+		if end.Line != nil {
+			v.failedAt = end.Line.Time
+		}
 	case v.diedBySignal():
 		a.Verdict = domain.VerdictEngineDied
 		a.Rule = ruleKilledBySignal
@@ -183,6 +190,23 @@ func (v *verdict) killedBySignal() {
 	v.lifecycle()
 	a.Findings = append(a.Findings, domain.Finding{ID: string(domain.VerdictEngineDied), Rule: a.Rule,
 		Severity: domain.SeverityError, MessageID: MessageIDEngineDied, Phase: a.Phase, Time: v.failedAt,
+		Note: a.Note, Evidence: a.Evidence})
+}
+
+// startTimedOut notes a unit whose start systemd timed out
+// (TimeoutStartSec) with no rule naming a cause: the spec counts the
+// verdict among the findings, and the note says the phase it reached.
+func (v *verdict) startTimedOut() {
+	a := v.a
+	took := ""
+	if !v.failedAt.IsZero() && !a.StartedAt.IsZero() {
+		took = " after " + v.failedAt.Sub(a.StartedAt).Round(time.Second).String()
+	}
+	a.Note = "systemd ended the unit because its start timed out (TimeoutStartSec)" + took + ", in phase " + string(a.Phase) +
+		", before the engine reported ready: compare with the phase times of the unit's earlier boots, and raise TimeoutStartSec if the boot is only slow (cold compile cache, large weights)."
+	v.lifecycle()
+	a.Findings = append(a.Findings, domain.Finding{ID: string(domain.VerdictTimeout), Rule: a.Rule,
+		Severity: domain.SeverityError, MessageID: MessageIDTimeout, Phase: a.Phase, Time: v.failedAt,
 		Note: a.Note, Evidence: a.Evidence})
 }
 

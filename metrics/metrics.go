@@ -107,9 +107,10 @@ type Options struct {
 	// Progress, when set, is read at every scrape for the boots in
 	// progress and whether they stalled (analyzer_boot_stalled), with
 	// StallQuiet the no-history quiet limit (default
-	// progress.DefaultQuiet).
-	Progress   progress.Lister
-	StallQuiet time.Duration
+	// progress.DefaultQuiet) and StallFloor the least time past a phase's
+	// p90 (default progress.StallMargin).
+	Progress               progress.Lister
+	StallQuiet, StallFloor time.Duration
 }
 
 // DefaultMaxHosts is the default of Options.MaxHosts.

@@ -229,7 +229,7 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 	// Boots in progress: a series per unit booting now (a unit that is not
 	// booting has nothing to stall), 1 when its boot has stalled.
 	if c.opts.Progress != nil {
-		boots, err := progress.Boots(ctx, c.opts.Progress, now, c.opts.StallQuiet)
+		boots, err := progress.Boots(ctx, c.opts.Progress, now, progress.Limits{Quiet: c.opts.StallQuiet, Floor: c.opts.StallFloor})
 		if err != nil {
 			c.opts.Logger.Error("metrics: boots in progress not read", "err", err)
 		}

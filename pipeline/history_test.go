@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -165,10 +166,22 @@ func TestStalledBootKeepsItWhenItTimesOut(t *testing.T) {
 	if got == nil {
 		t.Fatal("the boot is not stored")
 	}
-	// (No "timeout" finding: the judge names that verdict without a rule,
-	// before and after boot_stalled; not this test's subject.)
 	if got.Verdict != domain.VerdictTimeout || got.Phase != domain.PhaseGraphCapture || got.EndedAt.IsZero() || !got.HasFinding(domain.FindingBootStalled) {
 		t.Errorf("timed-out stalled boot: verdict %s phase %s ended %v findings %v; want timeout in graph_capture with boot_stalled",
 			got.Verdict, got.Phase, got.EndedAt, got.FindingIDs())
+	}
+	// The verdict is among the findings (the spec), with the phase it
+	// reached, the line that ended it and its own MESSAGE_ID for the note.
+	var timeout *domain.Finding
+	for i, f := range got.Findings {
+		if f.ID == string(domain.VerdictTimeout) {
+			timeout = &got.Findings[i]
+		}
+	}
+	want := "systemd ended the unit because its start timed out (TimeoutStartSec) after 30m0s, in phase graph_capture, before the engine reported ready"
+	if timeout == nil || timeout.Phase != domain.PhaseGraphCapture || timeout.MessageID != "d3e394f6bb6c31320d5691bd13b7a4f4" ||
+		!strings.HasPrefix(timeout.Note, want) || !timeout.Time.Equal(t0.Add(30*time.Minute)) || len(timeout.Evidence) == 0 ||
+		timeout.Evidence[len(timeout.Evidence)-1].Message != "vllm.service: Failed with result 'timeout'." || got.Note != timeout.Note {
+		t.Errorf("timeout finding %+v; want one in graph_capture noting %q", timeout, want)
 	}
 }

@@ -107,9 +107,10 @@ type Options struct {
 	// store): at every timer flush the pipeline raises boot_stalled on a
 	// boot that stalled (package progress) and withdraws it when the boot
 	// moves on; StallQuiet is the no-history quiet limit (default
-	// progress.DefaultQuiet).
-	History    History
-	StallQuiet time.Duration
+	// progress.DefaultQuiet), StallFloor the least time past a phase's p90
+	// before a boot stalls (default progress.StallMargin).
+	History                History
+	StallQuiet, StallFloor time.Duration
 }
 
 // History lists stored attempts (*store.DB has it).
@@ -626,7 +627,9 @@ func (l *Live) offerFindings() {
 				l.firstSeen[key] = now
 				first = now
 			}
-			if now.Sub(first) >= l.opts.FindingGrace {
+			// boot_stalled has waited out its own limit already: its note
+			// goes at once, not a FindingGrace later.
+			if now.Sub(first) >= l.opts.FindingGrace || f.ID == domain.FindingBootStalled {
 				sink.Offer(a, f)
 			}
 		}
@@ -678,7 +681,7 @@ func (l *Live) checkStalls(ctx context.Context) {
 			return
 		}
 		last := progress.LastLine(a)
-		e := progress.ForAttempt(earlier, a, now, last, l.opts.StallQuiet)
+		e := progress.ForAttempt(earlier, a, now, last, progress.Limits{Quiet: l.opts.StallQuiet, Floor: l.opts.StallFloor})
 		if l.tr.Stall(a.ID, e.Stalled, domain.Evidence{Time: now, Message: e.Describe(now.Sub(last))}) {
 			l.dirty = true
 		}

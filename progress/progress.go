@@ -9,6 +9,7 @@ package progress
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"time"
@@ -30,12 +31,29 @@ const DefaultQuiet = 15 * time.Minute
 
 // Stall limits: a boot has stalled in a phase when it has been in it for
 // more than StallFactor times the phase's p90 in comparable earlier boots,
-// and at least StallMargin more than that p90 (a phase of seconds must
-// not stall on a scheduler hiccup).
+// and at least a floor more than that p90 (a phase of seconds must not
+// stall on a scheduler hiccup): StallMargin unless Limits.Floor says
+// otherwise (serve --stall-floor).
 const (
 	StallFactor = 3
 	StallMargin = 2 * time.Minute
 )
+
+// Limits are the stall limits a deployment sets: Quiet, the limit for a
+// boot with no history of its phase (<= 0: DefaultQuiet), and Floor, the
+// least time over the phase's p90 before a boot with history stalls (<=
+// 0: StallMargin).
+type Limits struct{ Quiet, Floor time.Duration }
+
+func (l Limits) withDefaults() Limits {
+	if l.Quiet <= 0 {
+		l.Quiet = DefaultQuiet
+	}
+	if l.Floor <= 0 {
+		l.Floor = StallMargin
+	}
+	return l
+}
 
 // Target is a host's unit: what boots again and again.
 type Target struct{ Host, Unit string }
@@ -143,12 +161,10 @@ type Estimate struct {
 func (e Estimate) NoHistory() bool { return e.Basis < MinBasis }
 
 // Estimate tells where attempt a (in progress) is at now: lastLine is the
-// time of its newest line (zero: unknown), quiet the limit for a boot
-// with no history of its phase (<= 0: DefaultQuiet).
-func (m *Model) Estimate(a *domain.Attempt, now, lastLine time.Time, quiet time.Duration) Estimate {
-	if quiet <= 0 {
-		quiet = DefaultQuiet
-	}
+// time of its newest line (zero: unknown), lim the stall limits.
+func (m *Model) Estimate(a *domain.Attempt, now, lastLine time.Time, lim Limits) Estimate {
+	lim = lim.withDefaults()
+	quiet := lim.Quiet
 	e := Estimate{Phase: a.Phase, PhaseStart: a.StartedAt}
 	if !e.Phase.Valid() {
 		e.Phase = domain.PhaseStart
@@ -160,18 +176,8 @@ func (m *Model) Estimate(a *domain.Attempt, now, lastLine time.Time, quiet time.
 		}
 	}
 	e.Elapsed, e.InPhase = nonNeg(now.Sub(a.StartedAt)), nonNeg(now.Sub(e.PhaseStart))
-	all := m.byTarget[TargetOf(a)]
-	basis := all
-	key := keyOf(a.Shape)
-	var same []boot
-	for _, b := range all {
-		if b.shape == key {
-			same = append(same, b)
-		}
-	}
-	if readyCount(same) >= MinBasis {
-		basis, e.Comparable = same, true
-	}
+	basis, comparable := m.basis(a)
+	e.Comparable = comparable
 	var remaining []time.Duration
 	for _, b := range basis {
 		if b.ready < 0 {
@@ -196,7 +202,7 @@ func (m *Model) Estimate(a *domain.Attempt, now, lastLine time.Time, quiet time.
 	e.PhaseBasis = len(took)
 	if e.PhaseBasis >= MinBasis {
 		e.PhaseP50, e.PhaseP90 = quantile(took, 0.5), quantile(took, 0.9)
-		e.StallLimit = max(StallFactor*e.PhaseP90, e.PhaseP90+StallMargin)
+		e.StallLimit = max(StallFactor*e.PhaseP90, e.PhaseP90+lim.Floor)
 		e.Stalled = e.InPhase > e.StallLimit
 	} else {
 		e.StallLimit = quiet
@@ -206,6 +212,110 @@ func (m *Model) Estimate(a *domain.Attempt, now, lastLine time.Time, quiet time.
 	}
 	return e
 }
+
+// basis is the earlier boots an estimate of a rests on: those of its
+// shape when MinBasis of them reached ready (comparable), else all of its
+// target's.
+func (m *Model) basis(a *domain.Attempt) (basis []boot, comparable bool) {
+	all := m.byTarget[TargetOf(a)]
+	key := keyOf(a.Shape)
+	var same []boot
+	for _, b := range all {
+		if b.shape == key {
+			same = append(same, b)
+		}
+	}
+	if readyCount(same) >= MinBasis {
+		return same, true
+	}
+	return all, false
+}
+
+// Segment is one phase of a boot's course to ready, as a progress bar
+// segmented by phase draws it.
+type Segment struct {
+	Phase domain.Phase
+	// Expected is the phase's part of the expected time to ready: what
+	// it took for a phase the boot left; for the current phase the time
+	// in it so far and what it usually still takes; for a later phase its
+	// median in the earlier boots. Done is the part behind the boot.
+	Expected, Done time.Duration
+	Current        bool
+}
+
+// Course is boot a's way to ready as estimated by e (Estimate of m at
+// the same now): the phases it left, the current one, and the later
+// phases its earlier boots went through, in that order; the parts ahead
+// (current phase's rest and later phases) add up to e.ETA50. Nil with no
+// history.
+func (m *Model) Course(a *domain.Attempt, e Estimate) []Segment {
+	if e.NoHistory() {
+		return nil
+	}
+	var out []Segment
+	prev, prevAt := domain.PhaseStart, a.StartedAt
+	for _, mk := range a.Timeline {
+		if mk.Time.IsZero() || mk.Phase == prev || mk.Time.Before(prevAt) || !mk.Time.Before(e.PhaseStart) {
+			continue
+		}
+		d := mk.Time.Sub(prevAt)
+		out = append(out, Segment{Phase: prev, Expected: d, Done: d})
+		prev, prevAt = mk.Phase, mk.Time
+	}
+	if prev != e.Phase && e.PhaseStart.After(prevAt) {
+		d := e.PhaseStart.Sub(prevAt)
+		out = append(out, Segment{Phase: prev, Expected: d, Done: d})
+	}
+	// What is ahead, in the earlier boots' medians, then scaled to ETA50
+	// (the medians of parts do not add up to the median of the whole).
+	rest := time.Duration(0)
+	if e.PhaseBasis >= MinBasis {
+		rest = nonNeg(e.PhaseP50 - e.InPhase)
+	}
+	basis, _ := m.basis(a)
+	type later struct {
+		phase domain.Phase
+		d     time.Duration
+	}
+	var ahead []later
+	sum := rest
+	for _, p := range bootPhases {
+		if p.Rank() <= e.Phase.Rank() {
+			continue
+		}
+		var took []time.Duration
+		for _, b := range basis {
+			if b.ready >= 0 {
+				took = append(took, b.took[p]) // 0 for a boot that skipped it
+			}
+		}
+		if len(took) == 0 {
+			continue
+		}
+		if d := quantile(took, 0.5); d > 0 {
+			ahead = append(ahead, later{p, d})
+			sum += d
+		}
+	}
+	scale := func(d time.Duration) time.Duration {
+		return time.Duration(float64(e.ETA50) * float64(d) / float64(sum))
+	}
+	if sum == 0 {
+		rest, sum = e.ETA50, 1
+		scale = func(d time.Duration) time.Duration { return d }
+	}
+	out = append(out, Segment{Phase: e.Phase, Expected: e.InPhase + scale(rest), Done: e.InPhase, Current: true})
+	for _, l := range ahead {
+		if d := scale(l.d); d > 0 {
+			out = append(out, Segment{Phase: l.phase, Expected: d})
+		}
+	}
+	return out
+}
+
+// bootPhases are the phases before ready, in order.
+var bootPhases = []domain.Phase{domain.PhaseStart, domain.PhaseArgs, domain.PhaseInit, domain.PhaseWeights, domain.PhaseCompile,
+	domain.PhaseProfile, domain.PhaseKVAlloc, domain.PhaseGraphCapture, domain.PhaseWarmup}
 
 func readyCount(bs []boot) int {
 	n := 0
@@ -228,8 +338,21 @@ func nonNeg(d time.Duration) time.Duration { return max(d, 0) }
 
 // ForAttempt estimates boot a at now from the attempts of its target that
 // started before it (others are ignored), with lastLine the time of its
-// newest line and quiet the no-history limit (<= 0: DefaultQuiet).
-func ForAttempt(earlier []*domain.Attempt, a *domain.Attempt, now, lastLine time.Time, quiet time.Duration) Estimate {
+// newest line and lim the stall limits.
+func ForAttempt(earlier []*domain.Attempt, a *domain.Attempt, now, lastLine time.Time, lim Limits) Estimate {
+	return modelFor(earlier, a).Estimate(a, now, lastLine, lim)
+}
+
+// CourseFor is ForAttempt with the boot's course to ready (Course).
+func CourseFor(earlier []*domain.Attempt, a *domain.Attempt, now, lastLine time.Time, lim Limits) (Estimate, []Segment) {
+	m := modelFor(earlier, a)
+	e := m.Estimate(a, now, lastLine, lim)
+	return e, m.Course(a, e)
+}
+
+// modelFor is the model of the attempts of a's target that started
+// before it.
+func modelFor(earlier []*domain.Attempt, a *domain.Attempt) *Model {
 	m := New()
 	t := TargetOf(a)
 	for _, b := range earlier {
@@ -237,7 +360,7 @@ func ForAttempt(earlier []*domain.Attempt, a *domain.Attempt, now, lastLine time
 			m.Add(b)
 		}
 	}
-	return m.Estimate(a, now, lastLine, quiet)
+	return m
 }
 
 // InProgress reports whether a is a boot still in progress that an
@@ -300,8 +423,8 @@ type Boot struct {
 
 // Boots estimates every boot in progress of db at now (InProgress,
 // started within MaxBootAge) from the MaxBoots earlier attempts of its
-// target. Errors are db's.
-func Boots(ctx context.Context, db Lister, now time.Time, quiet time.Duration) ([]Boot, error) {
+// target, with the stall limits lim. Errors are db's.
+func Boots(ctx context.Context, db Lister, now time.Time, lim Limits) ([]Boot, error) {
 	open, err := db.OpenAttempts(ctx)
 	if err != nil {
 		return nil, err
@@ -315,7 +438,7 @@ func Boots(ctx context.Context, db Lister, now time.Time, quiet time.Duration) (
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Boot{a, ForAttempt(earlier, a, now, LastLine(a), quiet)})
+		out = append(out, Boot{a, ForAttempt(earlier, a, now, LastLine(a), lim)})
 	}
 	return out, nil
 }
@@ -338,4 +461,126 @@ func (e Estimate) Describe(silent time.Duration) string {
 	}
 	return fmt.Sprintf("%s for %s, and nothing printed for %s; %s how long %s takes",
 		e.Phase, e.InPhase.Round(time.Second), silent.Round(time.Second), known, e.Phase)
+}
+
+// ReadyTime is the expected time to ready of a shape not yet booted, from
+// earlier boots of its target: P50 and P90 of the time from start to
+// ready of the Basis boots of the nearest shapes (SameShape: all of the
+// shape asked about). Basis < MinBasis: no history.
+type ReadyTime struct {
+	P50, P90  time.Duration
+	Basis     int
+	SameShape bool
+}
+
+// NoHistory reports whether too few earlier boots reached ready.
+func (r ReadyTime) NoHistory() bool { return r.Basis < MinBasis }
+
+// String is the expected time in words: "ready in ~5m24s (p90 6m0s),
+// from 4 boots of this shape" (or "of the nearest shapes"), or "no
+// history".
+func (r ReadyTime) String() string {
+	if r.NoHistory() {
+		return "no history"
+	}
+	of := "of the nearest shapes"
+	if r.SameShape {
+		of = "of this shape"
+	}
+	return fmt.Sprintf("ready in ~%s (p90 %s), from %d boots %s", r.P50.Round(time.Second), r.P90.Round(time.Second), r.Basis, of)
+}
+
+// TimeToReady is the expected time to ready of shape s from the earlier
+// boots that reached ready (others are ignored): those of the nearest
+// shape by the keys that change how long a boot takes (keyOf), and, while
+// they are fewer than MinBasis, those of the next nearest. Nearness counts
+// doublings of max_model_len and max_num_seqs, a dtype change as one and
+// another tensor parallelism as four.
+func TimeToReady(earlier []*domain.Attempt, s domain.Shape) ReadyTime {
+	type ready struct {
+		d    time.Duration
+		dist float64
+		same bool
+	}
+	want := keyOf(s)
+	var rs []ready
+	for _, a := range earlier {
+		if a.StartedAt.IsZero() || a.ReadyAt.IsZero() || a.ReadyAt.Before(a.StartedAt) {
+			continue
+		}
+		rs = append(rs, ready{a.ReadyAt.Sub(a.StartedAt), shapeDistance(s, a.Shape), keyOf(a.Shape) == want})
+	}
+	sort.SliceStable(rs, func(i, j int) bool { return rs[i].dist < rs[j].dist })
+	n := 0
+	for n < len(rs) && (n < MinBasis || rs[n].dist == rs[n-1].dist) {
+		n++
+	}
+	if n < MinBasis {
+		return ReadyTime{Basis: n}
+	}
+	ds := make([]time.Duration, n)
+	same := true
+	for i, r := range rs[:n] {
+		ds[i] = r.d
+		same = same && r.same
+	}
+	return ReadyTime{P50: quantile(ds, 0.5), P90: quantile(ds, 0.9), Basis: n, SameShape: same}
+}
+
+// shapeDistance is how far apart two shapes are for how long they take
+// to boot (TimeToReady).
+func shapeDistance(a, b domain.Shape) float64 {
+	d := 0.0
+	for _, k := range []string{domain.ShapeMaxModelLen, domain.ShapeMaxNumSeqs} {
+		x, okx := a.Int(k)
+		y, oky := b.Int(k)
+		switch {
+		case okx && oky && x > 0 && y > 0:
+			d += math.Abs(math.Log2(float64(x) / float64(y)))
+		case okx != oky:
+			d++
+		}
+	}
+	if a.String(domain.ShapeKVCacheDtype) != b.String(domain.ShapeKVCacheDtype) {
+		d++
+	}
+	if a.String(domain.ShapeTensorParallelSize) != b.String(domain.ShapeTensorParallelSize) {
+		d += 4
+	}
+	return d
+}
+
+// ReadyTimeJSON is a ReadyTime in `analyzer fit -o json` and the what-if
+// API: seconds, absent with no history.
+type ReadyTimeJSON struct {
+	P50       *float64 `json:"p50_s,omitempty"`
+	P90       *float64 `json:"p90_s,omitempty"`
+	Basis     int      `json:"basis"`
+	SameShape bool     `json:"same_shape"`
+	NoHistory bool     `json:"no_history,omitempty"`
+	Text      string   `json:"text"`
+}
+
+// JSON is r as ReadyTimeJSON.
+func (r ReadyTime) JSON() ReadyTimeJSON {
+	j := ReadyTimeJSON{Basis: r.Basis, SameShape: r.SameShape, NoHistory: r.NoHistory(), Text: r.String()}
+	if !r.NoHistory() {
+		p50, p90 := r.P50.Seconds(), r.P90.Seconds()
+		j.P50, j.P90 = &p50, &p90
+	}
+	return j
+}
+
+// ProposedShape is the shape a what-if proposes (max_num_seqs,
+// max_model_len, the KV dtype) with the tensor parallelism of like (the
+// latest boot's): the keys TimeToReady compares.
+func ProposedShape(seqs, mml int64, dtype string, like domain.Shape) domain.Shape {
+	s := domain.Shape{domain.ShapeMaxNumSeqs: seqs, domain.ShapeMaxModelLen: mml}
+	if dtype != "" {
+		s[domain.ShapeKVCacheDtype] = dtype
+	}
+	if tp, ok := like[domain.ShapeTensorParallelSize]; ok {
+		s[domain.ShapeTensorParallelSize] = tp
+	}
+	return s
 }

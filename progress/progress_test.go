@@ -42,7 +42,7 @@ func TestNightLadderTimeToReady(t *testing.T) {
 		rungs++
 		tg := progress.TargetOf(a)
 		start := &domain.Attempt{Host: a.Host, Unit: a.Unit, StartedAt: a.StartedAt, Phase: domain.PhaseStart, Shape: a.Shape}
-		e := m.Estimate(start, a.StartedAt, a.StartedAt, 0)
+		e := m.Estimate(start, a.StartedAt, a.StartedAt, progress.Limits{})
 		actual, mark := "-", ""
 		if !a.ReadyAt.IsZero() {
 			d := a.ReadyAt.Sub(a.StartedAt)
@@ -106,21 +106,21 @@ func TestStall(t *testing.T) {
 		in      float64 // minutes in graph capture
 		stalled bool
 	}{{1, false}, {4, false}, {11.9, false}, {12.1, true}, {40, true}} {
-		e := m.Estimate(a, at(1003+c.in), at(1003), 0)
+		e := m.Estimate(a, at(1003+c.in), at(1003), progress.Limits{})
 		if e.Stalled != c.stalled || e.PhaseBasis != 9 || e.PhaseP50 != 3*time.Minute || e.PhaseP90 != 4*time.Minute || e.StallLimit != 12*time.Minute || !e.Comparable {
 			t.Errorf("%v min in graph capture: %+v, want stalled %v after 12m (3 × p90 4m)", c.in, e, c.stalled)
 		}
 	}
 	// 1 min into graph capture: ready came 1 min after the capture ended,
 	// so the rest is capture - 1 + 1 min: p50 3m, p90 4m.
-	if e := m.Estimate(a, at(1004), at(1004), 0); e.ETA50 != 3*time.Minute || e.ETA90 != 4*time.Minute || e.Basis != 9 {
+	if e := m.Estimate(a, at(1004), at(1004), progress.Limits{}); e.ETA50 != 3*time.Minute || e.ETA90 != 4*time.Minute || e.Basis != 9 {
 		t.Errorf("ETA 1 min into graph capture: p50 %v p90 %v basis %d, want 3m, 4m, 9", e.ETA50, e.ETA90, e.Basis)
 	}
 	// Another shape with no boots of its own: the target's boots answer,
 	// not as comparable.
 	other := running(1000)
 	other.Shape = domain.Shape{domain.ShapeMaxNumSeqs: 64}
-	if e := m.Estimate(other, at(1004), at(1004), 0); e.Comparable || e.Basis != 9 {
+	if e := m.Estimate(other, at(1004), at(1004), progress.Limits{}); e.Comparable || e.Basis != 9 {
 		t.Errorf("another shape: %+v", e)
 	}
 	// No history: the quiet limit, counted from the last line.
@@ -131,7 +131,7 @@ func TestStall(t *testing.T) {
 		last    float64
 		stalled bool
 	}{{15 * time.Minute, 1003, true}, {15 * time.Minute, 1030, false}, {60 * time.Minute, 1003, false}} {
-		e := m.Estimate(fresh, at(1040), at(c.last), c.quiet)
+		e := m.Estimate(fresh, at(1040), at(c.last), progress.Limits{Quiet: c.quiet})
 		if e.Stalled != c.stalled || !e.NoHistory() || e.StallLimit != c.quiet {
 			t.Errorf("no history, last line at %v, quiet %v: %+v, want stalled %v", c.last, c.quiet, e, c.stalled)
 		}
@@ -149,7 +149,7 @@ func TestModelKeepsTheNewestBoots(t *testing.T) {
 		m.Add(boot(float64(i*60), c, 8))
 	}
 	a := &domain.Attempt{Host: "h", Unit: "u", StartedAt: at(1e5), Phase: domain.PhaseStart, Shape: domain.Shape{domain.ShapeMaxNumSeqs: 8}}
-	e := m.Estimate(a, at(1e5), at(1e5), 0)
+	e := m.Estimate(a, at(1e5), at(1e5), progress.Limits{})
 	if e.Basis != progress.MaxBoots || e.ETA90 != 6*time.Minute {
 		t.Errorf("%+v: want %d boots, p90 6m", e, progress.MaxBoots)
 	}
@@ -169,7 +169,7 @@ func TestQuietCountsEveryLine(t *testing.T) {
 		now     float64
 		stalled bool
 	}{{40, false}, {49.9, false}, {50.1, true}} {
-		e := progress.ForAttempt(nil, a, at(c.now), progress.LastLine(a), 0)
+		e := progress.ForAttempt(nil, a, at(c.now), progress.LastLine(a), progress.Limits{})
 		if e.Stalled != c.stalled || e.InPhase != time.Duration((c.now-1)*float64(time.Minute)) || e.StallLimit != progress.DefaultQuiet {
 			t.Errorf("minute %v, last line at 35: %+v, want stalled %v", c.now, e, c.stalled)
 		}
@@ -205,6 +205,109 @@ func TestDescribe(t *testing.T) {
 	} {
 		if got := c.e.Describe(15 * time.Minute); got != c.want {
 			t.Errorf("got  %q\nwant %q", got, c.want)
+		}
+	}
+}
+
+// TestCourse: the phases of a boot in graph capture, as the segmented
+// bar draws them: the ones it left as they took, graph capture as long as
+// it has been in it plus what it usually still takes, and warmup as the
+// earlier boots had it; the parts ahead add up to the expected time.
+func TestCourse(t *testing.T) {
+	var earlier []*domain.Attempt
+	for i, c := range []float64{2, 3, 4, 3, 2, 4, 3, 3, 2} {
+		earlier = append(earlier, boot(float64(i*60), c, 8))
+	}
+	a := &domain.Attempt{ID: "now", Host: "h", Unit: "u", StartedAt: at(1000), Phase: domain.PhaseGraphCapture, Shape: domain.Shape{domain.ShapeMaxNumSeqs: 8},
+		Timeline: []domain.PhaseMark{{Phase: domain.PhaseWeights, Time: at(1001)}, {Phase: domain.PhaseGraphCapture, Time: at(1003)}}}
+	e, course := progress.CourseFor(earlier, a, at(1004), at(1004), progress.Limits{})
+	m := time.Minute
+	want := []progress.Segment{{Phase: domain.PhaseStart, Expected: m, Done: m}, {Phase: domain.PhaseWeights, Expected: 2 * m, Done: 2 * m},
+		{Phase: domain.PhaseGraphCapture, Expected: 3 * m, Done: m, Current: true}, {Phase: domain.PhaseWarmup, Expected: m}}
+	if e.ETA50 != 3*m || len(course) != len(want) {
+		t.Fatalf("ETA %v, course %+v", e.ETA50, course)
+	}
+	for i := range want {
+		if course[i] != want[i] {
+			t.Errorf("segment %d: %+v, want %+v", i, course[i], want[i])
+		}
+	}
+	// 2.5 min in graph capture (usually 3): half a minute of it left by
+	// the median, then warmup, in the 1.5 min the estimate gives.
+	e, course = progress.CourseFor(earlier, a, at(1005.5), at(1005.5), progress.Limits{})
+	if len(course) != 4 || course[2].Expected != 3*m || course[2].Done != 150*time.Second || course[3].Expected != m || e.ETA50 != 90*time.Second {
+		t.Errorf("late: ETA %v, course %+v", e.ETA50, course)
+	}
+	// Overdue (5 min; the earlier boots were all ready by then): the
+	// estimate says 0 left, so the bar is graph capture, full.
+	e, course = progress.CourseFor(earlier, a, at(1008), at(1008), progress.Limits{})
+	if len(course) != 3 || course[2].Expected != 5*m || course[2].Done != 5*m || e.ETA50 != 0 {
+		t.Errorf("overdue: ETA %v, course %+v", e.ETA50, course)
+	}
+	// No history: no course.
+	a.Unit = "new"
+	if _, course := progress.CourseFor(earlier, a, at(1004), at(1004), progress.Limits{}); course != nil {
+		t.Errorf("no history: %+v", course)
+	}
+}
+
+// TestTimeToReady: a shape's expected time to ready from the boots of the
+// same shape; with too few, the nearest shapes join; failed boots count
+// for nothing.
+func TestTimeToReady(t *testing.T) {
+	var earlier []*domain.Attempt
+	for i, c := range []float64{2, 3, 4, 3} { // 8 seqs: ready after 6, 7, 8, 7 min
+		earlier = append(earlier, boot(float64(i*60), c, 8))
+	}
+	for i, c := range []float64{10, 12} { // 64 seqs: 14, 16 min
+		earlier = append(earlier, boot(float64(300+i*60), c, 64))
+	}
+	failed := boot(500, 1, 64)
+	failed.ReadyAt = time.Time{}
+	earlier = append(earlier, failed)
+	m := time.Minute
+	for _, c := range []struct {
+		seqs int
+		want progress.ReadyTime
+		text string
+	}{
+		{8, progress.ReadyTime{P50: 7 * m, P90: 8 * m, Basis: 4, SameShape: true}, "ready in ~7m0s (p90 8m0s), from 4 boots of this shape"},
+		// 64: its two boots, too few, and all four 8-seq ones (three
+		// doublings away, tied): 6, 7, 7, 8, 14, 16 min.
+		{64, progress.ReadyTime{P50: 7 * m, P90: 16 * m, Basis: 6}, "ready in ~7m0s (p90 16m0s), from 6 boots of the nearest shapes"},
+		// 32: the two 64-seq boots are one doubling away, the 8-seq ones two.
+		{32, progress.ReadyTime{P50: 7 * m, P90: 16 * m, Basis: 6}, "ready in ~7m0s (p90 16m0s), from 6 boots of the nearest shapes"},
+	} {
+		got := progress.TimeToReady(earlier, domain.Shape{domain.ShapeMaxNumSeqs: c.seqs})
+		if got != c.want || got.String() != c.text {
+			t.Errorf("%d seqs: %+v %q, want %+v %q", c.seqs, got, got, c.want, c.text)
+		}
+	}
+	if got := progress.TimeToReady(earlier[4:], domain.Shape{domain.ShapeMaxNumSeqs: 64}); !got.NoHistory() || got.String() != "no history" || got.Basis != 2 {
+		t.Errorf("two ready boots: %+v", got)
+	}
+}
+
+// TestStallFloor: a phase of seconds stalls only at least the floor past
+// its p90 (2 min by default); a shorter floor (serve --stall-floor) brings
+// the limit down to 3 × p90.
+func TestStallFloor(t *testing.T) {
+	var earlier []*domain.Attempt
+	for i, c := range []float64{0.1, 0.15, 0.2} { // graph capture 6-12 s
+		earlier = append(earlier, boot(float64(i*60), c, 8))
+	}
+	a := &domain.Attempt{ID: "now", Host: "h", Unit: "u", StartedAt: at(1000), Phase: domain.PhaseGraphCapture, Shape: domain.Shape{domain.ShapeMaxNumSeqs: 8},
+		Timeline: []domain.PhaseMark{{Phase: domain.PhaseWeights, Time: at(1001)}, {Phase: domain.PhaseGraphCapture, Time: at(1003)}}}
+	p90 := 12 * time.Second
+	for _, c := range []struct {
+		floor, limit time.Duration
+	}{{0, p90 + 2*time.Minute}, {time.Second, 3 * p90}, {time.Minute, p90 + time.Minute}} {
+		e := progress.ForAttempt(earlier, a, at(1003).Add(c.limit+time.Second), at(1003), progress.Limits{Floor: c.floor})
+		if e.PhaseP90 != p90 || e.StallLimit != c.limit || !e.Stalled {
+			t.Errorf("floor %v: p90 %v limit %v stalled %v, want limit %v and stalled a second past it", c.floor, e.PhaseP90, e.StallLimit, e.Stalled, c.limit)
+		}
+		if e := progress.ForAttempt(earlier, a, at(1003).Add(c.limit-time.Second), at(1003), progress.Limits{Floor: c.floor}); e.Stalled {
+			t.Errorf("floor %v: stalled a second before the limit %v", c.floor, c.limit)
 		}
 	}
 }

@@ -616,6 +616,12 @@ func (s *server) ladderPage(c *gin.Context) {
 	}
 	ld := &ladderData{L: l, Y: y, YOptions: chartDims}
 	ld.WhatIf = whatIfPage(c.Request.Context(), c.Request.URL.Query(), l)
+	if p := ld.WhatIf.P; p != nil {
+		if ld.WhatIf.ReadyTime, err = s.readyTime(c.Request.Context(), l, *p); err != nil {
+			s.serverError(c, err, false)
+			return
+		}
+	}
 	ld.Chart = buildChartWith(l, y, ld.WhatIf.point(y))
 	dts := make([]string, 0, len(l.KVBytesPerToken))
 	for dt := range l.KVBytesPerToken {

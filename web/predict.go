@@ -14,6 +14,7 @@ import (
 
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/ladder"
+	"github.com/llmfleet/analyzer/progress"
 )
 
 // predictParams are the query parameters of GET
@@ -126,6 +127,10 @@ type predictJSON struct {
 	// Largest is the largest contract predicted to boot and to survive at
 	// the proposal's KV dtype and memory setting.
 	Largest ladder.Largest `json:"largest"`
+	// ReadyTime is the expected time to ready of the proposed shape, from
+	// the target's earlier boots on the host (targetBoots); as `analyzer
+	// fit -o json`.
+	ReadyTime progress.ReadyTimeJSON `json:"ready_time"`
 }
 
 func (s *server) apiLadderPredict(c *gin.Context) {
@@ -139,6 +144,14 @@ func (s *server) apiLadderPredict(c *gin.Context) {
 		return
 	}
 	doc, err := predictDoc(c.Request.Context(), l, w)
+	if err == nil {
+		var rt progress.ReadyTime
+		if rt, err = s.readyTime(c.Request.Context(), l, doc.Prediction); err != nil {
+			s.serverError(c, err, true)
+			return
+		}
+		doc.ReadyTime = rt.JSON()
+	}
 	switch {
 	case err != nil && c.Request.Context().Err() != nil:
 		// The client went away and the search stopped: nobody reads an
@@ -168,6 +181,37 @@ func predictDoc(ctx context.Context, l *ladder.Ladder, w whatIf) (predictJSON, e
 	return predictJSON{Ladder: l.ID, Host: l.Host, Target: l.Target, Prediction: pr, Largest: lg}, nil
 }
 
+// targetBoots are the attempts of the rungs of every ladder of l's target
+// on l's host: the target's earlier boots.
+func (s *server) targetBoots(ctx context.Context, l *ladder.Ladder) ([]*domain.Attempt, error) {
+	ls, err := s.allLadders(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, o := range ls {
+		if o.Host == l.Host && o.Target == l.Target {
+			for _, r := range o.Rungs {
+				ids = append(ids, r.AttemptID)
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	return s.db.ListAttempts(ctx, domain.AttemptFilter{IDs: ids, Brief: true})
+}
+
+// readyTime is the expected time to ready of the shape pr proposes on l's
+// target (progress.TimeToReady), the tensor parallelism the latest rung's.
+func (s *server) readyTime(ctx context.Context, l *ladder.Ladder, pr ladder.Prediction) (progress.ReadyTime, error) {
+	earlier, err := s.targetBoots(ctx, l)
+	if err != nil || len(l.Rungs) == 0 {
+		return progress.ReadyTime{}, err
+	}
+	return progress.TimeToReady(earlier, progress.ProposedShape(pr.MaxNumSeqs, pr.MaxModelLen, pr.KVDtype, l.Rungs[len(l.Rungs)-1].Shape)), nil
+}
+
 // whatIfView is the ladder page's what-if form: the values entered, and
 // the prediction when the form was submitted.
 type whatIfView struct {
@@ -180,6 +224,8 @@ type whatIfView struct {
 	Invalid string
 	P       *ladder.Prediction
 	L       *ladder.Largest
+	// ReadyTime is the proposed shape's expected time to ready.
+	ReadyTime progress.ReadyTime
 }
 
 // whatIfPage reads the what-if form of the ladder page; no max_num_seqs

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"html"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -44,6 +45,36 @@ func TestLadderPredictAPI(t *testing.T) {
 	}
 	if out.Largest.Survive == nil || out.Largest.Survive.ContractTokens != 1048576 || out.Largest.Boot == nil || out.Largest.Boot.ContractTokens != 1310720 {
 		t.Errorf("largest %+v", out.Largest)
+	}
+	// The night's ready rungs all took 5m24.4s; the three nearest to 6 ×
+	// 241664 fp8 answer (as analyzer fit does).
+	if rt := out.ReadyTime; rt.P50 == nil || rt.P90 == nil || math.Abs(*rt.P50-324.4) > 0.01 || math.Abs(*rt.P90-324.4) > 0.01 || rt.Basis != 3 || rt.SameShape ||
+		rt.Text != "ready in ~5m24s (p90 5m24s), from 3 boots of the nearest shapes" {
+		t.Errorf("time to ready: %+v", rt)
+	}
+	// The page's what-if form says the same.
+	if _, page, _ := get(t, srv, ladderURL(night.ID)+"?max_num_seqs=6&max_model_len=241664&kv_cache_dtype=fp8"); !strings.Contains(page,
+		`<p id="predict-time">Time to ready: ready in ~5m24s (p90 5m24s), from 3 boots of the nearest shapes</p>`) {
+		t.Errorf("the what-if form says no time to ready")
+	}
+	// frank-small (the day fixture) never reached ready: no history.
+	small := 0
+	for _, l := range allLadders(t, db) {
+		if l.Target != "frank-small" {
+			continue
+		}
+		small++
+		_, body, _ := get(t, srv, "/api/v1/ladders/"+l.ID+"/predict?max_num_seqs=3&max_model_len=262144")
+		var small predictJSON
+		if err := json.Unmarshal([]byte(body), &small); err != nil || !small.ReadyTime.NoHistory || small.ReadyTime.P50 != nil || small.ReadyTime.Text != "no history" {
+			t.Errorf("frank-small: %v %+v", err, small.ReadyTime)
+		}
+		if _, page, _ := get(t, srv, ladderURL(l.ID)+"?max_num_seqs=3&max_model_len=262144"); !strings.Contains(page, `Time to ready: no history <span class="dim">`) {
+			t.Errorf("frank-small's what-if form does not say no history")
+		}
+	}
+	if small != 1 {
+		t.Errorf("%d frank-small ladders, want 1", small)
 	}
 	// A pinned pool, given as a size.
 	_, body, _ = get(t, srv, base+"?max_num_seqs=4&max_model_len=262144&kv_cache_dtype=fp8&kv_cache_memory_bytes=8311013376")
@@ -291,4 +322,14 @@ func TestPredictSearchStopsWhenTheClientLeaves(t *testing.T) {
 	if took := time.Since(start); took > race.Budget(200*time.Millisecond) {
 		t.Errorf("the cancelled searches took %v", took)
 	}
+}
+
+// allLadders are the ladders of db, as the server builds them.
+func allLadders(t *testing.T, db *store.DB) []ladder.Ladder {
+	t.Helper()
+	as, err := db.ListAttempts(context.Background(), domain.AttemptFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ladder.Build(as, ladder.Options{})
 }

@@ -2,7 +2,10 @@ package web
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -35,14 +38,21 @@ type progressJSON struct {
 // progressOf estimates a boot in progress (progress.InProgress) at now
 // from the earlier boots of its target; nil for other attempts.
 func (s *server) progressOf(ctx context.Context, a *domain.Attempt, now time.Time) (*progressJSON, error) {
+	p, _, err := s.courseOf(ctx, a, now)
+	return p, err
+}
+
+// courseOf is progressOf with the boot's course to ready by phase
+// (progress.Course), for the segmented bars of the pages.
+func (s *server) courseOf(ctx context.Context, a *domain.Attempt, now time.Time) (*progressJSON, []progress.Segment, error) {
 	if !progress.InProgress(a) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	earlier, err := s.db.ListAttempts(ctx, domain.AttemptFilter{Host: a.Host, Unit: a.Unit, Limit: progress.MaxBoots + 1})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	e := progress.ForAttempt(earlier, a, now, progress.LastLine(a), s.opts.StallQuiet)
+	e, course := progress.CourseFor(earlier, a, now, progress.LastLine(a), progress.Limits{Quiet: s.opts.StallQuiet, Floor: s.opts.StallFloor})
 	sec := func(d time.Duration) *float64 { v := d.Seconds(); return &v }
 	p := &progressJSON{Phase: e.Phase, PhaseStart: formatTime(e.PhaseStart), Elapsed: e.Elapsed.Seconds(), InPhase: e.InPhase.Seconds(),
 		Basis: e.Basis, Comparable: e.Comparable, NoHistory: e.NoHistory(), StallLimit: e.StallLimit.Seconds(), Stalled: e.Stalled, PhaseBasis: e.PhaseBasis}
@@ -52,7 +62,7 @@ func (s *server) progressOf(ctx context.Context, a *domain.Attempt, now time.Tim
 	if e.PhaseBasis >= progress.MinBasis {
 		p.PhaseP50, p.PhaseP90 = sec(e.PhaseP50), sec(e.PhaseP90)
 	}
-	return p, nil
+	return p, course, nil
 }
 
 // bootJSON is one boot of GET /api/v1/boots.
@@ -74,7 +84,7 @@ const maxBoots = 200
 // newest first, each with its progress; what `analyzer watch` shows.
 func (s *server) apiBoots(c *gin.Context) {
 	ctx := c.Request.Context()
-	now := time.Now()
+	now := s.opts.Now()
 	running, err := s.db.ListAttempts(ctx, domain.AttemptFilter{Verdict: string(domain.VerdictRunning), Limit: maxBoots, Brief: true})
 	if err != nil {
 		s.serverError(c, err, true)
@@ -113,17 +123,64 @@ type progressView struct {
 	Stalled bool
 	// Usual is the phase's usual duration ("2m0s-4m0s"); "" with no history.
 	Usual string
+	// Segments is the bar segmented by phase (none with no history), ETA
+	// its caption: "ready in ~2m10s (p90 3m40s), from 7 boots" or "no
+	// history".
+	Segments []segmentView
+	ETA      string
 }
 
-// viewOf is p for the attempt page.
-func viewOf(p *progressJSON) *progressView {
+// segmentView is one phase of the segmented bar, drawn in SVG (the CSP
+// allows no inline style): X and W place it on a 1000-unit bar by its
+// share of the expected time to ready, Fill is the part of W behind the
+// boot.
+type segmentView struct {
+	Phase      domain.Phase
+	X, W, Fill float64
+	State      string // done, current or later (the CSS class)
+	Title      string
+}
+
+// segmentsOf draws a course as bar segments.
+func segmentsOf(course []progress.Segment) []segmentView {
+	var total time.Duration
+	for _, sg := range course {
+		total += sg.Expected
+	}
+	if total <= 0 {
+		return nil
+	}
+	units := func(d time.Duration) float64 { return math.Round(10000*float64(d)/float64(total)) / 10 }
+	var out []segmentView
+	x := time.Duration(0)
+	for _, sg := range course {
+		v := segmentView{Phase: sg.Phase, X: units(x), W: units(sg.Expected), State: "later",
+			Title: fmt.Sprintf("%s ~%s", sg.Phase, sg.Expected.Round(time.Second))}
+		x += sg.Expected
+		switch {
+		case sg.Current:
+			v.State, v.Fill = "current", units(min(sg.Done, sg.Expected))
+			v.Title = fmt.Sprintf("%s %s of ~%s", sg.Phase, sg.Done.Round(time.Second), sg.Expected.Round(time.Second))
+		case sg.Done > 0:
+			v.State, v.Fill = "done", v.W
+			v.Title = fmt.Sprintf("%s %s", sg.Phase, sg.Done.Round(time.Second))
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// viewOf is p for the pages, with its course.
+func viewOf(p *progressJSON, course []progress.Segment) *progressView {
 	if p == nil {
 		return nil
 	}
 	d := func(s float64) string { return time.Duration(s * float64(time.Second)).Round(time.Second).String() }
-	v := &progressView{Phase: p.Phase, InPhase: d(p.InPhase), Elapsed: d(p.Elapsed), Basis: p.Basis, SameShape: p.Comparable, Stalled: p.Stalled}
+	v := &progressView{Phase: p.Phase, InPhase: d(p.InPhase), Elapsed: d(p.Elapsed), Basis: p.Basis, SameShape: p.Comparable, Stalled: p.Stalled,
+		Segments: segmentsOf(course), ETA: "no history"}
 	if p.ETAP50 != nil && p.ETAP90 != nil {
 		v.HasETA, v.ETA50, v.ETA90 = true, d(*p.ETAP50), d(*p.ETAP90)
+		v.ETA = fmt.Sprintf("ready in ~%s (p90 %s), from %d boots", v.ETA50, v.ETA90, p.Basis)
 		if total := p.Elapsed + *p.ETAP50; total > 0 {
 			v.Percent = min(int(100*p.Elapsed/total+0.5), 100)
 		}
@@ -132,4 +189,42 @@ func viewOf(p *progressJSON) *progressView {
 		v.Usual = d(*p.PhaseP50) + "-" + d(*p.PhaseP90)
 	}
 	return v
+}
+
+// bootRow is a boot in progress on the attempts page.
+type bootRow struct {
+	A    *domain.Attempt
+	View *progressView
+}
+
+// bootsOf are the boots in progress among the attempts f selects (its
+// first page: a later page has none), newest first, with their progress,
+// for the attempts page; the verdict filter keeps them only when it
+// allows running.
+func (s *server) bootsOf(ctx context.Context, f domain.AttemptFilter, zone pageZone, now time.Time) ([]bootRow, error) {
+	if f.Cursor != nil || f.Failed || f.Verdict != "" && f.Verdict != string(domain.VerdictRunning) ||
+		len(f.Verdicts) > 0 && !slices.Contains(f.Verdicts, string(domain.VerdictRunning)) {
+		return nil, nil
+	}
+	f.Verdicts, f.Verdict, f.Limit, f.Brief = nil, string(domain.VerdictRunning), maxBoots, true
+	running, err := s.db.ListAttempts(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	var out []bootRow
+	for _, b := range running {
+		if !progress.InProgress(b) || now.Sub(b.StartedAt) > progress.MaxBootAge {
+			continue
+		}
+		a, err := s.db.GetAttempt(ctx, b.ID) // with its timeline
+		if err != nil {
+			return nil, err
+		}
+		p, course, err := s.courseOf(ctx, a, now)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, bootRow{A: zone.localize(a), View: viewOf(p, course)})
+	}
+	return out, nil
 }

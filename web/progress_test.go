@@ -89,3 +89,65 @@ func TestProgressOfABootInProgress(t *testing.T) {
 		t.Errorf("/api/v1/boots stalled: %v", stalled)
 	}
 }
+
+// TestAttemptsPageShowsBootsInProgress: the attempts page lists the boots
+// in progress above the table, each with its bar segmented by phase (the
+// phases it left as they took, graph capture as long as it usually takes
+// and filled as far as the boot is in it, warmup ahead) and the ETA in
+// words; a boot of a target with no history says so, a stalled one is
+// marked; a verdict filter without running, and a later page, show none.
+func TestAttemptsPageShowsBootsInProgress(t *testing.T) {
+	now := time.Now().UTC().Truncate(time.Second)
+	// Capture 2, 3, 4, 3 min: 1 min into it, the median leaves 2 min of
+	// capture and 1 min of warmup, as the estimate (3m, p90 4m).
+	as := fixturetest.ReadyBoots("gpu1", "vllm.service", now, 2*time.Minute, 3*time.Minute, 4*time.Minute, 3*time.Minute)
+	running := func(id, unit string, inCapture time.Duration) *domain.Attempt {
+		s := now.Add(-3*time.Minute - inCapture)
+		return &domain.Attempt{ID: id, Host: "gpu1", Unit: unit, Engine: "vllm", StartedAt: s, Phase: domain.PhaseGraphCapture,
+			Verdict: domain.VerdictRunning, Shape: domain.Shape{}, LastLineAt: s.Add(3 * time.Minute),
+			Timeline: []domain.PhaseMark{{Phase: domain.PhaseWeights, Time: s.Add(time.Minute)}, {Phase: domain.PhaseGraphCapture, Time: s.Add(3 * time.Minute)}}}
+	}
+	as = append(as, running("healthy", "vllm.service", time.Minute), running("fresh", "new.service", 20*time.Minute))
+	srv := serveAttempts(t, as, Options{Now: func() time.Time { return now }})
+	code, page, _ := get(t, srv, "/")
+	if code != 200 {
+		t.Fatalf("GET /: %d", code)
+	}
+	i, j := strings.Index(page, `<section class="boots"`), strings.Index(page, "</section>")
+	if i < 0 || j < i {
+		t.Fatalf("no boots in progress on the page")
+	}
+	boots := page[i:j]
+	healthy := boots[strings.Index(boots, "/attempts/healthy"):]
+	healthy = healthy[:strings.Index(healthy, `class="eta"`)+80]
+	// 1m start, 2m weights, 3m graph capture (1m in), 1m warmup: 7m.
+	for _, w := range []string{
+		`vllm.service</a> on gpu1: graph_capture for 1m0s, 4m0s since the start`,
+		`<g class="seg done" data-phase="start"><title>start 1m0s</title><rect class="all" x="0" y="0" width="142.9" height="12"></rect><rect class="fill" x="0" y="0" width="142.9" height="12"></rect></g>`,
+		`<g class="seg done" data-phase="weights"><title>weights 2m0s</title><rect class="all" x="142.9" y="0" width="285.7" height="12"></rect><rect class="fill" x="142.9" y="0" width="285.7" height="12"></rect></g>`,
+		`<g class="seg current" data-phase="graph_capture"><title>graph_capture 1m0s of ~3m0s</title><rect class="all" x="428.6" y="0" width="428.6" height="12"></rect><rect class="fill" x="428.6" y="0" width="142.9" height="12"></rect></g>`,
+		`<g class="seg later" data-phase="warmup"><title>warmup ~1m0s</title><rect class="all" x="857.1" y="0" width="142.9" height="12"></rect><rect class="fill" x="857.1" y="0" width="0" height="12"></rect></g>`,
+		`<div class="seglegend dim"><span class="done">start 1m0s</span> · <span class="done">weights 2m0s</span> · <span class="current">graph_capture 1m0s of ~3m0s</span> · <span class="later">warmup ~1m0s</span></div>`,
+		`<div class="eta">ready in ~3m0s (p90 4m0s), from 4 boots</div>`,
+	} {
+		if !strings.Contains(healthy, w) {
+			t.Errorf("the healthy boot lacks %s:\n%s", w, healthy)
+		}
+	}
+	fresh := boots[strings.Index(boots, "/attempts/fresh"):]
+	if !strings.Contains(fresh, `<div class="eta">no history</div>`) || strings.Contains(fresh, "segbar") || !strings.Contains(fresh, `<span class="chip fail">stalled</span>`) {
+		t.Errorf("the boot with no history (20 min silent):\n%s", fresh)
+	}
+	// The attempt page draws the same bar.
+	if _, page, _ := get(t, srv, "/attempts/healthy"); !strings.Contains(page, `<g class="seg current" data-phase="graph_capture"><title>graph_capture 1m0s of ~3m0s</title>`) {
+		t.Errorf("the attempt page has no segmented bar")
+	}
+	for _, q := range []string{"/?verdict=ready", "/?failed=1", "/?unit=other.service"} {
+		if _, page, _ := get(t, srv, q); strings.Contains(page, `<section class="boots"`) {
+			t.Errorf("%s shows boots in progress", q)
+		}
+	}
+	if _, page, _ := get(t, srv, "/?unit=new.service&verdict=running"); !strings.Contains(page, "/attempts/fresh") || strings.Contains(page, `<section class="boots"`) && strings.Contains(page, "/attempts/healthy") {
+		t.Errorf("unit filter: the boots section shows other units' boots")
+	}
+}

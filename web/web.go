@@ -107,8 +107,13 @@ type Options struct {
 	Suggester Suggester
 	// StallQuiet is how long a boot with no history of its phase may
 	// print nothing before it counts as stalled; default
-	// progress.DefaultQuiet.
-	StallQuiet time.Duration
+	// progress.DefaultQuiet. StallFloor is the least time past a phase's
+	// p90 in earlier boots before a boot stalls; default
+	// progress.StallMargin.
+	StallQuiet, StallFloor time.Duration
+	// Now is the clock the progress of boots is judged at (tests set it);
+	// default time.Now.
+	Now func() time.Time
 }
 
 // MaxAPILimit is the largest `limit` the pages and the JSON API accept; a
@@ -139,7 +144,8 @@ type server struct {
 // New returns the HTTP handler of the UI and API, with these routes:
 //
 //	GET /                     attempts page, newest first, PageLimit rows a page with the total and
-//	                          previous/next links; filters below; a q that finds one attempt opens it
+//	                          previous/next links, the boots in progress among them on the first page
+//	                          (bar segmented by phase, ETA); filters below; a q that finds one attempt opens it
 //	GET /attempts/:id         one attempt, with its failure group ("seen 7 times since ..."); an id
 //	                          that is no attempt's is searched as q (one match: redirect to it;
 //	                          several: the list), else the 404 page
@@ -176,6 +182,9 @@ type server struct {
 func New(db AttemptReader, opts Options) *gin.Engine {
 	if opts.Title == "" {
 		opts.Title = "Boot attempts"
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
 	if opts.Location == nil {
 		opts.Location = time.Local
@@ -311,6 +320,7 @@ type pageData struct {
 	Form   formValues
 	Facets facets
 	Rows   []listRow
+	Boots  []bootRow // the boots in progress among them, with their progress
 	Limit  int
 	Error  string
 	Nav    *pageNav
@@ -449,6 +459,10 @@ func (s *server) listPage(c *gin.Context) {
 		data.Rows = append(data.Rows, listRow{A: zone.localize(a)})
 	}
 	data.Nav = navOf(q, p)
+	if data.Boots, err = s.bootsOf(ctx, f, zone, s.opts.Now()); err != nil {
+		s.serverError(c, err, false)
+		return
+	}
 	s.linkLadders(ctx, data.Rows)
 	var heldRows []*domain.Attempt // the held attempts of the rows, whose rows are kept
 	if held {
@@ -563,14 +577,14 @@ func (s *server) attemptPage(c *gin.Context) {
 		s.serverError(c, err, false)
 		return
 	}
-	prog, err := s.progressOf(ctx, a, time.Now())
+	prog, course, err := s.courseOf(ctx, a, s.opts.Now())
 	if err != nil {
 		s.serverError(c, err, false)
 		return
 	}
 	log := buildLogView(a)
 	s.render(c, http.StatusOK, "attempt", pageData{Title: title, A: a, Group: g, Log: log, Decisive: decisiveRow(log),
-		Errors: numberErrors(log), LD: s.attemptLadder(ctx, a.ID), Zone: zone, Progress: viewOf(prog)})
+		Errors: numberErrors(log), LD: s.attemptLadder(ctx, a.ID), Zone: zone, Progress: viewOf(prog, course)})
 }
 
 // groupOf returns the failure group of a failed attempt, nil for an
@@ -728,7 +742,7 @@ func (s *server) apiGet(c *gin.Context) {
 		gj := groupJSON(*g)
 		out.Group = &gj
 	}
-	if out.Progress, err = s.progressOf(ctx, a, time.Now()); err != nil {
+	if out.Progress, err = s.progressOf(ctx, a, s.opts.Now()); err != nil {
 		s.serverError(c, err, true)
 		return
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/ladder"
+	"github.com/llmfleet/analyzer/progress"
 	"github.com/llmfleet/analyzer/rules"
 	"github.com/llmfleet/analyzer/store"
 )
@@ -78,6 +79,9 @@ type fitJSON struct {
 	Target     string            `json:"target"`
 	Prediction ladder.Prediction `json:"prediction"`
 	Largest    ladder.Largest    `json:"largest"`
+	// ReadyTime is the expected time to ready of the proposed shape, from
+	// the target's earlier boots on the host (all its ladders).
+	ReadyTime progress.ReadyTimeJSON `json:"ready_time"`
 }
 
 // runFit is `analyzer fit`: the capacity model of the target's newest
@@ -166,7 +170,8 @@ func runFit(ctx context.Context, o *fitOpts, fs *pflag.FlagSet, files []string, 
 	if err != nil {
 		return err // interrupted
 	}
-	doc := fitJSON{Ladder: l.ID, Host: l.Host, Target: l.Target, Prediction: pr, Largest: lg}
+	doc := fitJSON{Ladder: l.ID, Host: l.Host, Target: l.Target, Prediction: pr, Largest: lg,
+		ReadyTime: progress.TimeToReady(rungAttempts(attempts, match), progress.ProposedShape(o.seqs, o.mml, pr.KVDtype, l.Rungs[len(l.Rungs)-1].Shape)).JSON()}
 	if o.format == "json" {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", " ")
@@ -174,6 +179,23 @@ func runFit(ctx context.Context, o *fitOpts, fs *pflag.FlagSet, files []string, 
 	}
 	fitTable(w, l, doc)
 	return nil
+}
+
+// rungAttempts are the attempts of the rungs of ls.
+func rungAttempts(as []*domain.Attempt, ls []ladder.Ladder) []*domain.Attempt {
+	ids := map[string]bool{}
+	for _, l := range ls {
+		for _, r := range l.Rungs {
+			ids[r.AttemptID] = true
+		}
+	}
+	var out []*domain.Attempt
+	for _, a := range as {
+		if ids[a.ID] {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // fitAttempts reads the attempts: FILEs analyzed directly, else the
@@ -225,6 +247,7 @@ func fitTable(w io.Writer, l *ladder.Ladder, d fitJSON) {
 	row("boot", strings.ToUpper(p.Boot.Outcome)+"  "+p.Boot.Reason)
 	row("survive", strings.ToUpper(p.Survive.Outcome)+"  "+p.Survive.Reason)
 	row("flags", p.Flags)
+	row("time", d.ReadyTime.Text)
 	for i, f := range []*ladder.Fit{d.Largest.Boot, d.Largest.Survive} {
 		k, what := "largest", "to boot:   "
 		if i == 1 {

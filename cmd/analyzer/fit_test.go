@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,6 +31,9 @@ func TestFit(t *testing.T) {
 		"boot      FAILS  fails: its KV pool needs 10.40 GiB (1449984 tokens × 7698 B/token fp8), more than the 9.18 GiB that were free when rung 5 (6 × 241664 fp8) asked 10.70 GiB for its KV cache",
 		"survive   FAILS  fails: it does not boot",
 		"flags     --max-num-seqs 6 --max-model-len 241664 --kv-cache-dtype fp8",
+		// The night's ready rungs all took 5m24.4s; none ran 6 × 241664 fp8,
+		// the three nearest (one doubling or less away) did.
+		"time      ready in ~5m24s (p90 5m24s), from 3 boots of the nearest shapes",
 		"largest   to boot:    1310720 = 5 × 262144  --max-num-seqs 5 --max-model-len 262144 --kv-cache-dtype fp8 --max-num-batched-tokens 1024",
 		"          to survive: 1048576 = 4 × 262144  --max-num-seqs 4 --max-model-len 262144 --kv-cache-dtype fp8 --max-num-batched-tokens 1024",
 	} {
@@ -52,8 +56,15 @@ func TestFit(t *testing.T) {
 	if doc.Largest.Survive == nil || doc.Largest.Survive.ContractTokens != 1048576 {
 		t.Errorf("largest at the pinned pool: %+v", doc.Largest)
 	}
+	// Rung 8 and the two nearest ready rungs: 5m24.4s each.
+	if rt := doc.ReadyTime; rt.P50 == nil || rt.P90 == nil || math.Abs(*rt.P50-324.4) > 0.01 || math.Abs(*rt.P90-324.4) > 0.01 || rt.Basis != 3 || rt.SameShape || rt.NoHistory {
+		t.Errorf("time to ready of 4 × 262144 fp8: %+v", rt)
+	}
 
 	out = runCmd(t, "fit", "--db", db, "--target", "frank-small", "--max-num-seqs", "3", "--max-model-len", "262144")
+	if !strings.Contains(out, "\ntime      no history\n") {
+		t.Errorf("frank-small has no ready boot, yet:\n%s", out)
+	}
 	if !strings.Contains(out, "boot      FAILS  fails: rung 1 (2 × 262144 fp8_e4m3) failed with oom_graph_capture") || !strings.Contains(out, "--max-running-requests 3 --context-length 262144 --kv-cache-dtype fp8_e4m3") {
 		t.Errorf("frank-small:\n%s", out)
 	}

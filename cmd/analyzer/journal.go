@@ -32,8 +32,9 @@ type journalFlags struct {
 	units   string
 	noNotes bool
 	reader  string
-	// stallQuiet is serve --stall-quiet (set by serve, not a flag of its own).
-	stallQuiet time.Duration
+	// stallQuiet and stallFloor are serve --stall-quiet and --stall-floor
+	// (set by serve, not flags of their own).
+	stallQuiet, stallFloor time.Duration
 }
 
 func addJournalFlags(fs *pflag.FlagSet) *journalFlags {
@@ -149,7 +150,7 @@ func startJournal(ctx context.Context, db *store.DB, set *rules.Set, jf *journal
 	}
 	// The journal keeps what a stop leaves unsaved: the next start resumes
 	// at the saved position.
-	p := pipeline.New(db, set, pipeline.Options{Metrics: m, Findings: sink, Context: ctx, History: db, StallQuiet: jf.stallQuiet})
+	p := pipeline.New(db, set, pipeline.Options{Metrics: m, Findings: sink, Context: ctx, History: db, StallQuiet: jf.stallQuiet, StallFloor: jf.stallFloor})
 	p.Start()
 	opt.Stats = followMetrics(m, source)
 	opt.Open = openJournal

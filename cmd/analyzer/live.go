@@ -78,6 +78,7 @@ type liveFlags struct {
 	pushToken    string
 	pushMaxBytes int64
 	stallQuiet   time.Duration
+	stallFloor   time.Duration
 }
 
 func addLiveFlags(fs *pflag.FlagSet) *liveFlags {
@@ -91,6 +92,8 @@ func addLiveFlags(fs *pflag.FlagSet) *liveFlags {
 	fs.Int64Var(&lf.pushMaxBytes, "push-max-bytes", loki.DefaultMaxBytes, "largest push body, as received and decompressed (413 above)")
 	fs.DurationVar(&lf.stallQuiet, "stall-quiet", progress.DefaultQuiet,
 		"a boot whose phase the unit's earlier boots do not tell has stalled once it printed nothing for this long (analyzer_boot_stalled)")
+	fs.DurationVar(&lf.stallFloor, "stall-floor", progress.StallMargin,
+		"a boot has stalled in a phase after max(3 × the phase's p90 in the unit's earlier boots, p90 + this) (analyzer_boot_stalled)")
 	return lf
 }
 
@@ -169,7 +172,7 @@ func startLive(ctx context.Context, db *store.DB, lf *liveFlags) (*live, error) 
 	if err != nil {
 		return nil, usageError{msg: err.Error()}
 	}
-	m := metrics.New(metrics.Options{Store: db, Version: versionLabel(), ExternalURL: ext, Progress: db, StallQuiet: lf.stallQuiet})
+	m := metrics.New(metrics.Options{Store: db, Version: versionLabel(), ExternalURL: ext, Progress: db, StallQuiet: lf.stallQuiet, StallFloor: lf.stallFloor})
 	rl.Observe(func(st rules.ReloadStatus, n int) { m.RulesReloaded(st.OK, st.Time, n) })
 	pusher, err := lf.loki.pusher(m)
 	if err != nil {
@@ -177,7 +180,7 @@ func startLive(ctx context.Context, db *store.DB, lf *liveFlags) (*live, error) 
 	}
 	// SIGTERM (ctx) abandons a save in progress; Close saves what it can
 	// within a second.
-	popts := pipeline.Options{Metrics: m, Context: ctx, History: db, StallQuiet: lf.stallQuiet}
+	popts := pipeline.Options{Metrics: m, Context: ctx, History: db, StallQuiet: lf.stallQuiet, StallFloor: lf.stallFloor}
 	if pusher != nil {
 		popts.Findings = pusher
 		pusher.Start()

@@ -104,7 +104,7 @@ func (m *serveMain) Open(ctx context.Context, fs *pflag.FlagSet) error {
 		return err
 	}
 	if o.journal.wanted() {
-		o.journal.stallQuiet = o.live.stallQuiet
+		o.journal.stallQuiet, o.journal.stallFloor = o.live.stallQuiet, o.live.stallFloor
 		if m.fol, err = startJournal(ctx, m.db, m.lv.rules.Current(), o.journal, m.lv.metrics, m.lv.findings()); err != nil {
 			return err
 		}
@@ -113,7 +113,7 @@ func (m *serveMain) Open(ctx context.Context, fs *pflag.FlagSet) error {
 	m.lv.watchSIGHUP(ctx)
 	m.health = healthChecks(ctx, m.db, o.db, m.fol)
 	handler := web.New(m.db, web.Options{Routes: m.lv.routes, WarmLadders: true, LiveUpdate: true, Context: ctx, AllowedHosts: o.http.allowed(o.listen),
-		Health: m.health, StallQuiet: o.live.stallQuiet, Suggester: &suggest.Suggester{DB: m.db, NotFound: store.ErrNotFound, Dir: o.live.rules,
+		Health: m.health, StallQuiet: o.live.stallQuiet, StallFloor: o.live.stallFloor, Suggester: &suggest.Suggester{DB: m.db, NotFound: store.ErrNotFound, Dir: o.live.rules,
 			Reload: func() error { return m.lv.rules.Update("a rule written from an unknown failure") }}})
 	m.srv = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: o.http.readTimeout,
 		WriteTimeout: o.http.writeTimeout, IdleTimeout: o.http.idleTimeout, MaxHeaderBytes: 64 << 10}

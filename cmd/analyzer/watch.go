@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/llmfleet/analyzer/progress"
 	"github.com/llmfleet/analyzer/report"
 )
 
@@ -23,27 +25,67 @@ type watchOpts struct {
 	url      string
 	interval time.Duration
 	once     bool
+	// The local sources (watchlocal.go): the local journal, a journal
+	// directory or a file being appended to, instead of a serve.
+	journal                 bool
+	dir, file               string
+	db, rules, since, units string
+	stallQuiet, stallFloor  time.Duration
 }
+
+// local reports whether o reads a journal itself instead of a serve.
+func (o watchOpts) local() bool { return o.journal || o.dir != "" || o.file != "" }
 
 func newWatchCmd() *cobra.Command {
 	var o watchOpts
 	c := &cobra.Command{
-		Use:   "watch [--url URL]",
-		Short: "follow the boots in progress of a running serve: phase, bar, time to ready, stalls",
-		Long: `Show one line per boot in progress of a running analyzer serve (its GET /api/v1/boots): the
-phase and how long it has been in it, a bar of the time elapsed against the expected time to ready,
-the expected time to ready (median, 90 % bound, from the unit's earlier boots), or that it stalled.
-On a terminal the lines are redrawn in place; piped, a line is printed when a boot appears, changes
-phase, stalls or ends, like kubectl get -w.`,
+		Use:   "watch [--url URL | --journal | --directory DIR | --file FILE]",
+		Short: "follow the boots in progress (of a running serve, or of a journal): phase, bar, time to ready, stalls",
+		Long: `Show one line per boot in progress: the phase and how long it has been in it, a bar of the
+time elapsed against the expected time to ready, the expected time to ready (median, 90 % bound,
+from the unit's earlier boots), or that it stalled. On a terminal the lines are redrawn in place;
+piped, a line is printed when a boot appears, changes phase, stalls or ends, like kubectl get -w.
+
+The boots come from a running analyzer serve (--url, its GET /api/v1/boots), or from a journal
+watch reads itself: the local journal (--journal), the journal files of a directory (--directory),
+or a file being appended to (--file: journalctl -o json or export output, read from its start and
+then as it grows; plain text has no host and no clock, so shows no boot). A journal is read from
+24 h back (--since) into a pipeline kept in memory: nothing is written, no note is sent; --db,
+when given, is only read, for the units' earlier boots.`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			n := 0
+			for _, on := range []bool{o.journal, o.dir != "", o.file != ""} {
+				if on {
+					n++
+				}
+			}
+			switch {
+			case n > 1:
+				return usageError{msg: "give one of --journal, --directory and --file"}
+			case n == 1 && c.Flags().Changed("url"):
+				return usageError{msg: "--url watches a serve; --journal, --directory and --file read a journal here: give one"}
+			case n == 0:
+				noEffect(c.Flags(), "watch asks a serve (--url); these read a journal here", "db", "rules", "since", "units", "stall-quiet", "stall-floor")
+			}
 			return runWatch(c.Context(), o, stdout, isTerminal(stdout))
 		},
 	}
 	fs := c.Flags()
 	fs.StringVar(&o.url, "url", "http://127.0.0.1:8080", "the serve to watch")
-	fs.DurationVar(&o.interval, "interval", 2*time.Second, "how often to ask it")
+	fs.DurationVar(&o.interval, "interval", 2*time.Second, "how often to redraw (and ask the serve)")
 	fs.BoolVar(&o.once, "once", false, "print the boots once and exit")
+	fs.BoolVar(&o.journal, "journal", false, "read the local journal instead of asking a serve")
+	fs.StringVar(&o.dir, "directory", "", "read the journal files of this directory instead of asking a serve")
+	fs.StringVar(&o.file, "file", "", "read this file as it is appended to (journalctl -o json or export) instead of asking a serve")
+	fs.StringVar(&o.db, "db", "", "with a journal: a database to read the units' earlier boots from (never written)")
+	fs.StringVar(&o.rules, "rules", "", "with a journal: rule directory (default: the built-in rules)")
+	fs.StringVar(&o.since, "since", "", "with --journal or --directory: read from this time (default: 24 h back)")
+	fs.StringVar(&o.units, "units", "", "with --journal or --directory: comma-separated unit globs to follow (default: every unit)")
+	fs.DurationVar(&o.stallQuiet, "stall-quiet", progress.DefaultQuiet,
+		"with a journal: a boot whose phase the unit's earlier boots do not tell has stalled once it printed nothing for this long")
+	fs.DurationVar(&o.stallFloor, "stall-floor", progress.StallMargin,
+		"with a journal: a boot has stalled in a phase after max(3 × the phase's p90 in the unit's earlier boots, p90 + this)")
 	return c
 }
 
@@ -83,10 +125,31 @@ func runWatch(ctx context.Context, o watchOpts, out io.Writer, tty bool) error {
 	}
 	base := strings.TrimSuffix(o.url, "/")
 	client := &http.Client{Timeout: 10 * time.Second}
+	fetch := func() ([]report.BootView, []string, error) { return fetchBoots(ctx, client, base) }
+	if o.local() {
+		lw, err := startLocalWatch(ctx, o)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if err := lw.stop(); err != nil {
+				slog.Warn("watch", "err", err)
+			}
+		}()
+		fetch = func() ([]report.BootView, []string, error) {
+			return lw.mem.boots(ctx, time.Now(), progress.Limits{Quiet: o.stallQuiet, Floor: o.stallFloor})
+		}
+		if o.once {
+			// Once: what the source holds now, read to its end.
+			if err := lw.settle(ctx); err != nil {
+				return err
+			}
+		}
+	}
 	drawn := 0                  // lines drawn last time (terminal)
 	last := map[string]string{} // boot id → its state line printed last (pipe)
 	for {
-		views, ids, err := fetchBoots(ctx, client, base)
+		views, ids, err := fetch()
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
