@@ -26,6 +26,11 @@ const (
 	ShapeEnforceEager         = "enforce_eager"
 	ShapeSpeculative          = "speculative"
 	ShapeQuantization         = "quantization"
+	// ShapeCompileCache is "warm" when the engine loaded its compiled
+	// graphs from its cache and "cold" when it compiled them: not a spec
+	// key, but a warm compile cache makes a boot minutes shorter, so boot
+	// times are compared within one cache state.
+	ShapeCompileCache = "compile_cache"
 )
 
 // SpecShapeKeys are the shape keys the spec names, in its order.

@@ -62,12 +62,23 @@ type Target struct{ Host, Unit string }
 func TargetOf(a *domain.Attempt) Target { return Target{a.Host, a.Unit} }
 
 // shapeKey is the part of a shape that changes how long a boot takes: the
-// context and sequence counts (KV size, graph capture sizes), the KV dtype
-// and the tensor parallelism.
-type shapeKey struct{ maxLen, seqs, tp, dtype string }
+// context and sequence counts (KV size, graph capture sizes), the KV dtype,
+// the tensor parallelism and the compile cache's state (warm or cold).
+type shapeKey struct{ maxLen, seqs, tp, dtype, cache string }
 
 func keyOf(s domain.Shape) shapeKey {
-	return shapeKey{s.String(domain.ShapeMaxModelLen), s.String(domain.ShapeMaxNumSeqs), s.String(domain.ShapeTensorParallelSize), s.String(domain.ShapeKVCacheDtype)}
+	return shapeKey{s.String(domain.ShapeMaxModelLen), s.String(domain.ShapeMaxNumSeqs), s.String(domain.ShapeTensorParallelSize),
+		s.String(domain.ShapeKVCacheDtype), s.String(domain.ShapeCompileCache)}
+}
+
+// like reports whether an earlier boot of key k is of the shape of a boot
+// in progress of key cur: a boot states its compile cache only once it
+// compiles, so before that any cache state is alike.
+func (k shapeKey) like(cur shapeKey) bool {
+	if cur.cache == "" {
+		k.cache = ""
+	}
+	return k == cur
 }
 
 // boot is an earlier boot as the model keeps it.
@@ -221,7 +232,7 @@ func (m *Model) basis(a *domain.Attempt) (basis []boot, comparable bool) {
 	key := keyOf(a.Shape)
 	var same []boot
 	for _, b := range all {
-		if b.shape == key {
+		if b.shape.like(key) {
 			same = append(same, b)
 		}
 	}
@@ -494,8 +505,8 @@ func (r ReadyTime) String() string {
 // boots that reached ready (others are ignored): those of the nearest
 // shape by the keys that change how long a boot takes (keyOf), and, while
 // they are fewer than MinBasis, those of the next nearest. Nearness counts
-// doublings of max_model_len and max_num_seqs, a dtype change as one and
-// another tensor parallelism as four.
+// doublings of max_model_len and max_num_seqs, a dtype change as one,
+// another compile cache state as two and another tensor parallelism as four.
 func TimeToReady(earlier []*domain.Attempt, s domain.Shape) ReadyTime {
 	type ready struct {
 		d    time.Duration
@@ -508,7 +519,7 @@ func TimeToReady(earlier []*domain.Attempt, s domain.Shape) ReadyTime {
 		if a.StartedAt.IsZero() || a.ReadyAt.IsZero() || a.ReadyAt.Before(a.StartedAt) {
 			continue
 		}
-		rs = append(rs, ready{a.ReadyAt.Sub(a.StartedAt), shapeDistance(s, a.Shape), keyOf(a.Shape) == want})
+		rs = append(rs, ready{a.ReadyAt.Sub(a.StartedAt), shapeDistance(s, a.Shape), keyOf(a.Shape).like(want)})
 	}
 	sort.SliceStable(rs, func(i, j int) bool { return rs[i].dist < rs[j].dist })
 	n := 0
@@ -546,6 +557,9 @@ func shapeDistance(a, b domain.Shape) float64 {
 	}
 	if a.String(domain.ShapeTensorParallelSize) != b.String(domain.ShapeTensorParallelSize) {
 		d += 4
+	}
+	if x, y := a.String(domain.ShapeCompileCache), b.String(domain.ShapeCompileCache); x != "" && y != "" && x != y {
+		d += 2 // a cold compile takes minutes a warm cache skips
 	}
 	return d
 }

@@ -311,3 +311,31 @@ func TestStallFloor(t *testing.T) {
 		}
 	}
 }
+
+// TestCompileCacheState: boots are compared within one compile cache
+// state once the boot in progress states its own; before it compiles,
+// any state is alike.
+func TestCompileCacheState(t *testing.T) {
+	boot := func(i int, cache string, ready time.Duration) *domain.Attempt {
+		s := time.Date(2026, 11, 20+i, 10, 0, 0, 0, time.UTC)
+		return &domain.Attempt{Host: "h", Unit: "u", StartedAt: s, ReadyAt: s.Add(ready), Verdict: domain.VerdictReady,
+			Shape: domain.Shape{domain.ShapeMaxModelLen: int64(8192), domain.ShapeCompileCache: cache}}
+	}
+	var earlier []*domain.Attempt
+	for i := range 3 {
+		earlier = append(earlier, boot(i, "warm", 2*time.Minute), boot(i+3, "cold", 6*time.Minute))
+	}
+	warm := domain.Shape{domain.ShapeMaxModelLen: int64(8192), domain.ShapeCompileCache: "warm"}
+	if r := progress.TimeToReady(earlier, warm); r.P50 != 2*time.Minute || r.Basis != 3 || !r.SameShape {
+		t.Errorf("warm: %+v, want p50 2m of 3 warm boots", r)
+	}
+	cold := domain.Shape{domain.ShapeMaxModelLen: int64(8192), domain.ShapeCompileCache: "cold"}
+	if r := progress.TimeToReady(earlier, cold); r.P50 != 6*time.Minute || r.Basis != 3 {
+		t.Errorf("cold: %+v, want p50 6m of 3 cold boots", r)
+	}
+	// not yet compiled: all six are of its shape
+	unknown := domain.Shape{domain.ShapeMaxModelLen: int64(8192)}
+	if r := progress.TimeToReady(earlier, unknown); r.Basis != 6 || !r.SameShape {
+		t.Errorf("cache unknown: %+v, want all 6 boots", r)
+	}
+}

@@ -105,6 +105,7 @@ type shapeLine struct {
 	parse   string
 	from    string
 	keys    map[string]string
+	set     map[string]string
 	id      int // prefilter matcher id
 	startID int // prefilter start set of re (-1: none)
 }
@@ -529,7 +530,7 @@ func compileEngine(es EngineSpec) (*Engine, Errors) {
 			errs = append(errs, LoadError{es.file, sh.line, fmt.Sprintf("shape: from %q is not a named capture of match", sh.From)})
 			continue
 		}
-		e.shape = append(e.shape, shapeLine{re, requiredLiterals(sh.Match), sh.Parse, sh.From, sh.Keys, 0, -1})
+		e.shape = append(e.shape, shapeLine{re, requiredLiterals(sh.Match), sh.Parse, sh.From, sh.Keys, sh.Set, 0, -1})
 	}
 	return e, errs
 }

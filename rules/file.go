@@ -174,6 +174,9 @@ type ShapeSpec struct {
 	// Keys maps engine names to shape keys; with Parse, only mapped keys
 	// are kept.
 	Keys map[string]string `yaml:"keys"`
+	// Set gives shape keys a fixed value when Match matches: a line that
+	// states a condition rather than a number ("loaded from the cache").
+	Set map[string]string `yaml:"set"`
 
 	line int
 }

@@ -209,6 +209,10 @@ func (e *Engine) UpdateShapeLine(l *Line, shape domain.Shape) bool {
 		if m == nil {
 			continue
 		}
+		for key, v := range sl.set {
+			shape.Set(key, v)
+			changed = true
+		}
 		if sl.parse != "" {
 			raw := m[sl.re.SubexpIndex(sl.from)]
 			var kv map[string]any
