@@ -34,7 +34,7 @@ var floors = map[string]struct {
 	"ollama-fb3076099":                 {91.6, 100, 0},
 	"sglang-fork-64bca5315":            {90.9, 100, 0},
 	"tgi-db931fcf":                     {93.1, 100, 0},
-	"trtllm-3c4467eda":                 {97.6, 100, 0},
+	"trtllm-2586a32af":                 {97.0, 100, 0},
 	"vllm-fork-28be48fa9":              {90.8, 100, 0},
 }
 

@@ -54,5 +54,5 @@ extract exllama-tabbyapi-e632af4 exllama tabbyapi-e632af4 theroyallab+tabbyAPI e
 # the radiance fork serves through its patched vLLM and GGUF plugin (vendor/)
 extract_assembled radiance-757ae1f3d vllm radiance-vllm-qwen4exp-757ae1f3d drwolfen+radiance-vllm-qwen4exp vendor/vllm,vendor/vllm-gguf-plugin
 extract gufo-fbb4caf37 gufo assembled-fbb4caf37 ASSEMBLED:gufo-org+gufo fbb4caf37
-extract trtllm-3c4467eda trtllm assembled-3c4467eda ASSEMBLED:NVIDIA+TensorRT-LLM 3c4467eda
+extract trtllm-2586a32af trtllm assembled-2586a32af ASSEMBLED:NVIDIA+TensorRT-LLM 2586a32af
 go run ./cmd/enginecatalog table catalog/data/*.tsv
