@@ -129,7 +129,23 @@ var Profiles = map[string]Profile{
 	// The engine's and the front-end's readiness lines are not public.
 	"halogen":  {Engine: "halogen", Scripts: true, Banner: []string{"halogen: halogen-flash-server 0.13.8, mode all"}},
 	"lmdeploy": {Engine: "lmdeploy", External: uvicornReady, Banner: []string{"[TM][INFO] Turbomind engine created"}},
-	"trtllm":   {Engine: "trtllm", External: uvicornReady, Banner: []string{"[TensorRT-LLM] TensorRT-LLM version: 1.0.0"}},
+	// TensorRT-LLM's package prints its version on import (tensorrt_llm/
+	// __init__.py); its logger (tensorrt_llm/logger.py) prints "[time]
+	// [TRT-LLM] [I] message". The stages are its PyTorch backend's own
+	// lines: the weights' size before they load (model_loader.py), the
+	// profiling run that sizes the KV cache and its estimate (_util.py),
+	// graph capture (model_engine.py) and the memory fraction set once the
+	// executor is built; trtllm-serve then starts uvicorn.
+	"trtllm": {Engine: "trtllm", External: uvicornReady,
+		Banner: []string{"[TensorRT-LLM] TensorRT LLM version: 1.0.0", "[08/01/2026-12:00:00] [TRT-LLM] [I] Using LLM with PyTorch backend"},
+		Stages: map[domain.Phase][]string{
+			domain.PhaseInit:         {"rank 0 using MpiPoolSession to spawn MPI processes"},
+			domain.PhaseWeights:      {"[08/01/2026-12:00:00] [TRT-LLM] [I] Use 15.26 GB for model weights."},
+			domain.PhaseProfile:      {"[08/01/2026-12:00:00] [TRT-LLM] [I] Memory used after loading model weights (inside torch) in memory usage profiling: 15.26 GiB"},
+			domain.PhaseKVAlloc:      {"[08/01/2026-12:00:00] [TRT-LLM] [I] Estimated max tokens in KV cache : 412160"},
+			domain.PhaseGraphCapture: {"[08/01/2026-12:00:00] [TRT-LLM] [I] Creating CUDA graph instances for 11 batch sizes."},
+			domain.PhaseWarmup:       {"[08/01/2026-12:00:00] [TRT-LLM] [I] Setting PyTorch memory fraction to 0.95 (75.20 GiB)"},
+		}},
 	// TabbyAPI (ExLlamaV2/V3 behind it) serves through uvicorn; its own
 	// start line names the API it starts (endpoints/server.py).
 	"exllama": {Engine: "exllama", External: uvicornReady, Banner: []string{"2026-08-01 12:00:00.000 INFO:     Starting OAI API"},
@@ -158,6 +174,7 @@ var pathTable = []pathRule{
 	{"reasoning", KindRequest, "", domain.PhaseServing},
 	{"sampling_params", KindRequest, "", domain.PhaseServing},
 	{"openai/", KindRequest, "", domain.PhaseServing},
+	{"/openai_", KindRequest, "", domain.PhaseServing}, // OpenAI API modules named so (TensorRT-LLM's serve/openai_server.py)
 	{"server/routes", KindRequest, "", domain.PhaseServing},
 	{"endpoints/", KindRequest, "", domain.PhaseServing}, // HTTP routers (TabbyAPI, LMDeploy's serve)
 	{"/parsers/", KindRequest, "", domain.PhaseServing},  // tool-call and reasoning parsers of model output
@@ -167,6 +184,7 @@ var pathTable = []pathRule{
 	{"arg_utils", KindFatal, domain.VerdictConfigError, domain.PhaseArgs},
 	{"server_args", KindFatal, domain.VerdictConfigError, domain.PhaseArgs},
 	{"cli_args", KindFatal, domain.VerdictConfigError, domain.PhaseArgs},
+	{"llm_args", KindFatal, domain.VerdictConfigError, domain.PhaseArgs}, // an LLM API's argument model (TensorRT-LLM's llmapi/llm_args.py)
 	{"common/arg", KindFatal, domain.VerdictConfigError, domain.PhaseArgs},
 	{"/cli/", KindFatal, domain.VerdictConfigError, domain.PhaseArgs},
 	{"envconfig", KindFatal, domain.VerdictConfigError, domain.PhaseArgs},
@@ -209,6 +227,9 @@ var pathTable = []pathRule{
 	{"model_executor/", KindFatal, domain.VerdictMissingPayload, domain.PhaseWeights},
 	{"srt/layers/", KindFatal, domain.VerdictMissingPayload, domain.PhaseWeights},
 	{"text_generation_server/layers/", KindFatal, domain.VerdictMissingPayload, domain.PhaseWeights},
+	// an LLM API's front layer: the LLM constructor, its model loader and
+	// MPI session, run while the arguments are read (TensorRT-LLM's llmapi/)
+	{"llmapi/", KindFatal, domain.VerdictUnknownFailure, domain.PhaseArgs},
 	// device bring-up
 	{"platforms", KindFatal, domain.VerdictUnknownFailure, domain.PhaseInit},
 	{"discover/", KindFatal, domain.VerdictUnknownFailure, domain.PhaseInit},
@@ -261,8 +282,26 @@ var (
 	modelForward    = regexp.MustCompile(`^_?forward\w*$`)
 )
 
-// oneRequest: a statement naming the request, stream or session it is about.
-var oneRequest = regexp.MustCompile(`(?i)\b(?:request_id|req_id|stream_id|session_id|rid)\b|\b(?:request|req|stream|session) (?:\{|%|x\b|0\b)`)
+// oneRequest: a statement naming the request, stream or session it is
+// about, or saying that a request failed.
+var oneRequest = regexp.MustCompile(`(?i)\b(?:request_id|req_id|stream_id|session_id|rid)\b|\b(?:request|req|stream|session) (?:\{|%|x\b|0\b)|\brequests? failed\b`)
+
+// requestFunc: a function that serves one request: generates for it,
+// submits or enqueues it, checks its arguments or sampling parameters, or
+// deduces its token budget. What it raises fails that request; the engine
+// serves on.
+var requestFunc = regexp.MustCompile(`^_*(?:a?generate(?:_async)?|submit|enqueue_requests?|check_arguments|prepare_sampling_params|deduce_max_tokens)$`)
+
+// configFunc and argumentExc: a function that checks, validates, verifies,
+// parses or builds configuration (by its name, as rules/generic.yaml's
+// config_exception reads the frames), and the exceptions that refuse a value
+// or a feature. Raised there, or in a constructor, by a module that runs
+// while the arguments are read, the arguments or the configuration were
+// refused.
+var (
+	configFunc  = regexp.MustCompile(`(?i)^(?:check|validate|verify|parse)|config`)
+	argumentExc = regexp.MustCompile(`^(?:ValueError|TypeError|KeyError|AssertionError|ValidationError|NotImplementedError)$`)
+)
 
 // transferPath: KV transfer between nodes (disaggregated prefill) and the
 // hierarchical cache's storage tiers, which move pages while serving.
@@ -432,6 +471,14 @@ func Classify(p Profile, r Raw) (Statement, bool) {
 		// parallelism the operator chose does not fit the model.
 		s.Family = domain.VerdictConfigError
 	}
+	if s.Kind == KindFatal && requestFunc.MatchString(r.Func) {
+		s.Kind, s.Family, s.Phase = KindRequest, "", domain.PhaseServing
+		return s, true
+	}
+	if s.Kind == KindFatal && s.Family == domain.VerdictUnknownFailure && s.Phase == domain.PhaseArgs && argumentExc.MatchString(r.Exc) &&
+		(configFunc.MatchString(r.Func) || r.Func == "__init__" || r.Func == "__post_init__") {
+		s.Family, s.Phase = domain.VerdictConfigError, domain.PhaseArgs
+	}
 	if strings.HasPrefix(r.Call, "logger.") && oneRequest.MatchString(r.Format) {
 		// A logged error that names the request, stream or session it
 		// concerns: that one failed, the engine goes on.
@@ -581,6 +628,13 @@ func Synthesize(p Profile, r Raw, s Statement) string {
 			return fmt.Sprintf("2026-08-01 12:00:00,000 - lmdeploy - %s - %s:%d - %s", level, base, r.Line, msg)
 		case "tgi":
 			return fmt.Sprintf("2026-08-01T12:00:00.000000Z %s text_generation_launcher: %s", level, msg)
+		case "trtllm":
+			// tensorrt_llm/logger.py: "[%m/%d/%Y-%H:%M:%S] [TRT-LLM] [E] msg".
+			letter := map[string]string{"ERROR": "E", "CRITICAL": "F", "WARNING": "W", "INFO": "I"}[level]
+			if letter == "" {
+				letter = "E"
+			}
+			return fmt.Sprintf("[08/01/2026-12:00:00] [TRT-LLM] [%s] %s", letter, msg)
 		case "exllama":
 			// TabbyAPI's loguru formatter (common/logger.py): time,
 			// "LEVEL:" padded to nine columns, the message.

@@ -295,3 +295,50 @@ echo "svc: waiting for engine on $PORT" \
 		}
 	}
 }
+
+// TestTRTLLMStatements: TensorRT-LLM's logger lines, its LLM API's argument
+// checks, a function serving one request, and a logged error with no text
+// of its own (a traceback), which is catalogued where it was raised.
+func TestTRTLLMStatements(t *testing.T) {
+	src := []byte(`class BaseLLM:
+    def __init__(self, **kwargs):
+        for key in kwargs:
+            raise ValueError(f"{self.__class__.__name__} got invalid argument: {key}")
+        if get_device_count() < 2:
+            raise RuntimeError(f"Only {get_device_count()} GPUs are available")
+
+    def generate_async(self, inputs):
+        raise TypeError(f"The inputs must be type str or list of int, but got {type(inputs)}")
+
+
+def worker_main():
+    try:
+        pass
+    except Exception as e:
+        logger.error(f"Failed to initialize executor on rank {mpi_rank()}: {e}")
+        logger.error(traceback.format_exc())
+`)
+	got := PyExtract("tensorrt_llm/llmapi/llm.py", src)
+	if len(got) != 4 {
+		t.Fatalf("got %d statements: %+v", len(got), got)
+	}
+	p := Profiles["trtllm"]
+	want := []struct {
+		kind   Kind
+		family domain.Verdict
+		phase  domain.Phase
+	}{
+		{KindFatal, domain.VerdictConfigError, domain.PhaseArgs},
+		{KindFatal, domain.VerdictUnknownFailure, domain.PhaseArgs},
+		{KindRequest, "", domain.PhaseServing},
+	}
+	for i, w := range want {
+		if s, _ := Classify(p, got[i]); s.Kind != w.kind || s.Family != w.family || s.Phase != w.phase {
+			t.Errorf("%d %q: %s %s/%s, want %s %s/%s", i, got[i].Format, s.Kind, s.Family, s.Phase, w.kind, w.family, w.phase)
+		}
+	}
+	s, _ := Classify(p, got[3])
+	if line := Synthesize(p, got[3], s); line != "[08/01/2026-12:00:00] [TRT-LLM] [E] Failed to initialize executor on rank 0: x" {
+		t.Errorf("synth %q", line)
+	}
+}

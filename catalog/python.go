@@ -277,7 +277,10 @@ func PyExtract(path string, src []byte) []Raw {
 			}
 			r := Raw{File: path, Line: t.line, Func: fn, Call: "logger." + toks[i+2].text, Lang: "py", Info: !fatal}
 			r.Format, r.Holes = pyFirstArg(toks, i+4)
-			if r.Format == "" && !fatal {
+			if r.Format == "" {
+				// No literal text (traceback.format_exc(), an exception
+				// object): it prints what another statement raised, which
+				// is catalogued where it was raised.
 				continue
 			}
 			out = append(out, r)

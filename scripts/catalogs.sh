@@ -56,4 +56,5 @@ extract_assembled radiance-757ae1f3d vllm radiance-vllm-qwen4exp-757ae1f3d drwol
 extract gufo-13381a302 gufo assembled-13381a302 ASSEMBLED:gufo-org+gufo 13381a302
 # halogen-flash-server's public tree: its container entrypoint, not the engine
 extract halogen-090da7b2c halogen assembled-090da7b2c ASSEMBLED:peonist-ai+halogen-flash-server 090da7b2c
+extract trtllm-2586a32af trtllm assembled-2586a32af ASSEMBLED:NVIDIA+TensorRT-LLM 2586a32af
 go run ./cmd/enginecatalog table catalog/data/*.tsv
