@@ -755,11 +755,15 @@ func loadLines(ctx context.Context, tx *sql.Tx, byID map[string]*domain.Attempt,
 	}
 	blobs.Close()
 
-	for id, a := range byID {
-		idx, marks := fromLog[id], marksFromLog[id]
-		if len(idx) == 0 && len(marks) == 0 {
-			continue
-		}
+	withRefs := make(map[string]bool, len(fromLog)+len(marksFromLog))
+	for id := range fromLog {
+		withRefs[id] = true
+	}
+	for id := range marksFromLog {
+		withRefs[id] = true
+	}
+	for id := range withRefs {
+		a, idx, marks := byID[id], fromLog[id], marksFromLog[id]
 		want := make(map[int]string, len(idx)+len(marks))
 		for _, i := range idx {
 			want[int(lines[i].logSeq.Int64)] = ""

@@ -295,7 +295,8 @@ func (s *saver) saveLines(ctx context.Context, a *domain.Attempt, evSeq map[line
 		return err
 	}
 	ref := func(msg string) (string, sql.NullInt64) {
-		if n, ok := inLog[msg]; ok {
+		// An empty text costs nothing inline and needs no log to load.
+		if n, ok := inLog[msg]; ok && msg != "" {
 			return "", sql.NullInt64{Int64: int64(n), Valid: true}
 		}
 		return msg, sql.NullInt64{}
