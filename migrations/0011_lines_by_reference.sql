@@ -16,8 +16,8 @@ CREATE TABLE attempt_lines (
 
 -- attempt_log becomes a rowid table: WITHOUT ROWID kept only ~1 KB of a
 -- row in its b-tree page and put the rest on an overflow page of its own,
--- a quarter of the table unused. codec says how data is compressed: 0 S2
--- (chunks stored before), 1 DEFLATE (a quarter smaller on engine logs).
+-- a fifth of the table unused. codec says how data is compressed: 0 S2
+-- (chunks stored before), 1 DEFLATE (a third smaller on engine logs).
 CREATE TABLE attempt_log_rowid (
     attempt_id TEXT NOT NULL REFERENCES attempts(id) ON DELETE CASCADE,
     first_seq  INTEGER NOT NULL,
