@@ -48,7 +48,7 @@ func TestApplyOnSQLite(t *testing.T) {
 		}
 	}
 	for _, want := range []string{
-		"table:attempts", "table:findings", "table:evidence", "table:ingest_positions",
+		"table:attempts", "table:findings", "table:evidence", "table:ingest_positions", "table:attempt_lines", "table:attempt_log",
 		"index:attempts_host", "index:attempts_unit", "index:attempts_engine",
 		"index:attempts_started_id", "index:attempts_group", "index:attempts_updated_at",
 	} {
@@ -75,9 +75,15 @@ func TestApplyOnSQLite(t *testing.T) {
 	cols := columns(t, db, "attempts")
 	for _, c := range []string{"started_at", "started_at_text", "exit_status", "max_model_len", "max_num_seqs",
 		"kv_cache_dtype", "kv_cache_memory_bytes", "kv_cache_tokens", "max_concurrency",
-		"tensor_parallel_size", "served_model_name", "shape_json", "timeline_json"} {
+		"tensor_parallel_size", "served_model_name", "shape_json", "timeline_json", "note_finding"} {
 		if !cols[c] {
 			t.Errorf("attempts.%s missing", c)
+		}
+	}
+	cols = columns(t, db, "attempt_log")
+	for _, c := range []string{"attempt_id", "first_seq", "lines", "data", "codec"} {
+		if !cols[c] {
+			t.Errorf("attempt_log.%s missing", c)
 		}
 	}
 	cols = columns(t, db, "evidence")

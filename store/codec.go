@@ -228,22 +228,9 @@ func shapeText(s domain.Shape, key string) sql.NullString {
 // change, each line within the tracker's message cap, is far below it.
 const maxTimeline = 16 << 20
 
-// encodeTimeline is an attempt's timeline_json: "[]" for none, else its
-// JSON S2-compressed as a BLOB (a third of the attempts table was timeline
-// text, every byte of which a save pays for).
-func encodeTimeline(marks []domain.PhaseMark) (any, error) {
-	if len(marks) == 0 {
-		return "[]", nil
-	}
-	b, err := json.Marshal(marks)
-	if err != nil {
-		return nil, err
-	}
-	return s2.Encode(nil, b), nil
-}
-
 // decodeTimeline parses timeline_json: JSON text, or (a []byte) the S2
-// block encodeTimeline writes.
+// block of its JSON that versions before migration 0011 wrote (timelines
+// are in attempt_lines since).
 func decodeTimeline(v any) ([]domain.PhaseMark, error) {
 	var text []byte
 	switch x := v.(type) {

@@ -287,20 +287,12 @@ func TestEvidenceRolesRoundTrip(t *testing.T) {
 	if err := db.SaveAttempts(ctx, []*domain.Attempt{a}, nil); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := db.db.Query(`SELECT evidence_seq, role FROM evidence WHERE attempt_id = ? AND evidence_seq IS NOT NULL ORDER BY evidence_seq`, a.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
 	stored := map[int]sql.NullString{}
-	for rows.Next() {
-		var seq int
-		var role sql.NullString
-		if err := rows.Scan(&seq, &role); err != nil {
-			t.Fatal(err)
+	for _, l := range storedLines(t, db, a.ID) {
+		if l.evSeq.Valid {
+			stored[int(l.evSeq.Int64)] = l.role
 		}
-		stored[seq] = role
 	}
-	rows.Close()
 	if r := stored[0]; r.String != "finding,candidate" || !r.Valid {
 		t.Errorf("role of line 0 stored as %+v, want finding,candidate", r)
 	}
@@ -312,7 +304,7 @@ func TestEvidenceRolesRoundTrip(t *testing.T) {
 			t.Errorf("line %d has no role but is stored with %q, want NULL", seq, r.String)
 		}
 	}
-	if n := count(t, db, `SELECT count(*) FROM evidence WHERE evidence_seq IS NULL AND role IS NOT NULL`); n != 0 {
+	if n := countLines(t, db, "", func(l lineRec) bool { return !l.evSeq.Valid && l.role.Valid }); n != 0 {
 		t.Errorf("%d context lines stored with a role", n)
 	}
 	got, err := db.GetAttempt(ctx, a.ID)
@@ -369,7 +361,12 @@ func TestEvidenceRoleMigration(t *testing.T) {
 	if a, err = db.GetAttempt(ctx, "a1"); err != nil || a.Evidence[0].Role != domain.RoleReady {
 		t.Fatalf("after a save: %+v (%v), want the line with role ready", a.Evidence, err)
 	}
-	if _, err := db.db.Exec(`UPDATE evidence SET role = 'ready,from_the_future' WHERE attempt_id = 'a1'`); err != nil {
+	lines := storedLines(t, db, "a1")
+	if len(lines) != 1 {
+		t.Fatalf("after a save: %d stored lines, want 1", len(lines))
+	}
+	lines[0].role = sql.NullString{String: "ready,from_the_future", Valid: true}
+	if _, err := db.db.Exec(`UPDATE attempt_lines SET data = ? WHERE attempt_id = 'a1'`, encodeLines(lines, nil)); err != nil {
 		t.Fatal(err)
 	}
 	if a, err = db.GetAttempt(ctx, "a1"); err != nil || a.Evidence[0].Role != 0 {
@@ -486,10 +483,10 @@ func TestLineInBothListsStoredOnce(t *testing.T) {
 	if err := db.SaveAttempts(ctx, []*domain.Attempt{a}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if n, want := count(t, db, `SELECT count(*) FROM evidence WHERE attempt_id = ?`, a.ID), len(a.Evidence)+len(a.Context)-2; n != want {
+	if n, want := len(storedLines(t, db, a.ID)), len(a.Evidence)+len(a.Context)-2; n != want {
 		t.Errorf("%d rows for %d evidence and %d context lines, 2 of them in both lists; want %d", n, len(a.Evidence), len(a.Context), want)
 	}
-	if n := count(t, db, `SELECT count(*) FROM evidence WHERE attempt_id = ? AND evidence_seq IS NOT NULL AND context_seq IS NOT NULL`, a.ID); n != 2 {
+	if n := countLines(t, db, a.ID, func(l lineRec) bool { return l.evSeq.Valid && l.ctxSeq.Valid }); n != 2 {
 		t.Errorf("%d rows in both lists, want 2", n)
 	}
 	got, err := db.GetAttempt(ctx, a.ID)

@@ -100,7 +100,7 @@ func TestLinesReferTheLog(t *testing.T) {
 	}
 	check := func(when string, refs int) {
 		t.Helper()
-		if n := count(t, db, `SELECT count(*) FROM evidence WHERE attempt_id = ? AND message IS NULL`, a.ID); n != refs {
+		if n := countLines(t, db, a.ID, func(l lineRec) bool { return l.logSeq.Valid }); n != refs {
 			t.Errorf("%s: %d rows refer to the log, want %d", when, n, refs)
 		}
 		got, err := db.GetAttempt(ctx, a.ID)
@@ -123,7 +123,7 @@ func TestLinesReferTheLog(t *testing.T) {
 	save()
 	// Rows: the context lines (two of them evidence too) and the last
 	// evidence line; all but that one are in the log.
-	rows := count(t, db, `SELECT count(*) FROM evidence WHERE attempt_id = ?`, a.ID)
+	rows := len(storedLines(t, db, a.ID))
 	check("first save", rows-1)
 	if err := db.SaveAttempts(ctx, storetest.Attempts()[1:], nil); err != nil {
 		t.Fatal(err) // other attempts in the list, without logs
@@ -140,7 +140,7 @@ func TestLinesReferTheLog(t *testing.T) {
 	}, Total: len(log) + 1}
 	save()
 	check("resumed", rows)
-	if n := count(t, db, `SELECT count(*) FROM evidence WHERE attempt_id = ? AND log_seq = ?`, a.ID, len(log)); n != 1 {
+	if n := countLines(t, db, a.ID, func(l lineRec) bool { return l.logSeq.Valid && l.logSeq.Int64 == int64(len(log)) }); n != 1 {
 		t.Errorf("the resumed attempt's new line is referred to by %d rows, want 1", n)
 	}
 

@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -18,29 +19,46 @@ const logChunkLines = 256
 // domain.LogBytes per part, with room to spare; anything larger is not ours.
 const maxLogChunk = 4 * domain.LogBytes
 
-// A chunk is, per line: uvarint seq, varint time (µs since the epoch, or
-// minInt64 when unknown), uvarint length and bytes of the message; the whole compressed as one S2 block (github.com/klauspost/
-// compress/s2, a Snappy extension): zstd took half the time of a replay's
-// log saving for 10 % less space.
+// A chunk (codec logDeflate) is a DEFLATE stream of: uvarint line count;
+// per line, uvarint seq - previous seq - 1 (previous -1 for the first) and
+// varint time - previous time (µs since the epoch, noTime when unknown,
+// previous 0 for the first; wrapping); per line, uvarint message length;
+// then the messages. The numbers come apart from the text, as deltas,
+// which DEFLATE then stores in a bit or two; 30 % smaller than S2 on the
+// night journal's logs, zstd was 3 % larger than DEFLATE.
+//
+// Chunks stored before migration 0011 (codec logS2) are one S2 block of,
+// per line: uvarint seq, varint time, uvarint length and the message.
+const (
+	logS2      = 0
+	logDeflate = 1
+)
 
 var bufPool = sync.Pool{New: func() any { return new([]byte) }}
 
 const noTime = -1 << 63
 
+// encodeLogChunk returns a chunk's data, compressed as codec logDeflate.
 func encodeLogChunk(lines []domain.LogLine) []byte {
 	bp := bufPool.Get().(*[]byte)
-	b := (*bp)[:0]
+	b := binary.AppendUvarint((*bp)[:0], uint64(len(lines)))
+	prevSeq, prevUs := -1, int64(0)
 	for _, l := range lines {
-		b = binary.AppendUvarint(b, uint64(l.Seq))
 		us := int64(noTime)
 		if !l.Time.IsZero() {
 			us = l.Time.UnixMicro()
 		}
-		b = binary.AppendVarint(b, us)
+		b = binary.AppendUvarint(b, uint64(l.Seq-prevSeq-1))
+		b = binary.AppendVarint(b, us-prevUs)
+		prevSeq, prevUs = l.Seq, us
+	}
+	for _, l := range lines {
 		b = binary.AppendUvarint(b, uint64(len(l.Message)))
+	}
+	for _, l := range lines {
 		b = append(b, l.Message...)
 	}
-	out := s2.Encode(nil, b)
+	out := deflate(nil, b)
 	*bp = b
 	bufPool.Put(bp)
 	return out
@@ -50,9 +68,9 @@ var errBadChunk = errors.New("bad attempt_log chunk")
 
 // chunkMessages sets the text of each line of the chunk whose seq is a key
 // of want, and returns how many it set.
-func chunkMessages(data []byte, want map[int]string) (int, error) {
+func chunkMessages(data []byte, codec int, want map[int]string) (int, error) {
 	found := 0
-	err := walkLogChunk(data, func(seq int, _ int64, msg []byte) {
+	err := walkLogChunk(data, codec, func(seq int, _ int64, msg []byte) {
 		if _, ok := want[seq]; ok {
 			want[seq] = string(msg)
 			found++
@@ -62,8 +80,8 @@ func chunkMessages(data []byte, want map[int]string) (int, error) {
 }
 
 // decodeLogChunk appends a chunk's lines to out, times in loc.
-func decodeLogChunk(data []byte, loc *time.Location, out []domain.LogLine) ([]domain.LogLine, error) {
-	err := walkLogChunk(data, func(seq int, us int64, msg []byte) {
+func decodeLogChunk(data []byte, codec int, loc *time.Location, out []domain.LogLine) ([]domain.LogLine, error) {
+	err := walkLogChunk(data, codec, func(seq int, us int64, msg []byte) {
 		l := domain.LogLine{Seq: seq, Message: string(msg)}
 		if us != noTime {
 			l.Time = time.UnixMicro(us).In(loc)
@@ -75,18 +93,73 @@ func decodeLogChunk(data []byte, loc *time.Location, out []domain.LogLine) ([]do
 
 // walkLogChunk calls fn with each line of a chunk: its seq, time (µs, or
 // noTime) and text (valid during the call only).
-func walkLogChunk(data []byte, fn func(seq int, us int64, msg []byte)) error {
-	n, err := s2.DecodedLen(data)
-	if err != nil {
-		return err
+func walkLogChunk(data []byte, codec int, fn func(seq int, us int64, msg []byte)) error {
+	switch codec {
+	case logS2:
+		n, err := s2.DecodedLen(data)
+		if err != nil {
+			return err
+		}
+		if n > maxLogChunk {
+			return errBadChunk
+		}
+		b, err := s2.Decode(nil, data)
+		if err != nil {
+			return err
+		}
+		return walkS2Chunk(b, fn)
+	case logDeflate:
+		b, err := inflate(data, maxLogChunk)
+		if err != nil {
+			return fmt.Errorf("attempt_log chunk: %w", err)
+		}
+		return walkDeflateChunk(b, fn)
 	}
-	if n > maxLogChunk {
+	return fmt.Errorf("attempt_log chunk of unknown codec %d", codec)
+}
+
+// walkDeflateChunk walks the decoded lines of a logDeflate chunk.
+func walkDeflateChunk(b []byte, fn func(seq int, us int64, msg []byte)) error {
+	r := &lineReader{b: b}
+	n := r.count()
+	if r.err != nil || n > logChunkLines*4 {
 		return errBadChunk
 	}
-	b, err := s2.Decode(nil, data)
-	if err != nil {
-		return err
+	seqs, times := make([]int, n), make([]int64, n)
+	seq, us := int64(-1), int64(0)
+	for i := range n {
+		seq += r.seq() + 1
+		d, k := binary.Varint(r.b)
+		if k <= 0 || r.err != nil || seq > 1<<40 {
+			return errBadChunk
+		}
+		r.b = r.b[k:]
+		us += d
+		seqs[i], times[i] = int(seq), us
 	}
+	lens := make([]int, n)
+	total := 0
+	for i := range n {
+		ln := r.uvarint()
+		if r.err != nil || ln > uint64(len(r.b)) {
+			return errBadChunk
+		}
+		lens[i] = int(ln)
+		total += int(ln)
+	}
+	if total != len(r.b) {
+		return errBadChunk
+	}
+	msgs := r.b
+	for i := range n {
+		fn(seqs[i], times[i], msgs[:lens[i]])
+		msgs = msgs[lens[i]:]
+	}
+	return nil
+}
+
+// walkS2Chunk walks the decoded lines of a logS2 chunk.
+func walkS2Chunk(b []byte, fn func(seq int, us int64, msg []byte)) error {
 	for len(b) > 0 {
 		seq, n := binary.Uvarint(b)
 		if n <= 0 || seq > 1<<40 {

@@ -186,7 +186,7 @@ func and(where, cond string) string {
 const attemptColumns = `id, host, unit, invocation_id, container, container_id, engine, engine_version,
 	started_at_text, ended_at_text, ready_at_text, phase, verdict, rule, note,
 	exit_status, exit_code, ended_by, stop_requested, restart_counter, restart_counter_after,
-	fingerprint, lines, last_line_at_text, shape_json, timeline_json`
+	fingerprint, lines, last_line_at_text, shape_json, timeline_json, note_finding`
 
 // briefColumns are attemptColumns without the timeline (Filter.Brief):
 // decoding it was half of an attempts page's time.
@@ -239,14 +239,14 @@ func listPage(ctx context.Context, tx *sql.Tx, f Filter, where string, args []an
 		q = "SELECT " + cols + " FROM attempts WHERE id IN (SELECT id FROM attempts" + where + order + " LIMIT ?)" + order
 		args = append(args, f.Limit)
 	}
-	out, err := queryAttempts(ctx, tx, q, args...)
+	out, notes, err := queryAttempts(ctx, tx, q, args...)
 	if err != nil {
 		return nil, err
 	}
 	if order == orderAsc {
 		slices.Reverse(out)
 	}
-	if err := loadChildren(ctx, tx, out, f.Brief); err != nil {
+	if err := loadChildren(ctx, tx, out, notes, f.Brief); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -427,11 +427,11 @@ func (d *DB) listFull(ctx context.Context, brief bool, q string, args ...any) ([
 		return nil, err
 	}
 	defer tx.Rollback() //nolint:errcheck // read-only
-	out, err := queryAttempts(ctx, tx, q, args...)
+	out, notes, err := queryAttempts(ctx, tx, q, args...)
 	if err != nil {
 		return nil, err
 	}
-	if err := loadChildren(ctx, tx, out, brief); err != nil {
+	if err := loadChildren(ctx, tx, out, notes, brief); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -446,26 +446,30 @@ func (d *DB) GetAttempt(ctx context.Context, id string) (*domain.Attempt, error)
 	}
 	defer tx.Rollback() //nolint:errcheck // read-only
 
-	out, err := queryAttempts(ctx, tx, "SELECT "+attemptColumns+" FROM attempts WHERE id = ?", id)
+	out, notes, err := queryAttempts(ctx, tx, "SELECT "+attemptColumns+" FROM attempts WHERE id = ?", id)
 	if err != nil {
 		return nil, fmt.Errorf("store: get attempt %s: %w", id, err)
 	}
 	if len(out) == 0 {
 		return nil, ErrNotFound
 	}
-	if err := loadChildren(ctx, tx, out, false); err != nil {
+	if err := loadChildren(ctx, tx, out, notes, false); err != nil {
 		return nil, fmt.Errorf("store: get attempt %s: %w", id, err)
 	}
 	return out[0], nil
 }
 
-func queryAttempts(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]*domain.Attempt, error) {
+// queryAttempts runs q, a SELECT of attemptColumns. notes maps the id of
+// each attempt whose note is stored with one of its findings to that
+// finding's seq (loadChildren puts the note back).
+func queryAttempts(ctx context.Context, tx *sql.Tx, q string, args ...any) (out []*domain.Attempt, notes map[string]int, err error) {
 	rows, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer rows.Close()
-	out := []*domain.Attempt{}
+	out = []*domain.Attempt{}
+	notes = map[string]int{}
 	for rows.Next() {
 		var (
 			a                                       domain.Attempt
@@ -474,44 +478,50 @@ func queryAttempts(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]*d
 			exitStatus, restartBefore, restartAfter sql.NullInt64
 			shapeJSON                               string
 			timelineJSON                            any
+			noteFinding                             sql.NullInt64
 		)
 		if err := rows.Scan(&a.ID, &a.Host, &a.Unit, &a.InvocationID, &a.Container, &a.ContainerID,
 			&a.Engine, &a.EngineVersion, &started, &ended, &ready, &phase, &verdict, &a.Rule, &a.Note,
 			&exitStatus, &a.ExitCode, &a.EndedBy, &a.StopRequested, &restartBefore, &restartAfter,
-			&a.Fingerprint, &a.Lines, &lastLine, &shapeJSON, &timelineJSON); err != nil {
-			return nil, err
+			&a.Fingerprint, &a.Lines, &lastLine, &shapeJSON, &timelineJSON, &noteFinding); err != nil {
+			return nil, nil, err
+		}
+		if noteFinding.Valid {
+			notes[a.ID] = int(noteFinding.Int64)
 		}
 		a.Phase, a.Verdict = domain.Phase(phase), domain.Verdict(verdict)
 		a.ExitStatus, a.RestartCounter, a.RestartCounterAfter = intPtr(exitStatus), intPtr(restartBefore), intPtr(restartAfter)
 		if a.StartedAt, err = parseTimeText(started); err != nil {
-			return nil, fmt.Errorf("attempt %s started_at: %w", a.ID, err)
+			return nil, nil, fmt.Errorf("attempt %s started_at: %w", a.ID, err)
 		}
 		if a.EndedAt, err = parseTimeText(ended); err != nil {
-			return nil, fmt.Errorf("attempt %s ended_at: %w", a.ID, err)
+			return nil, nil, fmt.Errorf("attempt %s ended_at: %w", a.ID, err)
 		}
 		if a.ReadyAt, err = parseTimeText(ready); err != nil {
-			return nil, fmt.Errorf("attempt %s ready_at: %w", a.ID, err)
+			return nil, nil, fmt.Errorf("attempt %s ready_at: %w", a.ID, err)
 		}
 		if a.LastLineAt, err = parseTimeText(lastLine); err != nil {
-			return nil, fmt.Errorf("attempt %s last_line_at: %w", a.ID, err)
+			return nil, nil, fmt.Errorf("attempt %s last_line_at: %w", a.ID, err)
 		}
 		if a.Shape, err = decodeShape(shapeJSON); err != nil {
-			return nil, fmt.Errorf("attempt %s shape_json: %w", a.ID, err)
+			return nil, nil, fmt.Errorf("attempt %s shape_json: %w", a.ID, err)
 		}
 		if a.Timeline, err = decodeTimeline(timelineJSON); err != nil {
-			return nil, fmt.Errorf("attempt %s timeline_json: %w", a.ID, err)
+			return nil, nil, fmt.Errorf("attempt %s timeline_json: %w", a.ID, err)
 		}
 		out = append(out, &a)
 	}
-	return out, rows.Err()
+	return out, notes, rows.Err()
 }
 
 // idChunk bounds the ids bound in one IN (...) list, well below SQLite's
 // limit on host parameters.
 const idChunk = 500
 
-// loadChildren fills the findings, evidence and context of the attempts.
-func loadChildren(ctx context.Context, tx *sql.Tx, attempts []*domain.Attempt, brief bool) error {
+// loadChildren fills the findings, evidence, context and (unless brief)
+// timeline of the attempts, and the notes stored with a finding (notes,
+// from queryAttempts).
+func loadChildren(ctx context.Context, tx *sql.Tx, attempts []*domain.Attempt, notes map[string]int, brief bool) error {
 	byID := make(map[string]*domain.Attempt, len(attempts))
 	ids := make([]any, 0, len(attempts))
 	for _, a := range attempts {
@@ -521,7 +531,7 @@ func loadChildren(ctx context.Context, tx *sql.Tx, attempts []*domain.Attempt, b
 	for start := 0; start < len(ids); start += idChunk {
 		chunk := ids[start:min(start+idChunk, len(ids))]
 		in := "(" + strings.TrimSuffix(strings.Repeat("?,", len(chunk)), ",") + ")"
-		refs, err := loadFindings(ctx, tx, byID, in, chunk, brief)
+		refs, err := loadFindings(ctx, tx, byID, notes, in, chunk, brief)
 		if err != nil {
 			return err
 		}
@@ -563,13 +573,17 @@ type evidenceRef struct {
 
 // loadFindings reads the findings of the attempts in ids; the evidence
 // lines they cite by row come back as refs, to be filled from the rows.
-func loadFindings(ctx context.Context, tx *sql.Tx, byID map[string]*domain.Attempt, in string, ids []any, brief bool) ([]evidenceRef, error) {
+// An attempt in notes gets the note of its finding of that seq; one
+// whose finding is missing is an error (it would come back without its
+// note).
+func loadFindings(ctx context.Context, tx *sql.Tx, byID map[string]*domain.Attempt, notes map[string]int, in string, ids []any, brief bool) ([]evidenceRef, error) {
 	evidence := "evidence_json"
 	if brief {
 		evidence = "'[]'"
 	}
 	var refs []evidenceRef
-	rows, err := tx.QueryContext(ctx, `SELECT attempt_id, finding_id, rule, severity, message_id, phase, time,
+	noted := map[string]bool{}
+	rows, err := tx.QueryContext(ctx, `SELECT attempt_id, seq, finding_id, rule, severity, message_id, phase, time,
 		note, captures_json, `+evidence+`, matched FROM findings WHERE attempt_id IN `+in+` ORDER BY attempt_id, seq`, ids...)
 	if err != nil {
 		return nil, err
@@ -578,9 +592,10 @@ func loadFindings(ctx context.Context, tx *sql.Tx, byID map[string]*domain.Attem
 	for rows.Next() {
 		var (
 			attemptID, severity, phase, when, capJSON, evJSON string
+			fseq                                              int
 			f                                                 domain.Finding
 		)
-		if err := rows.Scan(&attemptID, &f.ID, &f.Rule, &severity, &f.MessageID, &phase, &when,
+		if err := rows.Scan(&attemptID, &fseq, &f.ID, &f.Rule, &severity, &f.MessageID, &phase, &when,
 			&f.Note, &capJSON, &evJSON, &f.Match); err != nil {
 			return nil, err
 		}
@@ -616,6 +631,10 @@ func loadFindings(ctx context.Context, tx *sql.Tx, byID map[string]*domain.Attem
 		if a == nil {
 			continue
 		}
+		if k, ok := notes[attemptID]; ok && k == fseq {
+			a.Note = f.Note
+			noted[attemptID] = true
+		}
 		a.Findings = append(a.Findings, f)
 		for k, seq := range seqs {
 			if seq >= 0 {
@@ -623,21 +642,27 @@ func loadFindings(ctx context.Context, tx *sql.Tx, byID map[string]*domain.Attem
 			}
 		}
 	}
-	return refs, rows.Err()
-}
-
-// loadLines reads the evidence and context lines of the attempts in ids
-// (a row per line, in either list or both), the evidence lines with their
-// roles (none for rows stored without); it returns the evidence rows by
-// attempt and evidence seq, without roles, for the findings' refs. The text
-// of a line stored as a reference to its attempt's log is read from there.
-func loadLines(ctx context.Context, tx *sql.Tx, byID map[string]*domain.Attempt, in string, ids []any) (map[evidenceRow]domain.Evidence, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT attempt_id, evidence_seq, context_seq, time, cursor, message, log_seq, role FROM evidence
-		WHERE attempt_id IN `+in+` ORDER BY attempt_id, seq`, ids...)
-	if err != nil {
+	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	defer rows.Close()
+	for _, id := range ids {
+		id, _ := id.(string)
+		if k, ok := notes[id]; ok && !noted[id] {
+			return nil, fmt.Errorf("attempt %s: finding %d, which holds its note, is missing", id, k)
+		}
+	}
+	return refs, nil
+}
+
+// loadLines reads the evidence and context lines of the attempts in ids,
+// and their timelines: from attempt_lines (lineblob.go), or, for attempts
+// stored before migration 0011, from evidence rows (a row per line, in
+// either list or both) and timeline_json. Evidence lines come with their
+// roles (none for lines stored without); it returns the evidence lines by
+// attempt and evidence seq, without roles, for the findings' refs. The text
+// of a line or mark stored as a reference to its attempt's log is read
+// from there.
+func loadLines(ctx context.Context, tx *sql.Tx, byID map[string]*domain.Attempt, in string, ids []any) (map[evidenceRow]domain.Evidence, error) {
 	type line struct {
 		a             *domain.Attempt
 		evSeq, ctxSeq sql.NullInt64
@@ -647,6 +672,14 @@ func loadLines(ctx context.Context, tx *sql.Tx, byID map[string]*domain.Attempt,
 	}
 	var lines []line
 	fromLog := map[string][]int{} // attempt id → indexes in lines of lines whose text is in its log
+	type markRef struct{ i, seq int }
+	marksFromLog := map[string][]markRef{} // attempt id → its marks whose text is in its log
+	rows, err := tx.QueryContext(ctx, `SELECT attempt_id, evidence_seq, context_seq, time, cursor, message, log_seq, role FROM evidence
+		WHERE attempt_id IN `+in+` ORDER BY attempt_id, seq`, ids...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
 	for rows.Next() {
 		var (
 			attemptID, when string
@@ -672,16 +705,80 @@ func loadLines(ctx context.Context, tx *sql.Tx, byID map[string]*domain.Attempt,
 		return nil, err
 	}
 	rows.Close()
-	for id, idx := range fromLog {
-		want := make(map[int]string, len(idx))
+
+	blobs, err := tx.QueryContext(ctx, `SELECT attempt_id, data FROM attempt_lines WHERE attempt_id IN `+in, ids...)
+	if err != nil {
+		return nil, err
+	}
+	defer blobs.Close()
+	for blobs.Next() {
+		var (
+			attemptID string
+			data      []byte
+		)
+		if err := blobs.Scan(&attemptID, &data); err != nil {
+			return nil, err
+		}
+		a := byID[attemptID]
+		if a == nil {
+			continue
+		}
+		recs, marks, err := decodeLines(data)
+		if err != nil {
+			return nil, fmt.Errorf("lines of %s: %w", attemptID, err)
+		}
+		for _, r := range recs {
+			l := line{a: a, evSeq: r.evSeq, ctxSeq: r.ctxSeq, logSeq: r.logSeq, role: r.role,
+				e: domain.Evidence{Cursor: r.cursor, Message: r.message}}
+			if l.e.Time, err = parseTimeText(r.time); err != nil {
+				return nil, fmt.Errorf("line of %s: time: %w", attemptID, err)
+			}
+			if l.logSeq.Valid {
+				fromLog[attemptID] = append(fromLog[attemptID], len(lines))
+			}
+			lines = append(lines, l)
+		}
+		a.Timeline = make([]domain.PhaseMark, len(marks))
+		for i, m := range marks {
+			pm := domain.PhaseMark{Phase: domain.Phase(m.phase), Cursor: m.cursor, Message: m.message}
+			if pm.Time, err = parseTimeText(m.time); err != nil {
+				return nil, fmt.Errorf("timeline of %s: time: %w", attemptID, err)
+			}
+			if m.logSeq.Valid {
+				marksFromLog[attemptID] = append(marksFromLog[attemptID], markRef{i, int(m.logSeq.Int64)})
+			}
+			a.Timeline[i] = pm
+		}
+	}
+	if err := blobs.Err(); err != nil {
+		return nil, err
+	}
+	blobs.Close()
+
+	withRefs := make(map[string]bool, len(fromLog)+len(marksFromLog))
+	for id := range fromLog {
+		withRefs[id] = true
+	}
+	for id := range marksFromLog {
+		withRefs[id] = true
+	}
+	for id := range withRefs {
+		a, idx, marks := byID[id], fromLog[id], marksFromLog[id]
+		want := make(map[int]string, len(idx)+len(marks))
 		for _, i := range idx {
 			want[int(lines[i].logSeq.Int64)] = ""
+		}
+		for _, m := range marks {
+			want[m.seq] = ""
 		}
 		if err := logMessages(ctx, tx, id, want); err != nil {
 			return nil, fmt.Errorf("lines of %s: %w", id, err)
 		}
 		for _, i := range idx {
 			lines[i].e.Message = want[int(lines[i].logSeq.Int64)]
+		}
+		for _, m := range marks {
+			a.Timeline[m.i].Message = want[m.seq]
 		}
 	}
 
@@ -735,7 +832,7 @@ func logMessages(ctx context.Context, tx *sql.Tx, id string, want map[int]string
 		}
 		hi = max(hi, seq)
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT data FROM attempt_log WHERE attempt_id = ? AND first_seq <= ? AND first_seq + lines > ?
+	rows, err := tx.QueryContext(ctx, `SELECT data, codec FROM attempt_log WHERE attempt_id = ? AND first_seq <= ? AND first_seq + lines > ?
 		ORDER BY first_seq`, id, hi, lo)
 	if err != nil {
 		return err
@@ -744,10 +841,11 @@ func logMessages(ctx context.Context, tx *sql.Tx, id string, want map[int]string
 	found := 0
 	for rows.Next() {
 		var data []byte
-		if err := rows.Scan(&data); err != nil {
+		var codec int
+		if err := rows.Scan(&data, &codec); err != nil {
 			return err
 		}
-		n, err := chunkMessages(data, want)
+		n, err := chunkMessages(data, codec, want)
 		if err != nil {
 			return err
 		}
@@ -818,17 +916,18 @@ func (d *DB) AttemptLog(ctx context.Context, id string, loc *time.Location) (*do
 	} else if err != nil {
 		return nil, fmt.Errorf("store: log of %s: %w", id, err)
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT data FROM attempt_log WHERE attempt_id = ? ORDER BY first_seq`, id)
+	rows, err := tx.QueryContext(ctx, `SELECT data, codec FROM attempt_log WHERE attempt_id = ? ORDER BY first_seq`, id)
 	if err != nil {
 		return nil, fmt.Errorf("store: log of %s: %w", id, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var data []byte
-		if err := rows.Scan(&data); err != nil {
+		var codec int
+		if err := rows.Scan(&data, &codec); err != nil {
 			return nil, fmt.Errorf("store: log of %s: %w", id, err)
 		}
-		if out.Lines, err = decodeLogChunk(data, loc, out.Lines); err != nil {
+		if out.Lines, err = decodeLogChunk(data, codec, loc, out.Lines); err != nil {
 			return nil, fmt.Errorf("store: log of %s: %w", id, err)
 		}
 	}

@@ -80,8 +80,8 @@ const upsertAttempt = `INSERT INTO attempts (
 	phase, verdict, rule, note, exit_status, exit_code, ended_by, stop_requested,
 	restart_counter, restart_counter_after, fingerprint, lines, last_line_at_text,
 	max_model_len, max_num_seqs, kv_cache_dtype, kv_cache_memory_bytes, kv_cache_tokens,
-	max_concurrency, tensor_parallel_size, served_model_name, shape_json, timeline_json, updated_at
-) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	max_concurrency, tensor_parallel_size, served_model_name, shape_json, timeline_json, updated_at, note_finding
+) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '[]', ?, ?)
 ON CONFLICT(id) DO UPDATE SET
 	host = excluded.host, unit = excluded.unit, invocation_id = excluded.invocation_id,
 	container = excluded.container, container_id = excluded.container_id,
@@ -97,7 +97,8 @@ ON CONFLICT(id) DO UPDATE SET
 	kv_cache_dtype = excluded.kv_cache_dtype, kv_cache_memory_bytes = excluded.kv_cache_memory_bytes,
 	kv_cache_tokens = excluded.kv_cache_tokens, max_concurrency = excluded.max_concurrency,
 	tensor_parallel_size = excluded.tensor_parallel_size, served_model_name = excluded.served_model_name,
-	shape_json = excluded.shape_json, timeline_json = excluded.timeline_json, updated_at = excluded.updated_at
+	shape_json = excluded.shape_json, timeline_json = excluded.timeline_json, updated_at = excluded.updated_at,
+	note_finding = excluded.note_finding
 	RETURNING log_last`
 
 const (
@@ -107,10 +108,11 @@ const (
 			message_id, phase, time, time_us, note, captures_json, evidence_json, matched)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT(attempt_id, finding_id, rule) DO NOTHING`
-	insertLine = `INSERT INTO evidence (attempt_id, seq, evidence_seq, context_seq, finding_id, role, time, time_us, cursor, message, log_seq)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	selectStoredLog = `SELECT data FROM attempt_log WHERE attempt_id = ? ORDER BY first_seq`
-	insertLogChunk  = `INSERT OR IGNORE INTO attempt_log (attempt_id, first_seq, lines, data) VALUES (?, ?, ?, ?)`
+	insertLines = `INSERT INTO attempt_lines (attempt_id, data) VALUES (?, ?)
+			ON CONFLICT(attempt_id) DO UPDATE SET data = excluded.data`
+	deleteLines     = `DELETE FROM attempt_lines WHERE attempt_id = ?`
+	selectStoredLog = `SELECT data, codec FROM attempt_log WHERE attempt_id = ? ORDER BY first_seq`
+	insertLogChunk  = `INSERT OR IGNORE INTO attempt_log (attempt_id, first_seq, lines, data, codec) VALUES (?, ?, ?, ?, ?)`
 	updateLogLines  = `UPDATE attempts SET log_lines = ?, log_last = ? WHERE id = ?`
 )
 
@@ -130,7 +132,7 @@ func (s *saver) saveLog(ctx context.Context, a *domain.Attempt, last int) error 
 	newLast := lines[len(lines)-1].Seq
 	for len(lines) > 0 {
 		n := min(len(lines), logChunkLines)
-		if _, err := s.logChunk.ExecContext(ctx, a.ID, lines[0].Seq, n, encodeLogChunk(lines[:n])); err != nil {
+		if _, err := s.logChunk.ExecContext(ctx, a.ID, lines[0].Seq, n, encodeLogChunk(lines[:n]), logDeflate); err != nil {
 			return fmt.Errorf("log lines from %d: %w", lines[0].Seq, err)
 		}
 		lines = lines[n:]
@@ -144,9 +146,9 @@ func (s *saver) saveLog(ctx context.Context, a *domain.Attempt, last int) error 
 // saver holds the statements of one SaveAttempts, prepared once for all
 // its attempts: compiling them again per row was a third of a replay's save.
 type saver struct {
-	upsert, delFindings, delEvidence, finding, line *sql.Stmt
-	logChunk, logTotal, storedLog                   *sql.Stmt
-	now                                             int64 // µs since epoch: updated_at of the saved attempts
+	upsert, delFindings, delEvidence, finding, lines, delLines *sql.Stmt
+	logChunk, logTotal, storedLog                              *sql.Stmt
+	now                                                        int64 // µs since epoch: updated_at of the saved attempts
 }
 
 func prepareSaver(ctx context.Context, tx *sql.Tx, now int64) (*saver, error) {
@@ -155,7 +157,7 @@ func prepareSaver(ctx context.Context, tx *sql.Tx, now int64) (*saver, error) {
 		stmt **sql.Stmt
 		q    string
 	}{{&s.upsert, upsertAttempt}, {&s.delFindings, deleteFindings}, {&s.delEvidence, deleteEvidence},
-		{&s.finding, insertFinding}, {&s.line, insertLine},
+		{&s.finding, insertFinding}, {&s.lines, insertLines}, {&s.delLines, deleteLines},
 		{&s.logChunk, insertLogChunk}, {&s.logTotal, updateLogLines}, {&s.storedLog, selectStoredLog}} {
 		st, err := tx.PrepareContext(ctx, p.q)
 		if err != nil {
@@ -168,7 +170,7 @@ func prepareSaver(ctx context.Context, tx *sql.Tx, now int64) (*saver, error) {
 }
 
 func (s *saver) close() {
-	for _, st := range []*sql.Stmt{s.upsert, s.delFindings, s.delEvidence, s.finding, s.line, s.logChunk, s.logTotal, s.storedLog} {
+	for _, st := range []*sql.Stmt{s.upsert, s.delFindings, s.delEvidence, s.finding, s.lines, s.delLines, s.logChunk, s.logTotal, s.storedLog} {
 		if st != nil {
 			_ = st.Close()
 		}
@@ -184,9 +186,11 @@ func (s *saver) saveAttempt(ctx context.Context, a *domain.Attempt) error {
 	if err != nil {
 		return fmt.Errorf("shape: %w", err)
 	}
-	timeline, err := encodeTimeline(a.Timeline)
-	if err != nil {
-		return fmt.Errorf("timeline: %w", err)
+	// The timeline goes to attempt_lines (saveLines), and the note, when a
+	// finding's note is the same text, is stored with that finding only.
+	note, noteFinding := a.Note, noteFinding(a)
+	if noteFinding.Valid {
+		note = ""
 	}
 	// log_last is not updated here: RETURNING gives the stored one, the
 	// seq of the last log line saved before (-1 for none).
@@ -195,13 +199,13 @@ func (s *saver) saveAttempt(ctx context.Context, a *domain.Attempt) error {
 		a.ID, a.Host, a.Unit, a.InvocationID, a.Container, a.ContainerID, a.Engine, a.EngineVersion,
 		timeMicros(a.StartedAt), timeText(a.StartedAt), timeMicros(a.EndedAt), timeText(a.EndedAt),
 		timeMicros(a.ReadyAt), timeText(a.ReadyAt),
-		string(a.Phase), string(a.Verdict), a.Rule, a.Note, nullInt(a.ExitStatus), a.ExitCode, a.EndedBy, a.StopRequested,
+		string(a.Phase), string(a.Verdict), a.Rule, note, nullInt(a.ExitStatus), a.ExitCode, a.EndedBy, a.StopRequested,
 		nullInt(a.RestartCounter), nullInt(a.RestartCounterAfter), a.Fingerprint, a.Lines, timeText(a.LastLineAt),
 		shapeInt(shape, domain.ShapeMaxModelLen), shapeInt(shape, domain.ShapeMaxNumSeqs),
 		shapeText(shape, domain.ShapeKVCacheDtype), shapeInt(shape, domain.ShapeKVCacheMemoryBytes),
 		shapeInt(shape, domain.ShapeKVCacheTokens), shapeFloat(shape, domain.ShapeMaxConcurrency),
 		shapeInt(shape, domain.ShapeTensorParallelSize), shapeText(shape, domain.ShapeServedModelName),
-		shapeJSON, timeline, s.now,
+		shapeJSON, s.now, noteFinding,
 	).Scan(&logLast); err != nil {
 		return err
 	}
@@ -239,16 +243,16 @@ func (s *saver) saveAttempt(ctx context.Context, a *domain.Attempt) error {
 	return s.saveLog(ctx, a, logLast)
 }
 
-// saveLines writes the attempt's evidence and context lines, one row per
-// line: a line in both lists (same cursor, message and time) is stored
+// saveLines writes the attempt's evidence and context lines and its
+// timeline as one attempt_lines row (lineblob.go), or none when it has
+// none. A line in both lists (same cursor, message and time) is stored
 // once with both positions. Within a list a line repeating an earlier one
-// (same cursor and message) is skipped. A line whose text is that of a log
-// line this save stores (seq after logLast) refers to it (log_seq) instead
-// of holding the text again: for a replayed attempt that is nearly every
-// line. Evidence lines are linked to the first finding that cites them, so
-// the table can answer "which lines made rule X fire" without decoding
-// JSON, and carry their role (NULL when the line has none: context lines,
-// attempts judged without roles).
+// (same cursor and message) is skipped. A line or mark whose text is that
+// of a line of the attempt's stored log (as it stands once this save is
+// done) refers to it instead of holding the text again: for a replayed
+// attempt that is nearly every line. Evidence lines carry their role (none
+// for context lines and attempts judged without roles). Rows an earlier
+// version stored in evidence were deleted by the caller.
 func (s *saver) saveLines(ctx context.Context, a *domain.Attempt, evSeq map[lineKey]int, logLast int) error {
 	type row struct {
 		e                 domain.Evidence
@@ -280,30 +284,39 @@ func (s *saver) saveLines(ctx context.Context, a *domain.Attempt, evSeq map[line
 		}
 		rows = append(rows, row{e: e, time: t, context: ctxSeq})
 	}
-	var inLog map[string]int
-	if len(rows) > 0 {
-		var err error
-		if inLog, err = s.logIndex(ctx, a, logLast); err != nil {
-			return err
+	if len(rows) == 0 && len(a.Timeline) == 0 {
+		if _, err := s.delLines.ExecContext(ctx, a.ID); err != nil {
+			return fmt.Errorf("lines: %w", err)
 		}
+		return nil
 	}
-	for seq, r := range rows {
-		var findingID, role sql.NullString
-		if r.evidence.Valid {
-			findingID = citingFinding(a, r.e)
-			if r.e.Role != 0 {
-				role = sql.NullString{String: r.e.Role.String(), Valid: true}
-			}
+	inLog, err := s.logIndex(ctx, a, logLast)
+	if err != nil {
+		return err
+	}
+	ref := func(msg string) (string, sql.NullInt64) {
+		// An empty text costs nothing inline and needs no log to load.
+		if n, ok := inLog[msg]; ok && msg != "" {
+			return "", sql.NullInt64{Int64: int64(n), Valid: true}
 		}
-		var logSeq sql.NullInt64
-		message := sql.NullString{String: r.e.Message, Valid: true}
-		if n, ok := inLog[r.e.Message]; ok {
-			logSeq, message = sql.NullInt64{Int64: int64(n), Valid: true}, sql.NullString{}
+		return msg, sql.NullInt64{}
+	}
+	lines := make([]lineRec, len(rows))
+	for i, r := range rows {
+		l := lineRec{evSeq: r.evidence, ctxSeq: r.context, time: r.time, cursor: r.e.Cursor}
+		if r.evidence.Valid && r.e.Role != 0 {
+			l.role = sql.NullString{String: r.e.Role.String(), Valid: true}
 		}
-		if _, err := s.line.ExecContext(ctx, a.ID, seq, r.evidence, r.context, findingID, role,
-			r.time, timeMicros(r.e.Time), r.e.Cursor, message, logSeq); err != nil {
-			return fmt.Errorf("line %d: %w", seq, err)
-		}
+		l.message, l.logSeq = ref(r.e.Message)
+		lines[i] = l
+	}
+	marks := make([]markRec, len(a.Timeline))
+	for i, m := range a.Timeline {
+		marks[i] = markRec{phase: string(m.Phase), time: timeText(m.Time), cursor: m.Cursor}
+		marks[i].message, marks[i].logSeq = ref(m.Message)
+	}
+	if _, err := s.lines.ExecContext(ctx, a.ID, encodeLines(lines, marks)); err != nil {
+		return fmt.Errorf("lines: %w", err)
 	}
 	return nil
 }
@@ -331,10 +344,11 @@ func (s *saver) logIndex(ctx context.Context, a *domain.Attempt, logLast int) (m
 		defer rows.Close()
 		for rows.Next() {
 			var data []byte
-			if err := rows.Scan(&data); err != nil {
+			var codec int
+			if err := rows.Scan(&data, &codec); err != nil {
 				return nil, fmt.Errorf("stored log: %w", err)
 			}
-			if err := walkLogChunk(data, func(seq int, _ int64, msg []byte) {
+			if err := walkLogChunk(data, codec, func(seq int, _ int64, msg []byte) {
 				if _, dup := idx[string(msg)]; !dup {
 					idx[string(msg)] = seq
 				}
@@ -393,15 +407,26 @@ func evidenceRefs(ev []domain.Evidence, seqs map[lineKey]int) (string, error) {
 	return string(append(b, ']')), nil
 }
 
-func citingFinding(a *domain.Attempt, e domain.Evidence) sql.NullString {
-	for _, f := range a.Findings {
-		for _, fe := range f.Evidence {
-			if fe.Cursor == e.Cursor && fe.Message == e.Message {
-				return sql.NullString{String: f.ID, Valid: true}
-			}
+// noteFinding is the seq of the first finding stored (not a repeat of an
+// earlier finding's (id, rule), which insertFinding skips) whose note is
+// a's, NULL when none is or a has none.
+func noteFinding(a *domain.Attempt) sql.NullInt64 {
+	if a.Note == "" {
+		return sql.NullInt64{}
+	}
+	type pair struct{ id, rule string }
+	seen := make(map[pair]bool, len(a.Findings))
+	for i, f := range a.Findings {
+		p := pair{f.ID, f.Rule}
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		if f.Note == a.Note {
+			return sql.NullInt64{Int64: int64(i), Valid: true}
 		}
 	}
-	return sql.NullString{}
+	return sql.NullInt64{}
 }
 
 // nextUpdate returns the updated_at of a save: now in µs, but always past

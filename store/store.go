@@ -12,6 +12,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -56,12 +57,15 @@ func Open(path string) (*DB, error) {
 	if strings.Contains(path, "?") {
 		return nil, fmt.Errorf("store: database path %q must not contain '?'", path)
 	}
+	ctx := context.Background()
+	if err := createWithPageSize(ctx, path); err != nil {
+		return nil, fmt.Errorf("store: create %s: %w", path, err)
+	}
 	sqlDB, err := sql.Open("sqlite3", path+"?"+dsnParams)
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	d := &DB{db: sqlDB}
-	ctx := context.Background()
 	if err := sqlDB.PingContext(ctx); err != nil {
 		sqlDB.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
@@ -71,6 +75,40 @@ func Open(path string) (*DB, error) {
 		return nil, err
 	}
 	return d, nil
+}
+
+// pageSize is the page size of a database Open creates. An attempt's log
+// chunk is 2-4 KB: in 4 KB pages one fitted per page, a third of the
+// table unused (issue 27); 16 KB pages hold several.
+const pageSize = 16384
+
+// createWithPageSize creates the database at path with pageSize pages
+// unless it exists and is not empty. The page size is fixed when the
+// file is first written, and the DSN's journal_mode=WAL writes it with
+// the default size: it is set on a connection of its own first. A
+// database created before keeps its page size (a VACUUM outside WAL mode
+// would change it).
+func createWithPageSize(ctx context.Context, path string) error {
+	if st, err := os.Stat(path); err == nil && st.Size() > 0 {
+		return nil
+	}
+	db, err := sql.Open("sqlite3", path)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	// Another process creating it at the same moment: whichever writes
+	// first sets the size, the other's pragma is then a no-op.
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA page_size = %d", pageSize)); err != nil {
+		return err
+	}
+	_, err = conn.ExecContext(ctx, "PRAGMA journal_mode = WAL")
+	return err
 }
 
 // Close closes the database. Pending transactions are rolled back.

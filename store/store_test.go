@@ -44,8 +44,8 @@ func countRows(t *testing.T, db *DB) counts {
 	return counts{
 		attempts:  count(t, db, `SELECT count(*) FROM attempts`),
 		findings:  count(t, db, `SELECT count(*) FROM findings`),
-		evidence:  count(t, db, `SELECT count(*) FROM evidence WHERE evidence_seq IS NOT NULL`),
-		context:   count(t, db, `SELECT count(*) FROM evidence WHERE context_seq IS NOT NULL`),
+		evidence:  countLines(t, db, "", func(l lineRec) bool { return l.evSeq.Valid }),
+		context:   countLines(t, db, "", func(l lineRec) bool { return l.ctxSeq.Valid }),
 		positions: count(t, db, `SELECT count(*) FROM ingest_positions`),
 	}
 }
@@ -60,6 +60,7 @@ func dump(t *testing.T, db *DB) string {
 		`SELECT * FROM attempts ORDER BY id`,
 		`SELECT * FROM findings ORDER BY attempt_id, seq`,
 		`SELECT * FROM evidence ORDER BY attempt_id, seq`,
+		`SELECT * FROM attempt_lines ORDER BY attempt_id`,
 	} {
 		rows, err := db.db.Query(q)
 		if err != nil {
@@ -135,7 +136,7 @@ func TestResaveReplacesChildren(t *testing.T) {
 	if n := count(t, db, `SELECT count(*) FROM findings WHERE attempt_id = ?`, a.ID); n != 1 {
 		t.Errorf("findings of %s = %d, want 1", a.ID, n)
 	}
-	if n := count(t, db, `SELECT count(*) FROM evidence WHERE attempt_id = ?`, a.ID); n != 1 {
+	if n := len(storedLines(t, db, a.ID)); n != 1 {
 		t.Errorf("evidence+context of %s = %d, want 1", a.ID, n)
 	}
 	if n := count(t, db, `SELECT count(*) FROM findings`); n != 2 {

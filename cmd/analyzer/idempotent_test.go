@@ -29,7 +29,7 @@ func dumpDB(t *testing.T, path string) string {
 	}
 	defer db.Close()
 	var b strings.Builder
-	for _, table := range []string{"attempts", "findings", "evidence", "attempt_log", "ingest_positions", "notes"} {
+	for _, table := range []string{"attempts", "findings", "evidence", "attempt_lines", "attempt_log", "ingest_positions", "notes"} {
 		var cols []string
 		rows, err := db.Query(`SELECT name FROM pragma_table_info(?) ORDER BY cid`, table)
 		if err != nil {
@@ -82,7 +82,7 @@ func TestReplayChangesNothing(t *testing.T) {
 	clean := filepath.Join(dir, "clean.db")
 	runCmd(t, append([]string{"replay", "--db", clean}, fixtures...)...)
 	want := dumpDB(t, clean)
-	if !strings.Contains(want, "evidence: ") || !strings.Contains(want, "attempt_log: ") {
+	if !strings.Contains(want, "attempt_lines: ") || !strings.Contains(want, "attempt_log: ") {
 		t.Fatalf("the dump lacks evidence or log rows:\n%.500s", want)
 	}
 	runCmd(t, append([]string{"replay", "--db", clean}, fixtures...)...)

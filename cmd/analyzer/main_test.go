@@ -115,7 +115,7 @@ func TestReplayTwiceThenServe(t *testing.T) {
 		}
 		defer db.Close()
 		var c [4]int
-		for i, table := range []string{"attempts", "findings", "evidence", "ingest_positions"} {
+		for i, table := range []string{"attempts", "findings", "attempt_lines", "ingest_positions"} {
 			if err := db.QueryRow("SELECT COUNT(*) FROM " + table).Scan(&c[i]); err != nil {
 				t.Fatal(err)
 			}
@@ -129,8 +129,9 @@ func TestReplayTwiceThenServe(t *testing.T) {
 	if first != second {
 		t.Fatalf("second replay changed the database: %v → %v", first, second)
 	}
-	if first[0] != 20 || first[1] < 20 || first[2] < 20 {
-		t.Fatalf("counts after replay (attempts, findings, evidence, positions) = %v", first)
+	// attempt_lines: a row per attempt with evidence, context or a timeline.
+	if first[0] != 20 || first[1] < 20 || first[2] != 20 {
+		t.Fatalf("counts after replay (attempts, findings, attempt_lines, positions) = %v", first)
 	}
 
 	db, err := store.Open(dbPath)
