@@ -71,13 +71,7 @@ func dayRecords(t *testing.T, host, inv string) [][]byte {
 	}
 	var out [][]byte
 	for _, rec := range recs {
-		var b bytes.Buffer
-		w := bufio.NewWriter(&b)
-		if err := ingest.WriteExport(w, rec); err != nil {
-			t.Fatal(err)
-		}
-		w.Flush()
-		out = append(out, b.Bytes())
+		out = append(out, journaldtest.Export(t, rec))
 	}
 	return out
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llmfleet/analyzer/ingest"
+	"github.com/llmfleet/analyzer/internal/journaldtest"
 )
 
 // journalBoot is one vLLM boot of host's unit as journald records it
@@ -102,13 +102,7 @@ func exportOf(t *testing.T, recs []map[string]string) [][]byte {
 		for k, v := range r {
 			rec[k] = []byte(v)
 		}
-		var b bytes.Buffer
-		w := bufio.NewWriter(&b)
-		if err := ingest.WriteExport(w, rec); err != nil {
-			t.Fatal(err)
-		}
-		w.Flush()
-		out = append(out, b.Bytes())
+		out = append(out, journaldtest.Export(t, rec))
 	}
 	return out
 }

@@ -118,15 +118,22 @@ func ExportRecords(t testing.TB, path, host string) [][]byte {
 		if host != "" {
 			rec["_HOSTNAME"] = []byte(host)
 		}
-		var b bytes.Buffer
-		w := bufio.NewWriter(&b)
-		if err := ingest.WriteExport(w, rec); err != nil {
-			t.Fatal(err)
-		}
-		w.Flush()
-		out = append(out, b.Bytes())
+		out = append(out, Export(t, rec))
 	}
 	return out
+}
+
+// Export is one record in journal export format (systemd-journal-remote's
+// input).
+func Export(t testing.TB, rec ingest.Record) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	w := bufio.NewWriter(&b)
+	if err := ingest.WriteExport(w, rec); err != nil {
+		t.Fatal(err)
+	}
+	w.Flush()
+	return b.Bytes()
 }
 
 // AppendJournal appends export records to a journal file (created when
