@@ -137,6 +137,22 @@ type lineWaiter struct {
 	seen  []string
 }
 
+// startWatch runs `analyzer watch ARGS...` through a pipe until the test
+// ends, and waits on its lines.
+func startWatch(t *testing.T, bin string, args ...string) *lineWaiter {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), bin, append([]string{"watch"}, args...)...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	return newLineWaiter(t, stdout)
+}
+
 func newLineWaiter(t *testing.T, r io.Reader) *lineWaiter {
 	w := &lineWaiter{t: t, lines: make(chan string, 100)}
 	go func() {
@@ -207,16 +223,7 @@ func TestWatchFollowsAFile(t *testing.T) {
 	all := boot.records(-1)
 	recs = append(recs, boot.records(150*time.Second)...)
 	appendFile(t, file, jsonLines(t, recs))
-	cmd := exec.CommandContext(t.Context(), bin, "watch", "--file", file, "--interval", "200ms")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	out := newLineWaiter(t, stdout)
+	out := startWatch(t, bin, "--file", file, "--interval", "200ms")
 	out.next("gpu7 vllm-file.service  weights ", "3 boots)")
 	// Graph capture: the earlier boots had their capture (20, 30, 40 s)
 	// and a minute of warmup left on entering it, less the 5 s it has
@@ -281,16 +288,7 @@ func TestWatchFollowsAJournalDirectory(t *testing.T) {
 			pre: 30 * time.Second, capture: 2 * time.Second, stopAt: 10 * time.Minute}.records(-1)...)
 	}
 	appendJournal(t, file, exportOf(t, recs))
-	cmd := exec.CommandContext(t.Context(), bin, "watch", "--directory", dir, "--interval", "200ms", "--stall-floor", "1s")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	out := newLineWaiter(t, stdout)
+	out := startWatch(t, bin, "--directory", dir, "--interval", "200ms", "--stall-floor", "1s")
 	boot := journalBoot{host: host, unit: "vllm-dir.service", inv: host + "-new", start: time.Now(), pre: 300 * time.Millisecond}
 	time.Sleep(boot.pre)
 	appendJournal(t, file, exportOf(t, boot.records(-1)))
