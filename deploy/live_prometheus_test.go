@@ -134,9 +134,7 @@ func TestLivePrometheusAlert(t *testing.T) {
 	if err != nil {
 		t.Skip("prometheus not installed (Debian package prometheus; scripts/install-deps.sh test installs it)")
 	}
-	if _, err := os.Stat(journaldtest.JournalRemote); err != nil {
-		t.Skip("needs systemd-journal-remote")
-	}
+	journaldtest.NeedJournalRemote(t)
 	dir := t.TempDir()
 	jdir := filepath.Join(dir, "journal")
 	if err := os.Mkdir(jdir, 0o755); err != nil {

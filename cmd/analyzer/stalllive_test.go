@@ -34,9 +34,7 @@ func TestServeFlagsAStalledBootLive(t *testing.T) {
 		t.Skip("short mode: a live stall takes half a minute")
 	}
 	journaldtest.Ensure(t)
-	if _, err := exec.LookPath(journaldtest.JournalRemote); err != nil {
-		t.Skip("needs systemd-journal-remote")
-	}
+	journaldtest.NeedJournalRemote(t)
 	bin := analyzerBinary(t)
 	host := fmt.Sprintf("stall-%d", time.Now().UnixNano())
 	const unit, freshUnit = "vllm-stall.service", "vllm-fresh.service"

@@ -274,9 +274,7 @@ func TestWatchSourcesExclude(t *testing.T) {
 // in graph capture, its estimate and, past max(3 × p90, p90 +
 // --stall-floor), its stall; printed as plain lines through a pipe.
 func TestWatchFollowsAJournalDirectory(t *testing.T) {
-	if _, err := os.Stat(journaldtest.JournalRemote); err != nil {
-		t.Skip("needs systemd-journal-remote")
-	}
+	journaldtest.NeedJournalRemote(t)
 	bin := analyzerBinary(t)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "remote.journal")

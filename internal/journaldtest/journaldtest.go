@@ -92,6 +92,16 @@ func Ensure(t testing.TB) {
 // export-format input (Debian package systemd-journal-remote).
 const JournalRemote = "/lib/systemd/systemd-journal-remote"
 
+// NeedJournalRemote skips the test when systemd-journal-remote, which
+// writes the tests' journal files, is not installed (make test installs
+// it as root).
+func NeedJournalRemote(t testing.TB) {
+	t.Helper()
+	if _, err := os.Stat(JournalRemote); err != nil {
+		t.Skip("needs systemd-journal-remote (Debian package; make test installs it as root)")
+	}
+}
+
 // ExportRecords converts a journalctl -o json capture to one export-format
 // record each (systemd-journal-remote's input; unlike the native socket it
 // sets trusted fields such as _SYSTEMD_UNIT). A non-empty host replaces
@@ -99,9 +109,7 @@ const JournalRemote = "/lib/systemd/systemd-journal-remote"
 // systemd-journal-remote the test is skipped.
 func ExportRecords(t testing.TB, path, host string) [][]byte {
 	t.Helper()
-	if _, err := os.Stat(JournalRemote); err != nil {
-		t.Skip("needs systemd-journal-remote (Debian package; make test installs it as root)")
-	}
+	NeedJournalRemote(t)
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
