@@ -498,6 +498,29 @@ func TestLineInBothListsStoredOnce(t *testing.T) {
 	}
 }
 
+// insertOldFindings writes a's findings into raw as schema versions 8 to
+// 10 stored them (evidence as references into the attempt's evidence
+// list).
+func insertOldFindings(t *testing.T, raw *sql.DB, a *domain.Attempt) {
+	t.Helper()
+	seqs := evidenceSeqs(a.Evidence)
+	for i, f := range a.Findings {
+		refs, err := evidenceRefs(f.Evidence, seqs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		captures, err := json.Marshal(f.Captures)
+		if err != nil || f.Captures == nil {
+			captures = []byte("{}")
+		}
+		if _, err := raw.Exec(`INSERT INTO findings (attempt_id, seq, finding_id, rule, severity, message_id, phase, time, note, captures_json, evidence_json, matched)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, a.ID, i, f.ID, f.Rule, string(f.Severity), f.MessageID, string(f.Phase), timeText(f.Time),
+			f.Note, string(captures), refs, f.Match); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestLinesOnceMigration opens a database at schema version 8 holding the
 // sample attempts' lines as that version stored them (a row per list a
 // line is in, the timeline as JSON text): after 0009 each attempt loads
@@ -523,22 +546,7 @@ func TestLinesOnceMigration(t *testing.T) {
 		if _, err := raw.Exec(`INSERT INTO attempts (id, timeline_json) VALUES (?, ?)`, a.ID, string(timeline)); err != nil {
 			t.Fatal(err)
 		}
-		seqs := evidenceSeqs(a.Evidence)
-		for i, f := range a.Findings {
-			refs, err := evidenceRefs(f.Evidence, seqs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			captures, err := json.Marshal(f.Captures)
-			if err != nil || f.Captures == nil {
-				captures = []byte("{}")
-			}
-			if _, err := raw.Exec(`INSERT INTO findings (attempt_id, seq, finding_id, rule, severity, message_id, phase, time, note, captures_json, evidence_json, matched)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, a.ID, i, f.ID, f.Rule, string(f.Severity), f.MessageID, string(f.Phase), timeText(f.Time),
-				f.Note, string(captures), refs, f.Match); err != nil {
-				t.Fatal(err)
-			}
-		}
+		insertOldFindings(t, raw, a)
 		type key struct{ cursor, message string }
 		evidence := map[key]bool{}
 		for _, l := range []struct {

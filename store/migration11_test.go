@@ -58,20 +58,7 @@ func TestLinesByReferenceMigration(t *testing.T) {
 		a.ID, a.Host, a.Unit, a.InvocationID, a.Engine, timeMicros(a.StartedAt), timeText(a.StartedAt), timeMicros(a.EndedAt),
 		timeText(a.EndedAt), string(a.Phase), string(a.Verdict), a.Rule, a.Note, s2.Encode(nil, timeline))
 	exec(`INSERT INTO attempt_log (attempt_id, first_seq, lines, data) VALUES (?, 0, 2, ?)`, a.ID, s2.Encode(nil, chunk))
-	seqs := evidenceSeqs(a.Evidence)
-	for i, f := range a.Findings {
-		refs, err := evidenceRefs(f.Evidence, seqs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		captures, err := json.Marshal(f.Captures)
-		if err != nil || f.Captures == nil {
-			captures = []byte("{}")
-		}
-		exec(`INSERT INTO findings (attempt_id, seq, finding_id, rule, severity, message_id, phase, time, note, captures_json, evidence_json, matched)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, a.ID, i, f.ID, f.Rule, string(f.Severity), f.MessageID, string(f.Phase),
-			timeText(f.Time), f.Note, string(captures), refs, f.Match)
-	}
+	insertOldFindings(t, raw, a)
 	row := 0
 	for i, e := range a.Evidence {
 		var message, logSeq, role any = e.Message, nil, nil
