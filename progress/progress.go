@@ -432,6 +432,15 @@ type Boot struct {
 	Estimate Estimate
 }
 
+// Earlier reads the attempts an estimate of a rests on: the newest
+// MaxBoots+1 of its target (a itself may be one of them; ForAttempt skips
+// it). Errors are db's.
+func Earlier(ctx context.Context, db interface {
+	ListAttempts(ctx context.Context, f domain.AttemptFilter) ([]*domain.Attempt, error)
+}, a *domain.Attempt) ([]*domain.Attempt, error) {
+	return db.ListAttempts(ctx, domain.AttemptFilter{Host: a.Host, Unit: a.Unit, Limit: MaxBoots + 1})
+}
+
 // Boots estimates every boot in progress of db at now (InProgress,
 // started within MaxBootAge) from the MaxBoots earlier attempts of its
 // target, with the stall limits lim. Errors are db's.
@@ -445,7 +454,7 @@ func Boots(ctx context.Context, db Lister, now time.Time, lim Limits) ([]Boot, e
 		if !InProgress(a) || now.Sub(a.StartedAt) > MaxBootAge {
 			continue
 		}
-		earlier, err := db.ListAttempts(ctx, domain.AttemptFilter{Host: a.Host, Unit: a.Unit, Limit: MaxBoots + 1})
+		earlier, err := Earlier(ctx, db, a)
 		if err != nil {
 			return nil, err
 		}

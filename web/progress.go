@@ -48,7 +48,7 @@ func (s *server) courseOf(ctx context.Context, a *domain.Attempt, now time.Time)
 	if !progress.InProgress(a) {
 		return nil, nil, nil
 	}
-	earlier, err := s.db.ListAttempts(ctx, domain.AttemptFilter{Host: a.Host, Unit: a.Unit, Limit: progress.MaxBoots + 1})
+	earlier, err := progress.Earlier(ctx, s.db, a)
 	if err != nil {
 		return nil, nil, err
 	}

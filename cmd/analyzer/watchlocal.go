@@ -100,28 +100,32 @@ func (m *memStore) ListAttempts(ctx context.Context, f domain.AttemptFilter) ([]
 	return out, nil
 }
 
-// boots are the boots in progress at now with their estimates, newest
-// first, as watch shows them.
-func (m *memStore) boots(ctx context.Context, now time.Time, lim progress.Limits) ([]report.BootView, []string, error) {
+// OpenAttempts are the attempts seen here that have not ended, newest
+// first (progress.Lister).
+func (m *memStore) OpenAttempts(context.Context) ([]*domain.Attempt, error) {
 	m.mu.Lock()
 	var open []*domain.Attempt
 	for _, a := range m.as {
-		if progress.InProgress(a) && now.Sub(a.StartedAt) <= progress.MaxBootAge {
+		if a.EndedBy == "" {
 			open = append(open, a)
 		}
 	}
 	m.mu.Unlock()
 	sort.Slice(open, func(i, j int) bool { return open[i].StartedAt.After(open[j].StartedAt) })
-	var views []report.BootView
-	var ids []string
-	for _, a := range open {
-		earlier, err := m.ListAttempts(ctx, domain.AttemptFilter{Host: a.Host, Unit: a.Unit, Limit: progress.MaxBoots + 1})
-		if err != nil {
-			return nil, nil, err
-		}
-		e := progress.ForAttempt(earlier, a, now, progress.LastLine(a), lim)
-		views = append(views, bootViewOf(a, e))
-		ids = append(ids, a.ID)
+	return open, nil
+}
+
+// boots are the boots in progress at now with their estimates, newest
+// first, as watch shows them.
+func (m *memStore) boots(ctx context.Context, now time.Time, lim progress.Limits) ([]report.BootView, []string, error) {
+	bs, err := progress.Boots(ctx, m, now, lim)
+	if err != nil {
+		return nil, nil, err
+	}
+	views := make([]report.BootView, len(bs))
+	ids := make([]string, len(bs))
+	for i, b := range bs {
+		views[i], ids[i] = bootViewOf(b.Attempt, b.Estimate), b.Attempt.ID
 	}
 	return views, ids, nil
 }
