@@ -19,6 +19,7 @@ import (
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/ladder"
 	"github.com/llmfleet/analyzer/progress"
+	"github.com/llmfleet/analyzer/report"
 	"github.com/llmfleet/analyzer/rules"
 	"github.com/llmfleet/analyzer/store"
 )
@@ -177,7 +178,8 @@ func runFit(ctx context.Context, o *fitOpts, fs *pflag.FlagSet, files []string, 
 		enc.SetIndent("", " ")
 		return enc.Encode(doc)
 	}
-	fitTable(w, l, doc)
+	st, _ := outputStyle("never") // only its width: fit prints no colour
+	fitTable(w, l, doc, st)
 	return nil
 }
 
@@ -223,15 +225,16 @@ func fitAttempts(ctx context.Context, o *fitOpts, fs *pflag.FlagSet, files []str
 	return db.ListAttempts(ctx, domain.AttemptFilter{Brief: true})
 }
 
-// fitTable prints a prediction for a terminal.
-func fitTable(w io.Writer, l *ladder.Ladder, d fitJSON) {
+// fitTable prints a prediction for a terminal, each row's text folded at
+// st's width under its own column.
+func fitTable(w io.Writer, l *ladder.Ladder, d fitJSON, st report.Style) {
 	p := d.Prediction
 	fmt.Fprintf(w, "fit %s on %s (%s, ladder %s, %d rungs)\n", l.Target, l.Host, l.Engine, l.ID, len(l.Rungs))
 	mem := p.Memory
 	if mem == "" {
 		mem = "KV pool sized to hold the contract"
 	}
-	row := func(k, v string) { fmt.Fprintf(w, "%-9s %s\n", k, v) }
+	row := func(k, v string) { fmt.Fprintf(w, "%-9s %s\n", k, st.Fold(v, "          ")) }
 	row("shape", fmt.Sprintf("%d × %d %s, %s", p.MaxNumSeqs, p.MaxModelLen, or(p.KVDtype, "(no dtype)"), mem))
 	pool := "unknown"
 	if p.PoolTokens != nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/llmfleet/analyzer/internal/fixturetest"
 	"github.com/llmfleet/analyzer/internal/race"
@@ -21,6 +22,7 @@ import (
 func TestFit(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "f.db")
 	runCmd(t, "replay", "--db", db, nightFixture, "../../examples/dankclaw-day.journal.json")
+	t.Setenv("COLUMNS", "") // piped: rows whole
 
 	out := runCmd(t, "fit", "--db", db, "--target", "frank-primary", "--kv-cache-dtype", "fp8", "--max-num-seqs", "6", "--max-model-len", "241664")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
@@ -41,6 +43,19 @@ func TestFit(t *testing.T) {
 			t.Errorf("line %d: want prefix %q\n%s", i, want, out)
 		}
 	}
+
+	// At 80 columns each row's text folds under its own column.
+	t.Setenv("COLUMNS", "80")
+	narrow := runCmd(t, "fit", "--db", db, "--target", "frank-primary", "--kv-cache-dtype", "fp8", "--max-num-seqs", "6", "--max-model-len", "241664")
+	for _, line := range strings.Split(narrow, "\n") {
+		if n := utf8.RuneCountInString(line); n > 80 {
+			t.Errorf("line of %d columns at COLUMNS=80: %q", n, line)
+		}
+	}
+	if !strings.Contains(narrow, "\n          B/token fp8), more than the 9.18 GiB") {
+		t.Errorf("the boot row is not folded under its column at 80 columns:\n%s", narrow)
+	}
+	t.Setenv("COLUMNS", "")
 
 	var doc fitJSON
 	out = runCmd(t, "fit", "--db", db, "--target", "frank-primary", "--max-num-seqs", "4", "--max-model-len", "262144",
