@@ -13,6 +13,7 @@ import (
 	"text/template"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/vm"
@@ -149,6 +150,7 @@ type Rule struct {
 	afterLits, untilLits []string
 	unless               []*regexp.Regexp
 	when                 *vm.Program
+	guards               []guard // terms of when checked before it (guard.go)
 	// whenFirst: when reads no captures, so it is evaluated before the
 	// regex; a false condition (most lines) then costs no search.
 	whenFirst bool
@@ -670,6 +672,9 @@ func compileRule(rs RuleSpec) (*Rule, Errors) {
 			bad("when: %v", err)
 		}
 		r.when = prog
+		if err == nil && !r.End {
+			r.guards = guards(prog.Node())
+		}
 		r.whenFirst = !strings.Contains(rs.When, "captures")
 		r.onUsage = strings.Contains(rs.When, "usage_text")
 	}
@@ -765,36 +770,35 @@ func requiredLiterals(src string) []string {
 
 func litsOf(re *syntax.Regexp) []string {
 	if re.Flags&syntax.FoldCase != 0 {
-		if re.Op == syntax.OpLiteral {
+		if re.Op == syntax.OpLiteral && !slices.Contains(re.Rune, utf8.RuneError) {
 			return foldVariants(re.Rune)
 		}
 		return nil
 	}
 	switch re.Op {
 	case syntax.OpLiteral:
-		if len(re.Rune) >= 3 {
+		if len(re.Rune) >= 3 && !slices.Contains(re.Rune, utf8.RuneError) {
 			return []string{string(re.Rune)}
 		}
 	case syntax.OpCapture:
 		return litsOf(re.Sub[0])
 	case syntax.OpConcat:
-		// The longest literal of the concatenation (or the best branch set).
+		// The longest literal of the concatenation (or the best branch
+		// set): an element's own, or the spellings of a run of elements
+		// that each match a few exact strings (`\.(?:cu|cpp):` is one of
+		// ".cu:" and ".cpp:", though no element alone has three bytes).
 		var best []string
 		bestLen := 0
+		consider := func(l []string) {
+			if n := shortest(l); n >= 3 && n > bestLen {
+				best, bestLen = l, n
+			}
+		}
 		for _, sub := range re.Sub {
-			l := litsOf(sub)
-			if len(l) == 0 {
-				continue
-			}
-			min := len(l[0])
-			for _, x := range l {
-				if len(x) < min {
-					min = len(x)
-				}
-			}
-			if min > bestLen {
-				best, bestLen = l, min
-			}
+			consider(litsOf(sub))
+		}
+		for _, run := range exactRuns(re) {
+			consider(run)
 		}
 		return best
 	case syntax.OpAlternate:
@@ -822,6 +826,125 @@ func litsOf(re *syntax.Regexp) []string {
 // folding, as (?i) matches: "k" is also the Kelvin sign): one of them
 // occurs in any text the literal matches. nil when no run of three runes
 // has 16 spellings or fewer.
+// shortest returns the length of the shortest of l (0 for none).
+func shortest(l []string) int {
+	if len(l) == 0 {
+		return 0
+	}
+	n := len(l[0])
+	for _, x := range l {
+		n = min(n, len(x))
+	}
+	return n
+}
+
+// exactRuns returns, for a concatenation, the spellings of each run of its
+// elements that spell few exact strings (exactStrings), at least three
+// bytes each: every match holds one spelling of every run. A run ends at an
+// element that spells too much, or where its spellings would be too many.
+func exactRuns(re *syntax.Regexp) [][]string {
+	var out [][]string
+	var run []string // spellings of the current run; nil: none open
+	n := 0           // its elements (one alone is litsOf's already)
+	closeRun := func() {
+		if n > 1 && shortest(run) >= 3 {
+			out = append(out, run)
+		}
+		run, n = nil, 0
+	}
+	for _, sub := range re.Sub {
+		set, ok := exactStrings(sub)
+		switch {
+		case !ok:
+			closeRun()
+		case run == nil:
+			run, n = set, 1
+		default:
+			if longer := crossStrings(run, set); longer != nil {
+				run, n = longer, n+1
+			} else {
+				closeRun()
+				run, n = set, 1
+			}
+		}
+	}
+	closeRun()
+	return out
+}
+
+// mostSpellings bounds the strings exactStrings and a run of them spell.
+const mostSpellings = 32
+
+// exactStrings returns every string re matches when they are few (at most
+// mostSpellings): a literal, a small class, an alternation, an optional
+// part or a concatenation of such. ok is false for anything else.
+func exactStrings(re *syntax.Regexp) (set []string, ok bool) {
+	switch re.Op {
+	case syntax.OpEmptyMatch:
+		return []string{""}, true
+	case syntax.OpLiteral:
+		if re.Flags&syntax.FoldCase != 0 || slices.Contains(re.Rune, utf8.RuneError) {
+			return nil, false // U+FFFD also matches each invalid byte
+		}
+		return []string{string(re.Rune)}, true
+	case syntax.OpCharClass:
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
+				if len(set) == mostSpellings || r == utf8.RuneError {
+					return nil, false
+				}
+				set = append(set, string(r))
+			}
+		}
+		return set, len(set) > 0
+	case syntax.OpCapture:
+		return exactStrings(re.Sub[0])
+	case syntax.OpQuest:
+		sub, ok := exactStrings(re.Sub[0])
+		if !ok || len(sub) == mostSpellings {
+			return nil, false
+		}
+		return append(sub, ""), true
+	case syntax.OpAlternate:
+		for _, sub := range re.Sub {
+			l, ok := exactStrings(sub)
+			if !ok || len(set)+len(l) > mostSpellings {
+				return nil, false
+			}
+			set = append(set, l...)
+		}
+		return set, true
+	case syntax.OpConcat:
+		set = []string{""}
+		for _, sub := range re.Sub {
+			l, ok := exactStrings(sub)
+			if !ok {
+				return nil, false
+			}
+			if set = crossStrings(set, l); set == nil {
+				return nil, false
+			}
+		}
+		return set, true
+	}
+	return nil, false
+}
+
+// crossStrings returns each of a followed by each of b, or nil when they
+// are more than mostSpellings.
+func crossStrings(a, b []string) []string {
+	if len(a)*len(b) > mostSpellings {
+		return nil
+	}
+	out := make([]string, 0, len(a)*len(b))
+	for _, x := range a {
+		for _, y := range b {
+			out = append(out, x+y)
+		}
+	}
+	return out
+}
+
 func foldVariants(rs []rune) []string {
 	orbit := func(r rune) []rune {
 		out := []rune{r}
@@ -879,6 +1002,7 @@ func literalSets(src string) [][]string {
 			for _, sub := range re.Sub {
 				walk(sub)
 			}
+			sets = append(sets, exactRuns(re)...)
 		default:
 			if l := litsOf(re); len(l) > 0 {
 				sets = append(sets, l)

@@ -570,6 +570,11 @@ func (r *Rule) matchLine(l *Line, env *LineEnv, c *matchCache) (Hit, bool) {
 	if c.source == 2 {
 		return Hit{}, false
 	}
+	for _, g := range r.guards {
+		if !g(env) {
+			return Hit{}, false
+		}
+	}
 	if r.when != nil && r.whenFirst {
 		env.Captures = nil
 		if out, err := expr.Run(r.when, env); err != nil || out != true {

@@ -19,6 +19,7 @@ type prefilter struct {
 	nstart int              // start sets
 	kind   []uint8          // literal id → wordError | wordMatters
 	span   []int32          // matcher id → matchSpan of its regex
+	stops  []byteSet        // matcher id → stopBytes of its regex
 }
 
 // Kinds of literal the prefilter finds besides the matchers': words of
@@ -70,6 +71,7 @@ func (p *prefilter) add(lits []string, re *regexp.Regexp) int {
 	id := p.n
 	p.n++
 	p.span = append(p.span, int32(matchSpan(re)))
+	p.stops = append(p.stops, stopBytes(re))
 	for len(p.always)*64 < p.n {
 		p.always = append(p.always, 0)
 	}

@@ -57,9 +57,23 @@ func TestRequiredLiterals(t *testing.T) {
 	if got := requiredLiterals(`(?i)kkab`); !hasAny("\u212aKAB", got) {
 		t.Fatalf("(?i)kkab: %q misses the Kelvin sign", got)
 	}
-	// Each concatenated part's literals are a set the line must hold.
-	if got := literalSets(`(?:worker|engine) (?:died|exited)`); !reflect.DeepEqual(got, [][]string{{"worker", "engine"}, {"died", "exit"}}) &&
-		!reflect.DeepEqual(got, [][]string{{"worker", "engine"}, {"died", "exited"}}) {
+	// A run of parts that each spell a few strings is their spellings,
+	// though no part alone has three bytes: a file name's extension and
+	// colon.
+	if got := requiredLiterals(`\w+\.(?:cu|h):\d+`); !reflect.DeepEqual(got, []string{".cu:", ".h:"}) {
+		t.Fatalf("extension run: %q", got)
+	}
+	if got := requiredLiterals(`x(?:ab|cd)?y`); !reflect.DeepEqual(got, []string{"xaby", "xcdy", "xy"}) && len(got) != 0 {
+		t.Fatalf("optional part: %q", got)
+	}
+	// U+FFFD also matches an invalid byte, which holds no literal of it.
+	if got := requiredLiterals(`\x{FFFD}{3}`); got != nil {
+		t.Fatalf("U+FFFD: %q, want none", got)
+	}
+	// Each concatenated part's literals are a set the line must hold, and
+	// so are the spellings of the parts together.
+	if got := literalSets(`(?:worker|engine) (?:died|exited)`); !reflect.DeepEqual(got, [][]string{{"worker", "engine"}, {"died", "exited"},
+		{"worker died", "worker exited", "engine died", "engine exited"}}) {
 		t.Fatalf("literal sets %q", got)
 	}
 }

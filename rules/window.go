@@ -3,6 +3,7 @@ package rules
 import (
 	"regexp"
 	"regexp/syntax"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -22,6 +23,80 @@ const (
 	// on the whole line.
 	maxWindowSpan = 512
 )
+
+// A pattern without a bound can still be confined: when no part of it can
+// match some bytes (a space, a slash, a quote), every match lies in a run
+// of the other bytes, so the run around each of its literals is its window
+// (a pattern of file names like `\w*nccl\w*\.cu:\d+` in a 7 KB traceback
+// line, which no span bounds).
+
+// byteSet is a set of bytes, a bit each.
+type byteSet [4]uint64
+
+func (b *byteSet) add(c byte)      { b[c/64] |= 1 << (c % 64) }
+func (b *byteSet) has(c byte) bool { return b[c/64]&(1<<(c%64)) != 0 }
+func (b *byteSet) addRange(lo, hi byte) {
+	for c := int(lo); c <= int(hi); c++ {
+		b.add(byte(c))
+	}
+}
+
+// stopBytes returns the bytes no match of re can hold (empty when every
+// byte can occur in one, or for nil).
+func stopBytes(re *regexp.Regexp) byteSet {
+	if re == nil {
+		return byteSet{}
+	}
+	tree, err := syntax.Parse(re.String(), syntax.Perl)
+	if err != nil {
+		return byteSet{}
+	}
+	var can byteSet
+	canMatch(tree, &can)
+	var stop byteSet
+	for i := range stop {
+		stop[i] = ^can[i]
+	}
+	return stop
+}
+
+// canMatch adds to can the bytes a match of re can hold. Any rune past
+// ASCII adds every byte from 0x80 on: its encoding, and the invalid bytes
+// the regexp package reads as U+FFFD.
+func canMatch(re *syntax.Regexp, can *byteSet) {
+	runes := func(lo, hi rune) {
+		if lo < utf8.RuneSelf {
+			can.addRange(byte(lo), byte(min(hi, utf8.RuneSelf-1)))
+		}
+		if hi >= utf8.RuneSelf {
+			can.addRange(0x80, 0xff)
+		}
+	}
+	switch re.Op {
+	case syntax.OpLiteral:
+		for _, r := range re.Rune {
+			runes(r, r)
+			if re.Flags&syntax.FoldCase != 0 {
+				for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+					runes(f, f)
+				}
+			}
+		}
+	case syntax.OpCharClass:
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			runes(re.Rune[i], re.Rune[i+1])
+		}
+	case syntax.OpAnyCharNotNL:
+		runes(0, '\n'-1)
+		runes('\n'+1, unicode.MaxRune)
+	case syntax.OpAnyChar:
+		runes(0, unicode.MaxRune)
+	default:
+		for _, sub := range re.Sub {
+			canMatch(sub, can)
+		}
+	}
+}
 
 // matchSpan returns the most bytes a match of the regex can span, or -1
 // when that is unbounded (a star, a plus, an open repeat) or above
@@ -118,8 +193,9 @@ func (l *Line) near(id int, re *regexp.Regexp) int8 {
 	if l == nil || len(l.Text) < windowLine || id >= len(l.pre.span) {
 		return nearUnknown
 	}
-	span := int(l.pre.span[id])
-	if span < 0 || l.pre.always[id/64]&(1<<(id%64)) != 0 {
+	span, stops := int(l.pre.span[id]), &l.pre.stops[id]
+	confined := *stops != byteSet{}
+	if span < 0 && !confined || l.pre.always[id/64]&(1<<(id%64)) != 0 {
 		return nearUnknown // unbounded, or needs no literal
 	}
 	text := l.Text
@@ -151,24 +227,57 @@ func (l *Line) near(id int, re *regexp.Regexp) int8 {
 		if h.Start < l.off || !l.pre.uses(h.Lit, id) {
 			continue
 		}
-		s, e := max(h.Start-l.off-span-1, 0), min(h.End-l.off+span+1, len(text))
+		s, e := 0, len(text)
+		if span >= 0 {
+			s, e = max(h.Start-l.off-span-1, 0), min(h.End-l.off+span+1, len(text))
+		}
+		if confined {
+			// The run of bytes a match can hold, with the stop byte on each
+			// side. Without a span, every window is such a run, so a scan
+			// stops where the window being grown ends (a run reaching it
+			// merges with it): each byte is scanned about once however many
+			// literals a run holds. With one, the span bounds the scans.
+			grown := span < 0 && from >= 0
+			floor := s
+			if grown {
+				floor = max(floor, to)
+			}
+			k := h.Start - l.off
+			for k > floor && !stops.has(text[k-1]) {
+				k--
+			}
+			s = max(s, k-1, 0)
+			if !grown || h.End-l.off > to {
+				k = h.End - l.off
+				for k < e && !stops.has(text[k]) {
+					k++
+				}
+				e = min(e, k+1)
+			} else {
+				e = min(e, to)
+			}
+		}
 		if from >= 0 && s <= to {
 			from, to = min(from, s), max(to, e) // hits come by end: windows overlap or follow
 			continue
 		}
 		if from >= 0 {
+			// Windows that cover most of the line cost what the whole line
+			// does, and the caller would then run it again: run it whole.
+			if run += to - from; run > len(text)/2 {
+				return nearUnknown
+			}
 			if v := look(from, to); v != nearNo {
 				return v
-			}
-			run += to - from
-			if run > len(text)/2 {
-				return nearUnknown // windows cover most of the line: run it whole
 			}
 		}
 		from, to = s, e
 	}
 	if from < 0 {
 		return nearUnknown // no literal seen: the caller's prefilter decides
+	}
+	if run += to - from; run > len(text)/2 {
+		return nearUnknown
 	}
 	return look(from, to)
 }

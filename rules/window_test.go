@@ -167,7 +167,7 @@ func TestNearDecides(t *testing.T) {
 	if span := matchSpan(startup.re); span <= 0 || span > 64 {
 		t.Fatalf("span of %q = %d", startup.re, span)
 	}
-	pad := strings.Repeat("the worker rpc failed; remote traceback follows. ", 40)
+	pad := strings.Repeat("the worker rpc: startup failedover; remote traceback follows. ", 40)
 	l := &Line{}
 	set.Prepare(l, pad)
 	if v := l.near(startup.id, startup.re); v != nearNo {
@@ -202,6 +202,51 @@ func FuzzNear(f *testing.F) {
 		}
 		checkNear(t, set, ms, l, line, min(int(k), len(line)))
 	})
+}
+
+// TestNearConfinedRuns: a pattern with no bound but bytes it cannot hold
+// (a file name: no space, no slash) is looked for in the run around each
+// literal; the verdicts agree with the regex at every alignment, and a
+// long line of such literals is decided.
+func TestNearConfinedRuns(t *testing.T) {
+	re := regexp.MustCompile(`\b\w*(?:nccl|all_reduce)\w*\.(?:cu|cpp):\d+`)
+	p := &prefilter{}
+	id := p.add(requiredLiterals(re.String()), re)
+	p.build()
+	if p.span[id] >= 0 || p.stops[id] == (byteSet{}) {
+		t.Fatalf("span %d, stops %v: want unbounded and confined", p.span[id], p.stops[id])
+	}
+	for _, b := range []byte{' ', '/', '"', '\n'} {
+		if !p.stops[id].has(b) {
+			t.Errorf("%q is not a stop byte", b)
+		}
+	}
+	for _, b := range []byte{'a', '_', '.', ':', '7'} {
+		if p.stops[id].has(b) {
+			t.Errorf("%q is a stop byte", b)
+		}
+	}
+	decided := 0
+	for _, tail := range []string{"csrc/custom_all_reduce.cu:368", "nccl_utils.cpp:12", "nccl.cu:x", "nccl.cu", "all_reduce.cu:", "xnccl.cuda:1", "é_nccl.cu:1"} {
+		for _, pad := range []string{"a", " ", "/", "𝄞", "nccl "} {
+			for _, after := range []string{"", " rest", "9", ":"} {
+				line := strings.Repeat(pad, 100) + strings.Repeat("frame nccl_comm.py line 3 ", 20) + tail + after
+				l := &Line{}
+				p.scan(l, line)
+				v := l.near(id, re)
+				want := re.MatchString(line)
+				if v == nearNo && want || v == nearYes && !want {
+					t.Fatalf("on …%q: verdict %d, regex %v", line[len(line)-60:], v, want)
+				}
+				if v != nearUnknown {
+					decided++
+				}
+			}
+		}
+	}
+	if decided == 0 {
+		t.Error("runs decided nothing")
+	}
 }
 
 // TestNearWindowEdges: patterns whose matches can begin or end at a
