@@ -666,7 +666,7 @@ func compileRule(rs RuleSpec) (*Rule, Errors) {
 		if r.End {
 			env = EndEnv{}
 		}
-		opts := append([]expr.Option{expr.Env(env), expr.AsBool()}, exprFuncs()...)
+		opts := append([]expr.Option{expr.Env(env), expr.AsBool(), expr.Patch(lastLinePatch{})}, exprFuncs()...)
 		prog, err := expr.Compile(rs.When, opts...)
 		if err != nil {
 			bad("when: %v", err)

@@ -63,9 +63,14 @@ type EndEnv struct {
 
 // exprFuncs are helpers available to `when` expressions:
 // bytes("10.70 GiB") → 1.1489e10, num(shape.x) → float (0 when absent),
-// rank("kv_alloc") → the phase's position in boot order.
+// rank("kv_alloc") → the phase's position in boot order, last_line(frames)
+// → the text after the last newline (the innermost frame).
 func exprFuncs() []expr.Option {
 	return []expr.Option{
+		expr.Function("last_line", func(params ...any) (any, error) {
+			s, _ := params[0].(string)
+			return lastLine(s), nil
+		}, new(func(string) string)),
 		expr.Function("bytes", func(params ...any) (any, error) {
 			s, _ := params[0].(string)
 			b, _ := domain.ParseBytes(s)
