@@ -1,5 +1,7 @@
 package rules
 
+import "slices"
+
 // acAutomaton finds every occurrence, overlapping, of a set of literals in
 // a text (Aho-Corasick). It replaces github.com/coregx/ahocorasick for the
 // prefilter because make bench showed two costs of the library there: its
@@ -88,11 +90,9 @@ func newAC(lits []string) *acAutomaton {
 		a.shift++
 	}
 	// Trie, in the premultiplied table (0: no child yet; state 0 is the root).
-	// At most one state per byte of the folded literals, and the root.
-	size := 1
-	for _, f := range folded {
-		size += len(f)
-	}
+	// One state per distinct prefix of the folded literals, and the root:
+	// counted first, so the table (kept for the set's life) is no larger.
+	size := trieStates(folded)
 	a.trans = make([]uint32, stride, size*stride)
 	a.out = make([][]int32, 1, size)
 	for id, f := range folded {
@@ -140,6 +140,23 @@ func newAC(lits []string) *acAutomaton {
 		}
 	}
 	return a
+}
+
+// trieStates returns the states of a trie of words: the root and one per
+// distinct non-empty prefix.
+func trieStates(words []string) int {
+	sorted := slices.Clone(words)
+	slices.Sort(sorted)
+	n, prev := 1, ""
+	for _, w := range sorted {
+		common := 0
+		for common < len(w) && common < len(prev) && w[common] == prev[common] {
+			common++
+		}
+		n += len(w) - common
+		prev = w
+	}
+	return n
 }
 
 // findAll appends to dst every occurrence of every literal in text

@@ -179,3 +179,15 @@ func BenchmarkPrefilterAutomaton(b *testing.B) {
 		}
 	})
 }
+
+// TestTrieStates: the table is sized to the trie exactly (the set keeps it
+// for its life): the root and one state per distinct prefix.
+func TestTrieStates(t *testing.T) {
+	if n := trieStates([]string{"abc", "ab", "b", "abd", "ab"}); n != 6 {
+		t.Fatalf("states = %d, want 6 (root, a, ab, abc, abd, b)", n)
+	}
+	a := newAC([]string{"Error", "error", "err", "OOM", "oom", "killed"})
+	if cap(a.trans) != len(a.trans) {
+		t.Fatalf("table holds %d entries, room for %d", len(a.trans), cap(a.trans))
+	}
+}

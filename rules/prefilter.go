@@ -70,8 +70,8 @@ func (p *prefilter) addStarts(lits []string) int {
 func (p *prefilter) add(lits []string, re *regexp.Regexp) int {
 	id := p.n
 	p.n++
-	p.span = append(p.span, int32(matchSpan(re)))
-	p.stops = append(p.stops, stopBytes(re))
+	span, stops := windowBounds(re)
+	p.span, p.stops = append(p.span, int32(span)), append(p.stops, stops)
 	for len(p.always)*64 < p.n {
 		p.always = append(p.always, 0)
 	}

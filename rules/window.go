@@ -41,18 +41,27 @@ func (b *byteSet) addRange(lo, hi byte) {
 	}
 }
 
-// stopBytes returns the bytes no match of re can hold (empty when every
-// byte can occur in one, or for nil).
-func stopBytes(re *regexp.Regexp) byteSet {
+// windowBounds returns matchSpan and stopBytes of re, parsed once (-1 and
+// no stop bytes for nil).
+func windowBounds(re *regexp.Regexp) (span int, stops byteSet) {
 	if re == nil {
-		return byteSet{}
+		return -1, byteSet{}
 	}
 	tree, err := syntax.Parse(re.String(), syntax.Perl)
 	if err != nil {
-		return byteSet{}
+		return -1, byteSet{}
 	}
+	if span = spanOf(tree); span > maxWindowSpan {
+		span = -1
+	}
+	return span, stopBytes(tree)
+}
+
+// stopBytes returns the bytes no match of re can hold (empty when every
+// byte can occur in one).
+func stopBytes(re *syntax.Regexp) byteSet {
 	var can byteSet
-	canMatch(tree, &can)
+	canMatch(re, &can)
 	var stop byteSet
 	for i := range stop {
 		stop[i] = ^can[i]
@@ -102,17 +111,8 @@ func canMatch(re *syntax.Regexp, can *byteSet) {
 // when that is unbounded (a star, a plus, an open repeat) or above
 // maxWindowSpan.
 func matchSpan(re *regexp.Regexp) int {
-	if re == nil {
-		return -1
-	}
-	tree, err := syntax.Parse(re.String(), syntax.Perl)
-	if err != nil {
-		return -1
-	}
-	if n := spanOf(tree); n <= maxWindowSpan {
-		return n
-	}
-	return -1
+	span, _ := windowBounds(re)
+	return span
 }
 
 // spanOf is matchSpan on a parsed regex, in bytes of UTF-8; -1 unbounded.
