@@ -145,6 +145,9 @@ type Rule struct {
 	// groups; each alternative runs only when its own literal is in the
 	// line, and a small regex is much faster than a large alternation.
 	alts []alt
+	// split: match cut where its optional tail begins (split.go), nil
+	// when it has none.
+	split *splitRE
 	// sets: literalSets of match, checked before its regex.
 	sets                 [][]string
 	afterLits, untilLits []string
@@ -655,6 +658,7 @@ func compileRule(rs RuleSpec) (*Rule, Errors) {
 	}
 	if r.match != nil && r.alts == nil {
 		r.sets = literalSets(rs.Match)
+		r.split = splitOptionalTail(rs.Match)
 	}
 	r.literals = rs.Literals
 	if len(r.literals) == 0 && rs.Match != "" {
@@ -872,6 +876,27 @@ func exactRuns(re *syntax.Regexp) [][]string {
 	return out
 }
 
+// leadingSpellings returns the spellings of the run of exact parts subs
+// begins with (nil when the first part is not exact): every match of the
+// concatenation begins with one of them.
+func leadingSpellings(subs []*syntax.Regexp) []string {
+	var lead []string
+	for _, sub := range subs {
+		set, ok := exactStrings(sub)
+		if !ok {
+			break
+		}
+		if lead == nil {
+			lead = set
+		} else if longer := crossStrings(lead, set); longer != nil {
+			lead = longer
+		} else {
+			break
+		}
+	}
+	return lead
+}
+
 // mostSpellings bounds the strings exactStrings and a run of them spell.
 const mostSpellings = 32
 
@@ -883,10 +908,23 @@ func exactStrings(re *syntax.Regexp) (set []string, ok bool) {
 	case syntax.OpEmptyMatch:
 		return []string{""}, true
 	case syntax.OpLiteral:
-		if re.Flags&syntax.FoldCase != 0 || slices.Contains(re.Rune, utf8.RuneError) {
+		if slices.Contains(re.Rune, utf8.RuneError) {
 			return nil, false // U+FFFD also matches each invalid byte
 		}
-		return []string{string(re.Rune)}, true
+		if re.Flags&syntax.FoldCase == 0 {
+			return []string{string(re.Rune)}, true
+		}
+		set = []string{""}
+		for _, r := range re.Rune { // every spelling: each rune's fold orbit
+			orbit := []string{string(r)}
+			for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+				orbit = append(orbit, string(f))
+			}
+			if set = crossStrings(set, orbit); set == nil {
+				return nil, false
+			}
+		}
+		return set, true
 	case syntax.OpCharClass:
 		for i := 0; i+1 < len(re.Rune); i += 2 {
 			for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
@@ -1080,6 +1118,12 @@ func startsOf(re *syntax.Regexp) []string {
 			return startsOf(re.Sub[0])
 		}
 	case syntax.OpConcat:
+		// The spellings of the leading parts that spell few strings
+		// ("[Ii]nsufficient", "(?:CUDA|HIP) out of memory"), as far as
+		// they stay few; else the first part's own.
+		if lead := leadingSpellings(re.Sub); shortest(lead) >= 3 {
+			return lead
+		}
 		if len(re.Sub) > 0 {
 			return startsOf(re.Sub[0])
 		}

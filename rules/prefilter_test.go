@@ -238,13 +238,15 @@ func TestStartLiteralsKeepMatches(t *testing.T) {
 	}
 	for src, want := range map[string][]string{
 		`abc|(?P<x>def)+g`:   {"abc", "def"},
-		`(?:abc|de)x`:        nil,
+		`(?:abc|de)x`:        {"abcx", "dex"},
+		`(?:ab|d)x`:          nil, // "dx" is too short
 		`^abc`:               nil,
 		`\babc`:              nil,
 		`(?i)abc`:            nil,
-		`(?:abc)?def`:        nil,
+		`(?:abc)?def`:        {"abcdef", "def"},
 		`abc.*?(?P<n>\d+)`:   {"abc"},
-		`(?:CUDA|HIP) error`: {"CUDA", "HIP"},
+		`(?:CUDA|HIP) error`: {"CUDA error", "HIP error"},
+		`[Ii]nsufficient`:    {"Insufficient", "insufficient"},
 	} {
 		t.Run(src, func(t *testing.T) {
 			if got := startLiterals(src); !reflect.DeepEqual(got, want) {
