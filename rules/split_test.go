@@ -1,0 +1,73 @@
+package rules
+
+import (
+	"reflect"
+	"regexp"
+	"testing"
+)
+
+// TestSplitOptionalTail: a head with no capture and an optional tail match
+// as the whole pattern does, captures included; a tail whose assertions
+// would see the cut, or a head that captures, is not split.
+func TestSplitOptionalTail(t *testing.T) {
+	for src, split := range map[string]bool{
+		`(?:OOM|out of memory)(?:.*?Tried (?P<n>\d+))?(?:.*?free (?P<f>\d+))?`: true,
+		`a|ab(?:x)?`:                 false, // the alternation is the top
+		`(?:a|ab)(?:b(?P<x>c))?`:     true,
+		`(?:OOM)(?:\bTried)?`:        false, // \b sees the byte before the cut
+		`(?P<h>OOM)(?:.*?Tried)?`:    false, // the head captures
+		`OOM(?:.*?x)??`:              false, // a lazy option may prefer to skip
+		`(?:OOM|oom) (?:.*?(?m)^x)?`: false,
+	} {
+		s := splitOptionalTail(src)
+		if (s != nil) != split {
+			t.Fatalf("%s: split %v, want %v", src, s != nil, split)
+		}
+		if s == nil {
+			continue
+		}
+		re := regexp.MustCompile(src)
+		for _, line := range []string{"", "OOM", "x out of memory. Tried 12 MiB, free 3", "OOM free 4 Tried 5", "abc", "ab", "abbc", "aOOMTried 1"} {
+			if got, want := s.find(nil, -1, line), re.FindStringSubmatchIndex(line); !reflect.DeepEqual(got, want) {
+				t.Errorf("%s on %q: split %v, whole %v", src, line, got, want)
+			}
+		}
+	}
+}
+
+// FuzzFind is differential: on any line, from any cut, every built-in
+// rule's find (start literals, split tails, windows, literal sets) answers
+// as its whole regex does.
+func FuzzFind(f *testing.F) {
+	set, err := LoadBuiltin()
+	if err != nil {
+		f.Fatal(err)
+	}
+	var rs []*Rule
+	for _, r := range set.all {
+		if !r.End && r.match != nil {
+			rs = append(rs, r)
+		}
+	}
+	f.Add("x CUDA out of memory. Tried to allocate 2.00 GiB of which 1 GiB is free", 0)
+	f.Add("torch.OutOfMemoryError: HIP out of memory. Tried to allocate 76.00 MiB. GPU 1 has a total capacity of 31.86 GiB of which 0 bytes free.", -1)
+	f.Add("  File \"/x/csrc/custom_all_reduce.cu:368\", Insufficient memory", 3)
+	vllm := set.Engine("vllm")
+	l := &Line{}
+	f.Fuzz(func(t *testing.T, line string, cut int) {
+		prepareCut(set, vllm, l, line, min(cut, len(line)))
+		for _, r := range rs {
+			got := r.find(l, l.Text)
+			if r.alts != nil {
+				want := r.match.FindStringIndex(l.Text)
+				if (got == nil) != (want == nil) || got != nil && got[0] != want[0] {
+					t.Fatalf("%s on %q: %v, whole regex %v", r.ID, l.Text, got, want)
+				}
+				continue
+			}
+			if want := r.match.FindStringSubmatchIndex(l.Text); !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s on %q: %v, whole regex %v", r.ID, l.Text, got, want)
+			}
+		}
+	})
+}
