@@ -29,12 +29,12 @@ func compileAlts(src string) []alt {
 	}
 	out := make([]alt, 0, len(parts))
 	for _, p := range parts {
-		re, err := regexp.Compile(p)
+		re, err := compilePattern(p)
 		if err != nil {
 			return nil
 		}
 		a := alt{re: re, lits: requiredLiterals(p), sets: literalSets(p)}
-		if sre, err := syntax.Parse(p, syntax.Perl); err == nil {
+		if sre, err := parsePattern(p); err == nil {
 			sre = sre.Simplify()
 			if sre.Op == syntax.OpLiteral && sre.Flags&syntax.FoldCase == 0 &&
 				len(a.lits) == 1 && a.lits[0] == string(sre.Rune) {

@@ -199,6 +199,8 @@ func LoadDir(dir string) (*Set, error) {
 // Load compiles every *.yaml file of fsys. It returns Errors listing every
 // problem (file:line) when any file is invalid; nothing is half-loaded.
 func Load(fsys fs.FS) (*Set, error) {
+	memo.begin()
+	defer memo.end()
 	files, names, errs := readDir(fsys)
 	s := &Set{Files: names, byName: map[string]*Engine{}, lineRules: map[string][]*Rule{}, ruleVisits: map[string]*ruleVisit{}, pre: &prefilter{}}
 	ids := map[string]string{}
@@ -447,16 +449,48 @@ func compileRE(file string, line int, what, src string) (*regexp.Regexp, *LoadEr
 	if len(src) > maxPatternBytes {
 		return nil, &LoadError{file, line, fmt.Sprintf("%s: pattern of %d bytes, more than %d", what, len(src), maxPatternBytes)}
 	}
-	re, err := regexp.Compile(src)
+	if syn, err := parsePattern(src); err == nil {
+		if n := progSize(syn.Simplify()); n > maxPatternInsts {
+			return nil, &LoadError{file, line, fmt.Sprintf("%s: pattern compiles to %d instructions, more than %d: split the rule or use literals", what, n, maxPatternInsts)}
+		}
+	}
+	re, err := compilePattern(src)
 	if err != nil {
 		return nil, &LoadError{file, line, fmt.Sprintf("%s: %v", what, err)}
 	}
-	if syn, err := syntax.Parse(src, syntax.Perl); err == nil {
-		if prog, err := syntax.Compile(syn.Simplify()); err == nil && len(prog.Inst) > maxPatternInsts {
-			return nil, &LoadError{file, line, fmt.Sprintf("%s: pattern compiles to %d instructions, more than %d: split the rule or use literals", what, len(prog.Inst), maxPatternInsts)}
-		}
-	}
 	return re, nil
+}
+
+// progSize returns the instructions regexp/syntax compiles a simplified
+// regex into, without compiling it a second time (regexp.Compile does,
+// and keeps no count): the compiler's own arithmetic, per operator.
+func progSize(re *syntax.Regexp) int {
+	return 2 + treeSize(re) // and the fail and match instructions
+}
+
+func treeSize(re *syntax.Regexp) int {
+	sum := func() int {
+		n := 0
+		for _, sub := range re.Sub {
+			n += treeSize(sub)
+		}
+		return n
+	}
+	switch re.Op {
+	case syntax.OpLiteral:
+		return max(len(re.Rune), 1)
+	case syntax.OpCapture:
+		return 2 + sum()
+	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest:
+		return 1 + sum()
+	case syntax.OpConcat:
+		return max(sum(), 1)
+	case syntax.OpAlternate:
+		return sum() + len(re.Sub) - 1
+	case syntax.OpRepeat: // Simplify leaves none but x{0}, which matches empty
+		return (re.Max + 1) * sum()
+	}
+	return 1
 }
 
 func compileEngine(es EngineSpec) (*Engine, Errors) {
@@ -561,6 +595,10 @@ func compilePhase(f *File, p PhaseSpec) (phaseMarker, *LoadError) {
 // fileOf is the name of the file f was read from.
 func fileOf(f *File) string { return f.name }
 
+// messageID is the form of a rule's message_id: 128 bits in hex, as
+// journald's MESSAGE_ID.
+var messageID = regexp.MustCompile(`^[0-9a-f]{32}$`)
+
 var knownFindings = map[string]bool{}
 
 func init() {
@@ -621,7 +659,7 @@ func compileRule(rs RuleSpec) (*Rule, Errors) {
 	default:
 		bad("unknown severity %q", rs.Severity)
 	}
-	if rs.MessageID != "" && !regexp.MustCompile(`^[0-9a-f]{32}$`).MatchString(rs.MessageID) {
+	if rs.MessageID != "" && !messageID.MatchString(rs.MessageID) {
 		bad("message_id must be 32 lowercase hex digits")
 	}
 	if r.End {
@@ -765,7 +803,7 @@ func compileCount(rs RuleSpec, match *regexp.Regexp, end bool, errs *Errors) *co
 // in any line the regex matches (case-sensitive), or nil when none can be
 // derived (the rule then runs on every line).
 func requiredLiterals(src string) []string {
-	re, err := syntax.Parse(src, syntax.Perl)
+	re, err := parsePattern(src)
 	if err != nil {
 		return nil
 	}
@@ -1026,7 +1064,7 @@ func foldVariants(rs []rune) []string {
 // before the regex spares it on lines that hold a common word ("engine")
 // but not the rest ("died").
 func literalSets(src string) [][]string {
-	re, err := syntax.Parse(src, syntax.Perl)
+	re, err := parsePattern(src)
 	if err != nil {
 		return nil
 	}
@@ -1069,7 +1107,7 @@ func holdsAll(line string, sets [][]string) bool {
 // A strip regex runs on every line; a prefix check first spares the regex
 // call on lines without the prefix, most of them.
 func anchoredPrefix(src string) string {
-	re, err := syntax.Parse(src, syntax.Perl)
+	re, err := parsePattern(src)
 	if err != nil {
 		return ""
 	}
@@ -1095,7 +1133,7 @@ func anchoredPrefix(src string) string {
 // startLiterals returns literals of at least 3 bytes one of which every
 // match of src starts with (case-sensitive), or nil when there are none.
 func startLiterals(src string) []string {
-	re, err := syntax.Parse(src, syntax.Perl)
+	re, err := parsePattern(src)
 	if err != nil {
 		return nil
 	}

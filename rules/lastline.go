@@ -41,7 +41,7 @@ func (lastLinePatch) Visit(node *ast.Node) {
 // endsOnLastLine reports whether every match of the regex src lies on the
 // last line of the text it runs on (see lastLinePatch).
 func endsOnLastLine(src string) bool {
-	re, err := syntax.Parse(src, syntax.Perl)
+	re, err := parsePattern(src)
 	if err != nil {
 		return false
 	}

@@ -26,7 +26,7 @@ type splitRE struct {
 // head with no capture followed by one or more optional parts whose
 // assertions cannot see the cut (no \b, \B, ^ or \A in the tail).
 func splitOptionalTail(src string) *splitRE {
-	re, err := syntax.Parse(src, syntax.Perl)
+	re, err := parsePattern(src)
 	if err != nil || re.Op != syntax.OpConcat {
 		return nil
 	}
@@ -42,11 +42,11 @@ func splitOptionalTail(src string) *splitRE {
 	if head.MaxCap() > 0 || seesBefore(tail) {
 		return nil
 	}
-	h, err := regexp.Compile(head.String())
+	h, err := compilePattern(head.String())
 	if err != nil {
 		return nil
 	}
-	t, err := regexp.Compile(`^(?:` + tail.String() + `)`)
+	t, err := compilePattern(`^(?:` + tail.String() + `)`)
 	if err != nil {
 		return nil
 	}

@@ -47,7 +47,7 @@ func windowBounds(re *regexp.Regexp) (span int, stops byteSet) {
 	if re == nil {
 		return -1, byteSet{}
 	}
-	tree, err := syntax.Parse(re.String(), syntax.Perl)
+	tree, err := parsePattern(re.String())
 	if err != nil {
 		return -1, byteSet{}
 	}
