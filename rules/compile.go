@@ -145,9 +145,6 @@ type Rule struct {
 	// groups; each alternative runs only when its own literal is in the
 	// line, and a small regex is much faster than a large alternation.
 	alts []alt
-	// split: match cut where its optional tail begins (split.go), nil
-	// when it has none.
-	split *splitRE
 	// sets: literalSets of match, checked before its regex.
 	sets                 [][]string
 	afterLits, untilLits []string
@@ -696,7 +693,6 @@ func compileRule(rs RuleSpec) (*Rule, Errors) {
 	}
 	if r.match != nil && r.alts == nil {
 		r.sets = literalSets(rs.Match)
-		r.split = splitOptionalTail(rs.Match)
 	}
 	r.literals = rs.Literals
 	if len(r.literals) == 0 && rs.Match != "" {

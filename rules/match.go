@@ -628,9 +628,6 @@ func (r *Rule) find(l *Line, line string) []int {
 	if !holdsAll(line, r.sets) || !l.mayMatchText(r.matchID, r.match, line) {
 		return nil
 	}
-	if r.split != nil {
-		return r.split.find(l, r.startID, line)
-	}
 	return search(l, r.match, r.startID, line)
 }
 
