@@ -68,9 +68,11 @@ type EndEnv struct {
 func exprFuncs() []expr.Option {
 	return []expr.Option{
 		expr.Function("last_line", func(params ...any) (any, error) {
-			s, _ := params[0].(string)
-			return lastLine(s), nil
-		}, new(func(string) string)),
+			if s, ok := params[0].(string); ok {
+				return lastLine(s), nil
+			}
+			return params[0], nil // matches answers for it as before
+		}, new(func(any) any)),
 		expr.Function("bytes", func(params ...any) (any, error) {
 			s, _ := params[0].(string)
 			b, _ := domain.ParseBytes(s)

@@ -49,3 +49,23 @@ func TestLastLinePatch(t *testing.T) {
 		}
 	}
 }
+
+// TestLastLineKeepsOtherTypes: a value that is no text reaches matches as
+// it was (expr's answer for it does not change).
+func TestLastLineKeepsOtherTypes(t *testing.T) {
+	opts := append([]expr.Option{expr.Env(LineEnv{}), expr.AsBool(), expr.Patch(lastLinePatch{})}, exprFuncs()...)
+	prog, err := expr.Compile(`shape.n matches "x*$"`, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := expr.Compile(`shape.n matches "x*$"`, append([]expr.Option{expr.Env(LineEnv{}), expr.AsBool()}, exprFuncs()...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := LineEnv{Shape: map[string]any{"n": 4096}}
+	a, errA := expr.Run(prog, &env)
+	b, errB := expr.Run(plain, &env)
+	if a != b || (errA == nil) != (errB == nil) {
+		t.Fatalf("patched %v (%v), whole %v (%v)", a, errA, b, errB)
+	}
+}
