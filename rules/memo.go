@@ -43,41 +43,32 @@ func (m *patternMemo) end() {
 // parsePattern is syntax.Parse(src, syntax.Perl), memoized during a Load.
 // The tree is shared: callers must not modify it (Simplify does not).
 func parsePattern(src string) (*syntax.Regexp, error) {
-	memo.mu.Lock()
-	re, ok := memo.trees[src]
-	memo.mu.Unlock()
-	if ok {
-		return re, nil
-	}
-	re, err := syntax.Parse(src, syntax.Perl)
-	if err != nil {
-		return nil, err
-	}
-	memo.mu.Lock()
-	if memo.trees != nil {
-		memo.trees[src] = re
-	}
-	memo.mu.Unlock()
-	return re, nil
+	return memoized(&memo.trees, src, func(s string) (*syntax.Regexp, error) { return syntax.Parse(s, syntax.Perl) })
 }
 
 // compilePattern is regexp.Compile(src), memoized during a Load (a
 // Regexp is safe to share).
 func compilePattern(src string) (*regexp.Regexp, error) {
+	return memoized(&memo.res, src, regexp.Compile)
+}
+
+// memoized returns table's value for src, made with build and kept in
+// table (one of memo's maps) while a Load runs.
+func memoized[T any](table *map[string]T, src string, build func(string) (T, error)) (T, error) {
 	memo.mu.Lock()
-	re, ok := memo.res[src]
+	v, ok := (*table)[src]
 	memo.mu.Unlock()
 	if ok {
-		return re, nil
+		return v, nil
 	}
-	re, err := regexp.Compile(src)
+	v, err := build(src)
 	if err != nil {
-		return nil, err
+		return v, err
 	}
 	memo.mu.Lock()
-	if memo.res != nil {
-		memo.res[src] = re
+	if *table != nil {
+		(*table)[src] = v
 	}
 	memo.mu.Unlock()
-	return re, nil
+	return v, nil
 }
