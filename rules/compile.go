@@ -484,7 +484,7 @@ func treeSize(re *syntax.Regexp) int {
 		return max(sum(), 1)
 	case syntax.OpAlternate:
 		return sum() + len(re.Sub) - 1
-	case syntax.OpRepeat: // Simplify leaves none but x{0}, which matches empty
+	case syntax.OpRepeat: // none after Simplify, which writes x{n,m} out as copies of x
 		return (re.Max + 1) * sum()
 	}
 	return 1
