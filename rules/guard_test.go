@@ -20,10 +20,7 @@ func TestGuards(t *testing.T) {
 		{`error_line || phase == "weights"`, 0},
 		{`len(line) > 3`, 0},
 	} {
-		prog, err := expr.Compile(tc.when, append([]expr.Option{expr.Env(LineEnv{}), expr.AsBool()}, exprFuncs()...)...)
-		if err != nil {
-			t.Fatal(err)
-		}
+		prog := compileWhen(t, tc.when, false)
 		gs := guards(prog.Node())
 		if len(gs) != tc.n {
 			t.Fatalf("%s: %d guards, want %d", tc.when, len(gs), tc.n)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/vm"
 )
 
 // TestLastLinePatch: a `matches` whose pattern can only match the last line
@@ -26,18 +27,10 @@ func TestLastLinePatch(t *testing.T) {
 		{`(?m)arg_utils\S*$`, false}, // ends at any line's end
 		{`^vllm/distributed\S*$`, false},
 	} {
-		prog, err := expr.Compile(`frames matches "`+strings.ReplaceAll(strings.ReplaceAll(tc.pat, `\`, `\\`), "\n", `\n`)+`"`,
-			append([]expr.Option{expr.Env(LineEnv{}), expr.AsBool(), expr.Patch(lastLinePatch{})}, exprFuncs()...)...)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.pat, err)
-		}
+		when := `frames matches "` + strings.ReplaceAll(strings.ReplaceAll(tc.pat, `\`, `\\`), "\n", `\n`) + `"`
+		prog, plain := compileWhen(t, when, true), compileWhen(t, when, false)
 		if got := strings.Contains(prog.Node().String(), "last_line("); got != tc.patched {
 			t.Errorf("%s: patched %v, want %v (%s)", tc.pat, got, tc.patched, prog.Node())
-		}
-		plain, err := expr.Compile(`frames matches "`+strings.ReplaceAll(strings.ReplaceAll(tc.pat, `\`, `\\`), "\n", `\n`)+`"`,
-			append([]expr.Option{expr.Env(LineEnv{}), expr.AsBool()}, exprFuncs()...)...)
-		if err != nil {
-			t.Fatal(err)
 		}
 		for _, f := range []string{frames, frames + "\n", "", "x:y", strings.ReplaceAll(frames, "distributed", "dist")} {
 			env := LineEnv{Frames: f}
@@ -53,19 +46,26 @@ func TestLastLinePatch(t *testing.T) {
 // TestLastLineKeepsOtherTypes: a value that is no text reaches matches as
 // it was (expr's answer for it does not change).
 func TestLastLineKeepsOtherTypes(t *testing.T) {
-	opts := append([]expr.Option{expr.Env(LineEnv{}), expr.AsBool(), expr.Patch(lastLinePatch{})}, exprFuncs()...)
-	prog, err := expr.Compile(`shape.n matches "x*$"`, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plain, err := expr.Compile(`shape.n matches "x*$"`, append([]expr.Option{expr.Env(LineEnv{}), expr.AsBool()}, exprFuncs()...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	prog, plain := compileWhen(t, `shape.n matches "x*$"`, true), compileWhen(t, `shape.n matches "x*$"`, false)
 	env := LineEnv{Shape: map[string]any{"n": 4096}}
 	a, errA := expr.Run(prog, &env)
 	b, errB := expr.Run(plain, &env)
 	if a != b || (errA == nil) != (errB == nil) {
 		t.Fatalf("patched %v (%v), whole %v (%v)", a, errA, b, errB)
 	}
+}
+
+// compileWhen compiles a line rule's when as the rules do, with the
+// last-line patch or without it.
+func compileWhen(t *testing.T, when string, patched bool) *vm.Program {
+	t.Helper()
+	opts := append([]expr.Option{expr.Env(LineEnv{}), expr.AsBool()}, exprFuncs()...)
+	if patched {
+		opts = append(opts, expr.Patch(lastLinePatch{}))
+	}
+	prog, err := expr.Compile(when, opts...)
+	if err != nil {
+		t.Fatalf("%s: %v", when, err)
+	}
+	return prog
 }
