@@ -12,9 +12,10 @@ import "slices"
 //
 // The DFA here reads the text with ASCII letters folded to lower case, so
 // the literals' case spellings ("Error", "error", "ERROR") share states and
-// the alphabet fits a stride of 64 (3 MB); each candidate it finds is then
-// compared with the literal's exact bytes, so the matches are exactly the
-// case-sensitive ones.
+// the alphabet fits a stride of 64, and it holds only the first acDepth
+// bytes of each literal; each candidate it finds is then compared with the
+// literal's exact bytes, so the matches are exactly the case-sensitive
+// ones.
 type acAutomaton struct {
 	trans  []uint32 // state*stride + class → next state (premultiplied), acOut set when it has output
 	class  [256]byte
@@ -22,6 +23,7 @@ type acAutomaton struct {
 	out    [][]int32  // state → folded patterns ending there, its own and those of its suffix states
 	folded []acFolded // folded pattern id → the literals it stands for
 	lits   []string   // literal id → its exact bytes
+	long   bool       // some literal is longer than the DFA's depth
 }
 
 // acFolded is one lower-cased literal: its length and the literals
@@ -38,6 +40,14 @@ type acMatch struct {
 
 const acOut = 1 << 31
 
+// acDepth is the most bytes of a literal the built-in automaton's DFA
+// holds. The table's size follows its states, and past the first bytes a
+// literal's states are mostly its own: at 8 bytes the built-in rules need
+// 3,433 states (858 KB, within a core's 1 MB L2 cache) against 17,315 for
+// whole literals (4.3 MB), and make bench's night journal, whose lines
+// reach many states, ran ~5 % faster (the scan waits on the table's loads).
+const acDepth = 8
+
 func foldByte(c byte) byte {
 	if 'A' <= c && c <= 'Z' {
 		return c + 'a' - 'A'
@@ -45,9 +55,9 @@ func foldByte(c byte) byte {
 	return c
 }
 
-// newAC builds the automaton of lits (literal id = index). Empty literals
-// are never found.
-func newAC(lits []string) *acAutomaton {
+// newAC builds the automaton of lits (literal id = index) whose DFA holds
+// the first depth bytes of each. Empty literals are never found.
+func newAC(lits []string, depth int) *acAutomaton {
 	a := &acAutomaton{lits: lits}
 	// Fold and deduplicate.
 	foldedID := map[string]int32{}
@@ -57,6 +67,9 @@ func newAC(lits []string) *acAutomaton {
 			continue
 		}
 		b := []byte(l)
+		if len(b) > depth {
+			b, a.long = b[:depth], true
+		}
 		for j := range b {
 			b[j] = foldByte(b[j])
 		}
@@ -160,9 +173,10 @@ func trieStates(words []string) int {
 }
 
 // findAll appends to dst every occurrence of every literal in text
-// (overlapping, by end then by literal) and returns it.
+// (overlapping, by end then by start) and returns it.
 func (a *acAutomaton) findAll(dst []acMatch, text string) []acMatch {
 	trans, class, shift := a.trans, &a.class, a.shift
+	n0 := len(dst)
 	s := uint32(0)
 	for i := 0; i < len(text); i++ {
 		s = trans[s+uint32(class[text[i]])]
@@ -175,11 +189,27 @@ func (a *acAutomaton) findAll(dst []acMatch, text string) []acMatch {
 			fp := &a.folded[f]
 			start := end - fp.n
 			for _, li := range fp.lits {
-				if text[start:end] == a.lits[li] {
-					dst = append(dst, acMatch{Lit: int(li), Start: start, End: end})
+				if l := a.lits[li]; len(l) <= len(text)-start && text[start:start+len(l)] == l {
+					dst = append(dst, acMatch{Lit: int(li), Start: start, End: start + len(l)})
 				}
 			}
 		}
 	}
+	if a.long {
+		orderMatches(dst[n0:])
+	}
 	return dst
+}
+
+// orderMatches sorts ms by end, then by start: a literal longer than the
+// DFA is found where its first bytes end. A line has few matches, nearly
+// in order: insertion sort.
+func orderMatches(ms []acMatch) {
+	for i := 1; i < len(ms); i++ {
+		m, j := ms[i], i
+		for ; j > 0 && (ms[j-1].End > m.End || ms[j-1].End == m.End && ms[j-1].Start > m.Start); j-- {
+			ms[j] = ms[j-1]
+		}
+		ms[j] = m
+	}
 }

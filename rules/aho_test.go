@@ -42,12 +42,26 @@ func sortMatches(ms []acMatch) []acMatch {
 	return ms
 }
 
+// checkAC compares the automaton with brute force at DFA depths that cut
+// the literals and at one that holds them whole, and checks the order the
+// matchers rely on (by end, then by start).
 func checkAC(t *testing.T, lits []string, text string) {
 	t.Helper()
-	got := sortMatches(newAC(lits).findAll(nil, text))
 	want := sortMatches(naiveFind(lits, text))
-	if !slices.Equal(got, want) {
-		t.Fatalf("lits %q text %q:\n got  %v\n want %v", lits, text, got, want)
+	for _, depth := range []int{1, 2, 3, acDepth, 1 << 30} {
+		found := newAC(lits, depth).findAll([]acMatch{{Lit: -1, Start: 99, End: 99}}, text)
+		if found[0].Lit != -1 {
+			t.Fatalf("depth %d: the matches already in dst were moved", depth)
+		}
+		found = found[1:]
+		for i := 1; i < len(found); i++ {
+			if p, m := found[i-1], found[i]; p.End > m.End || p.End == m.End && p.Start > m.Start {
+				t.Fatalf("depth %d, lits %q text %q: %v comes before %v", depth, lits, text, p, m)
+			}
+		}
+		if got := sortMatches(found); !slices.Equal(got, want) {
+			t.Fatalf("depth %d, lits %q text %q:\n got  %v\n want %v", depth, lits, text, got, want)
+		}
 	}
 }
 
@@ -186,7 +200,7 @@ func TestTrieStates(t *testing.T) {
 	if n := trieStates([]string{"abc", "ab", "b", "abd", "ab"}); n != 6 {
 		t.Fatalf("states = %d, want 6 (root, a, ab, abc, abd, b)", n)
 	}
-	a := newAC([]string{"Error", "error", "err", "OOM", "oom", "killed"})
+	a := newAC([]string{"Error", "error", "err", "OOM", "oom", "killed"}, 1<<30)
 	if cap(a.trans) != len(a.trans) {
 		t.Fatalf("table holds %d entries, room for %d", len(a.trans), cap(a.trans))
 	}

@@ -1,9 +1,6 @@
 package rules
 
-import (
-	"regexp"
-	"unicode/utf8"
-)
+import "regexp"
 
 // prefilter finds in one Aho-Corasick pass which of the set's literals
 // occur in a line, hence which matchers (detect, banner, phase, shape and
@@ -29,26 +26,6 @@ const (
 	wordError uint8 = 1 << iota
 	wordMatters
 )
-
-// maxLiteral is the most bytes of a matcher's literal the automaton looks
-// for. A match holding a literal holds its first bytes too, and those
-// windows and start positions stay right; past 16 bytes a literal seldom
-// narrows the lines further, while its bytes grew the automaton's table
-// by half (17,339 states for the built-in rules against 9,387).
-const maxLiteral = 16
-
-// matcherLiteral returns the id of literal l of a matcher with a regex or
-// of a start set: its first maxLiteral bytes, cut where a rune starts.
-func (p *prefilter) matcherLiteral(l string) int32 {
-	if len(l) > maxLiteral {
-		n := maxLiteral
-		for n > 0 && !utf8.RuneStart(l[n]) {
-			n--
-		}
-		l = l[:n]
-	}
-	return p.literal(l)
-}
 
 // literal returns the id of literal l, registering it when new.
 func (p *prefilter) literal(l string) int32 {
@@ -80,7 +57,7 @@ func (p *prefilter) addStarts(lits []string) int {
 	id := p.nstart
 	p.nstart++
 	for _, l := range lits {
-		li := p.matcherLiteral(l)
+		li := p.literal(l)
 		p.starts[li] = append(p.starts[li], int32(id))
 	}
 	return id
@@ -105,10 +82,7 @@ func (p *prefilter) add(lits []string, re *regexp.Regexp) int {
 			p.always[id/64] |= 1 << (id % 64)
 			continue
 		}
-		li := p.literal(l) // a matcher without a regex is its literal, whole
-		if re != nil {
-			li = p.matcherLiteral(l)
-		}
+		li := p.literal(l)
 		p.users[li] = append(p.users[li], int32(id))
 	}
 	return id
@@ -147,7 +121,7 @@ func (p *prefilter) build() {
 	}
 	p.litID = nil
 	if len(pats) > 0 {
-		p.ac = newAC(pats)
+		p.ac = newAC(pats, acDepth)
 	}
 }
 
