@@ -60,16 +60,24 @@ var (
 	// excSuffix: the last part of a name that is an exception without a
 	// module path.
 	excSuffix = regexp.MustCompile(`(?:Error|Exception|Exit|Interrupt|Failure|Fault|Unsupported|Timeout|Violation)$`)
-	cppThrow  = regexp.MustCompile(`terminate called after throwing an instance of '([^']+)'`)
+	cppThrow  = regexp.MustCompile(cppThrown + `'([^']+)'`)
 	cppWhat   = regexp.MustCompile(`^\s*what\(\):\s*(.*)$`)
 	ggmlAbort = regexp.MustCompile(`GGML_ASSERT(?:\((.*)\) failed|: )|GGML_ABORT|ggml_abort`)
-	goPanic   = regexp.MustCompile(`^panic: (.*)$`)
-	rustPanic = regexp.MustCompile(`^thread '[^']*' panicked at (.*)$`)
+	goPanic   = regexp.MustCompile(`^` + goPanicked + `(.*)$`)
+	rustPanic = regexp.MustCompile(`^` + rustPanicked + `[^']*' panicked at (.*)$`)
 	// raiseSource is a frame's source line that raises: when the paste is
 	// cut before the exception line, it names the exception.
 	raiseSource = rules.MustPrefixRegexp(`^\s*raise ((?:[A-Za-z_]\w*\.)*[A-Z]\w*)\(`)
-	// excHeader: Jupyter's "RuntimeError     Traceback (most recent call last)".
-	excHeader = regexp.MustCompile(`Traceback \(most recent call last\)`)
+)
+
+// Literals looked for before a regexp runs (most lines hold neither, and
+// a regexp's call costs ten times a search for its literal). excHeader
+// also opens Jupyter's "RuntimeError     Traceback (most recent call last)".
+const (
+	cppThrown    = "terminate called after throwing an instance of "
+	excHeader    = "Traceback (most recent call last)"
+	goPanicked   = "panic: "
+	rustPanicked = "thread '"
 )
 
 // excState is one process's traceback in progress.
@@ -172,7 +180,7 @@ func (x *excReader) line(text string, matters bool, n int, ev domain.Evidence, p
 	if st.cpp != nil && x.cppEnd(st, in, &info) {
 		return info
 	}
-	if m := cppThrow.FindStringSubmatch(in.trimmed); m != nil {
+	if m := submatchIf(cppThrown, cppThrow, in.trimmed); m != nil {
 		st.cpp = &Fatal{Kind: FatalException, Type: m[1], Start: n}
 		return info
 	}
@@ -282,7 +290,7 @@ func (st *excState) eventStart(n int) int {
 // chain sentence; it reports whether line in was one.
 func (x *excReader) chain(st *excState, in *excInput, info *lineInfo) bool {
 	switch {
-	case excHeader.MatchString(in.trimmed):
+	case strings.Contains(in.trimmed, excHeader):
 		n := in.n
 		start := st.eventStart(n)
 		intro := st.intro
@@ -363,11 +371,11 @@ func (x *excReader) bare(st *excState, in *excInput, level string, info *lineInf
 		info.fatal = x.newFatal(in, Fatal{Kind: FatalException, Type: t, Message: m, Start: start})
 		return
 	}
-	if m := goPanic.FindStringSubmatch(trimmed); m != nil {
+	if m := submatchIf(goPanicked, goPanic, trimmed); m != nil {
 		info.fatal = x.newFatal(in, Fatal{Kind: FatalException, Type: "panic", Message: m[1], Start: n})
 		return
 	}
-	if m := rustPanic.FindStringSubmatch(trimmed); m != nil {
+	if m := submatchIf(rustPanicked, rustPanic, trimmed); m != nil {
 		// A Rust panic names a source location, rarely a cause: the
 		// process died.
 		info.fatal = x.newFatal(in, Fatal{Kind: FatalDeath, Type: "panic", Message: m[1], Start: n})
@@ -383,11 +391,33 @@ func (x *excReader) bare(st *excState, in *excInput, level string, info *lineInf
 	}
 }
 
+// submatchIf is re.FindStringSubmatch(s), without running re when s lacks
+// lit, which every match of re holds.
+func submatchIf(lit string, re *regexp.Regexp, s string) []string {
+	if !strings.Contains(s, lit) {
+		return nil
+	}
+	return re.FindStringSubmatch(s)
+}
+
+// mayBeExceptionLine is false for most lines excLine does not match: its
+// dotted name must run from the start to a colon, blanks or the end.
+func mayBeExceptionLine(s string) bool {
+	i := 0
+	for i < len(s) && (s[i] == '_' || s[i] == '.' || 'a' <= s[i]|0x20 && s[i]|0x20 <= 'z' || '0' <= s[i] && s[i] <= '9') {
+		i++
+	}
+	if i == 0 || '0' <= s[0] && s[0] <= '9' || s[0] == '.' {
+		return false
+	}
+	return i == len(s) || s[i] == ':' || strings.TrimSpace(s[i:]) == ""
+}
+
 // exceptionLine reports whether s (an enveloped-stripped line) is a Python
 // exception line, and its type and message. Indented lines are source or
 // frames, not the exception.
 func exceptionLine(s string) (typ, msg string, ok bool) {
-	if s == "" || s[0] == ' ' || s[0] == '\t' {
+	if !mayBeExceptionLine(s) {
 		return "", "", false
 	}
 	m := excLine.FindStringSubmatch(s)

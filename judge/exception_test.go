@@ -3,6 +3,7 @@ package judge
 import (
 	"encoding/json"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -128,5 +129,42 @@ func TestErrorLinesAreTheLogViewers(t *testing.T) {
 	}
 	if errs == 0 || fatal == 0 {
 		t.Errorf("%d error lines, %d fatal: the test does not exercise both", errs, fatal)
+	}
+}
+
+// TestGuardsKeepMatches: the literal and name checks before the traceback
+// reader's unanchored and $-anchored patterns never turn away a line the
+// pattern matches (they only spare the regexp on the others), on every
+// bundled message and on lines of each grammar.
+func TestGuardsKeepMatches(t *testing.T) {
+	msgs := append(bundledMessages(t),
+		"RuntimeError: CUDA error", "torch.OutOfMemoryError: x", "KeyboardInterrupt", "ValueError  ", "ValueError:",
+		"_private.Error: x", "a.b.C", "a.b.c", "9Error: x", ".Error", "Error :x", "Error\v", "ValueError\u00a0",
+		"panic: runtime error: index out of range", "thread 'main' panicked at src/main.rs:2:5:",
+		"terminate called after throwing an instance of 'c10::Error'", "  what():  boom")
+	excMatched := 0
+	for _, m := range msgs {
+		if excLine.MatchString(m) {
+			excMatched++
+			if !mayBeExceptionLine(m) {
+				t.Errorf("mayBeExceptionLine(%q) = false; excLine matches it", m)
+			}
+		}
+		for _, g := range []struct {
+			lit string
+			re  *regexp.Regexp
+		}{{cppThrown, cppThrow}, {goPanicked, goPanic}, {rustPanicked, rustPanic}} {
+			if got, want := submatchIf(g.lit, g.re, m), g.re.FindStringSubmatch(m); !slices.Equal(got, want) {
+				t.Errorf("submatchIf(%q, %q) = %q, regexp %q", g.lit, m, got, want)
+			}
+		}
+	}
+	if excMatched < 10 {
+		t.Errorf("excLine matched %d messages: the test does not exercise it", excMatched)
+	}
+	for _, no := range []string{"", " ValueError: x", "Loading weights took 3.1 seconds", "9Error: x", ".Error"} {
+		if mayBeExceptionLine(no) {
+			t.Errorf("mayBeExceptionLine(%q) = true", no)
+		}
 	}
 }
