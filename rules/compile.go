@@ -859,11 +859,6 @@ func litsOf(re *syntax.Regexp) []string {
 	return nil
 }
 
-// foldVariants returns, for a case-folded literal, every spelling of its
-// longest run of runes that has at most 16 spellings (Unicode simple
-// folding, as (?i) matches: "k" is also the Kelvin sign): one of them
-// occurs in any text the literal matches. nil when no run of three runes
-// has 16 spellings or fewer.
 // shortest returns the length of the shortest of l (0 for none).
 func shortest(l []string) int {
 	if len(l) == 0 {
@@ -1017,6 +1012,11 @@ func crossStrings(a, b []string) []string {
 	return out
 }
 
+// foldVariants returns, for a case-folded literal, every spelling of its
+// longest run of runes that has at most 16 spellings (Unicode simple
+// folding, as (?i) matches: "k" is also the Kelvin sign): one of them
+// occurs in any text the literal matches. nil when no run of three runes
+// has 16 spellings or fewer.
 func foldVariants(rs []rune) []string {
 	orbit := func(r rune) []rune {
 		out := []rune{r}
