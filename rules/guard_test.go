@@ -43,3 +43,54 @@ func TestGuards(t *testing.T) {
 		}
 	}
 }
+
+// TestMatchGuards: a `matches` term whose pattern holds literals becomes a
+// guard (on last_line(frames) too, as lastLinePatch writes it), never
+// false where the when is true: on texts holding the literals in other
+// cases, Unicode folds of them (the Kelvin sign, the long s), and none.
+func TestMatchGuards(t *testing.T) {
+	texts := []string{
+		"", "worker.py:run", "vllm/v1/engine/core.py:run_engine_core", "ENGINE/Core.PY:Run", "x/ſerver_args.py:f",
+		"x/\u212aV_cache.py:alloc", "kv_cache.py:alloc", "a:b\nkv_cache.py:alloc", "kv_cache.py:alloc\na:b",
+		"transformers/tokenization_utils.py:from_pretrained", "AutoConfig", "x/autoconfig.py:y", "plain text",
+	}
+	for _, tc := range []struct {
+		when string
+		n    int
+	}{
+		{`error_line && frames matches "(?i)(?:engine|executor|worker)[^:\\n]*:[^:\\n]*$"`, 2},
+		{`frames matches "(?i)(?:server_args|kv_cache)[^:\\n]*:[^:\\n]*$"`, 1},
+		{`frames matches "(?i)tokeniz|configuration_\\w+\\.py|AutoConfig"`, 1},
+		{`line matches "(?:^|/)(?:distributed|kv_cache)/[^\\n]*$"`, 1},
+		{`frames matches "a|bc"`, 0},         // no literal of three bytes
+		{`frames matches "(?i)café|abc"`, 0}, // a literal outside ASCII
+		{`error_line || frames matches "kv_cache"`, 0},
+	} {
+		for _, patched := range []bool{false, true} {
+			prog := compileWhen(t, tc.when, patched)
+			gs := guards(prog.Node())
+			if len(gs) != tc.n {
+				t.Fatalf("%s (patched %v): %d guards, want %d", tc.when, patched, len(gs), tc.n)
+			}
+			falses := 0
+			for _, text := range texts {
+				env := LineEnv{Error: true, Frames: text, Line: text}
+				out, err := expr.Run(prog, &env)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, g := range gs {
+					if !g(&env) {
+						falses++
+						if out == true {
+							t.Errorf("%s on %q: guard %d false, when true", tc.when, text, i)
+						}
+					}
+				}
+			}
+			if tc.n > 0 && falses == 0 {
+				t.Errorf("%s: no guard was ever false: the test does not exercise it", tc.when)
+			}
+		}
+	}
+}
