@@ -201,20 +201,25 @@ func Load(fsys fs.FS) (*Set, error) {
 	files, names, errs := readDir(fsys)
 	s := &Set{Files: names, byName: map[string]*Engine{}, lineRules: map[string][]*Rule{}, ruleVisits: map[string]*ruleVisit{}, pre: &prefilter{}}
 	ids := map[string]string{}
+	var specs []EngineSpec
 	for _, f := range files {
-		for _, es := range f.Engines {
-			e, err := compileEngine(es)
-			errs = append(errs, err...)
-			if e == nil {
-				continue
-			}
-			if _, dup := s.byName[e.Name]; dup {
-				errs = append(errs, LoadError{es.file, es.line, fmt.Sprintf("engine %q defined twice", e.Name)})
-				continue
-			}
-			s.engines = append(s.engines, e)
-			s.byName[e.Name] = e
+		specs = append(specs, f.Engines...)
+	}
+	engines := make([]*Engine, len(specs))
+	engineErrs := make([]Errors, len(specs))
+	eachParallel(len(specs), func(i int) { engines[i], engineErrs[i] = compileEngine(specs[i]) })
+	for i, es := range specs {
+		e := engines[i]
+		errs = append(errs, engineErrs[i]...)
+		if e == nil {
+			continue
 		}
+		if _, dup := s.byName[e.Name]; dup {
+			errs = append(errs, LoadError{es.file, es.line, fmt.Sprintf("engine %q defined twice", e.Name)})
+			continue
+		}
+		s.engines = append(s.engines, e)
+		s.byName[e.Name] = e
 	}
 	for _, f := range files {
 		for _, ps := range f.Frames {
@@ -248,30 +253,35 @@ func Load(fsys fs.FS) (*Set, error) {
 		}
 		s.fallback = e
 	}
+	var ruleSpecs []RuleSpec
 	for _, f := range files {
-		for _, rs := range f.Rules {
-			r, err := compileRule(rs)
-			errs = append(errs, err...)
-			if r == nil {
-				continue
+		ruleSpecs = append(ruleSpecs, f.Rules...)
+	}
+	compiled := make([]*Rule, len(ruleSpecs))
+	ruleErrs := make([]Errors, len(ruleSpecs))
+	eachParallel(len(ruleSpecs), func(i int) { compiled[i], ruleErrs[i] = compileRule(ruleSpecs[i]) })
+	for i, rs := range ruleSpecs {
+		r := compiled[i]
+		errs = append(errs, ruleErrs[i]...)
+		if r == nil {
+			continue
+		}
+		if where, dup := ids[r.ID]; dup {
+			errs = append(errs, LoadError{rs.file, rs.line, fmt.Sprintf("rule id %q already used at %s", r.ID, where)})
+			continue
+		}
+		ids[r.ID] = fmt.Sprintf("%s:%d", rs.file, rs.line)
+		for _, en := range r.Engines {
+			if _, ok := s.byName[en]; !ok {
+				errs = append(errs, LoadError{rs.file, rs.line, fmt.Sprintf("rule %q: unknown engine %q", r.ID, en)})
 			}
-			if where, dup := ids[r.ID]; dup {
-				errs = append(errs, LoadError{rs.file, rs.line, fmt.Sprintf("rule id %q already used at %s", r.ID, where)})
-				continue
-			}
-			ids[r.ID] = fmt.Sprintf("%s:%d", rs.file, rs.line)
-			for _, en := range r.Engines {
-				if _, ok := s.byName[en]; !ok {
-					errs = append(errs, LoadError{rs.file, rs.line, fmt.Sprintf("rule %q: unknown engine %q", r.ID, en)})
-				}
-			}
-			s.all = append(s.all, r)
-			switch {
-			case r.End:
-				s.endRules = append(s.endRules, r)
-			case len(r.Engines) == 0:
-				s.generic = append(s.generic, r)
-			}
+		}
+		s.all = append(s.all, r)
+		switch {
+		case r.End:
+			s.endRules = append(s.endRules, r)
+		case len(r.Engines) == 0:
+			s.generic = append(s.generic, r)
 		}
 	}
 	// Rules with the same pattern share one regexp, so a line runs it once.

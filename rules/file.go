@@ -507,7 +507,8 @@ func yamlErrLine(err error) int {
 	return line
 }
 
-// readDir parses every *.yaml / *.yml file of fsys in name order.
+// readDir parses every *.yaml / *.yml file of fsys, in name order (on
+// every core: eachParallel).
 func readDir(fsys fs.FS) ([]*File, []string, Errors) {
 	var names []string
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
@@ -523,18 +524,22 @@ func readDir(fsys fs.FS) ([]*File, []string, Errors) {
 		return nil, nil, Errors{{File: ".", Msg: err.Error()}}
 	}
 	sort.Strings(names)
+	parsed := make([]*File, len(names))
+	perFile := make([]Errors, len(names))
+	eachParallel(len(names), func(i int) {
+		data, err := fs.ReadFile(fsys, names[i])
+		if err != nil {
+			perFile[i] = Errors{{File: names[i], Msg: err.Error()}}
+			return
+		}
+		parsed[i], perFile[i] = parseFile(names[i], data)
+	})
 	var files []*File
 	var errs Errors
-	for _, n := range names {
-		data, err := fs.ReadFile(fsys, n)
-		if err != nil {
-			errs = append(errs, LoadError{File: n, Msg: err.Error()})
-			continue
-		}
-		f, e := parseFile(n, data)
-		errs = append(errs, e...)
-		if f != nil {
-			files = append(files, f)
+	for i := range names {
+		errs = append(errs, perFile[i]...)
+		if parsed[i] != nil {
+			files = append(files, parsed[i])
 		}
 	}
 	return files, names, errs

@@ -66,9 +66,14 @@ func memoized[T any](table *map[string]T, src string, build func(string) (T, err
 		return v, err
 	}
 	memo.mu.Lock()
+	defer memo.mu.Unlock()
 	if *table != nil {
+		// Another goroutine of the Load may have built it meanwhile: keep
+		// the first, so every user of src shares one value.
+		if first, ok := (*table)[src]; ok {
+			return first, nil
+		}
 		(*table)[src] = v
 	}
-	memo.mu.Unlock()
 	return v, nil
 }
