@@ -1,7 +1,7 @@
 package rules
 
 import (
-	"regexp/syntax"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/expr-lang/expr/ast"
@@ -130,64 +130,25 @@ func matchGuard(text, pat ast.Node) guard {
 	}
 }
 
-// foldedLiterals returns literals in ASCII lower case, of three bytes or
-// more, one of which every match of the regex src holds once text and
-// literal are lower-cased (whatever the case flags: a case-sensitive
-// literal's text lower-cases to the literal's lower case). nil when it
-// finds none, or one holds a byte outside ASCII.
+// foldedLiterals returns requiredLiterals(src) in ASCII lower case, less
+// those holding a byte outside ASCII (a text holding one of those holds
+// such a byte, and mayHoldFold lets it through): every match of src holds
+// one of them once text and literal are lower-cased. nil when none is
+// left.
 func foldedLiterals(src string) []string {
-	re, err := parsePattern(src)
-	if err != nil {
-		return nil
-	}
-	lits := foldedLits(re.Simplify())
-	for _, l := range lits {
-		for i := range len(l) {
-			if l[i] >= utf8.RuneSelf {
-				return nil
-			}
+	var out []string
+	for _, l := range requiredLiterals(src) {
+		b := []byte(l)
+		ascii := true
+		for i := range b {
+			ascii = ascii && b[i] < utf8.RuneSelf
+			b[i] = foldByte(b[i])
+		}
+		if ascii && !slices.Contains(out, string(b)) {
+			out = append(out, string(b))
 		}
 	}
-	return lits
-}
-
-func foldedLits(re *syntax.Regexp) []string {
-	switch re.Op {
-	case syntax.OpLiteral:
-		if len(re.Rune) >= 3 {
-			b := []byte(string(re.Rune))
-			for i := range b {
-				b[i] = foldByte(b[i])
-			}
-			return []string{string(b)}
-		}
-	case syntax.OpCapture, syntax.OpPlus:
-		return foldedLits(re.Sub[0])
-	case syntax.OpRepeat:
-		if re.Min >= 1 {
-			return foldedLits(re.Sub[0])
-		}
-	case syntax.OpConcat:
-		// The part whose shortest literal is longest.
-		var best []string
-		for _, sub := range re.Sub {
-			if l := foldedLits(sub); l != nil && shortest(l) > shortest(best) {
-				best = l
-			}
-		}
-		return best
-	case syntax.OpAlternate:
-		var out []string
-		for _, sub := range re.Sub {
-			l := foldedLits(sub)
-			if l == nil {
-				return nil
-			}
-			out = append(out, l...)
-		}
-		return out
-	}
-	return nil
+	return out
 }
 
 // mayHoldFold reports whether t, ASCII lower-cased, holds one of lits; t

@@ -47,12 +47,14 @@ func TestGuards(t *testing.T) {
 // TestMatchGuards: a `matches` term whose pattern holds literals becomes a
 // guard (on last_line(frames) too, as lastLinePatch writes it), never
 // false where the when is true: on texts holding the literals in other
-// cases, Unicode folds of them (the Kelvin sign, the long s), and none.
+// cases, Unicode folds of them (the Kelvin sign, the long s), literals
+// outside ASCII, and none.
 func TestMatchGuards(t *testing.T) {
 	texts := []string{
 		"", "worker.py:run", "vllm/v1/engine/core.py:run_engine_core", "ENGINE/Core.PY:Run", "x/ſerver_args.py:f",
 		"x/\u212aV_cache.py:alloc", "kv_cache.py:alloc", "a:b\nkv_cache.py:alloc", "kv_cache.py:alloc\na:b",
 		"transformers/tokenization_utils.py:from_pretrained", "AutoConfig", "x/autoconfig.py:y", "plain text",
+		"CAFÉ au lait", "cafe", "xABCx",
 	}
 	for _, tc := range []struct {
 		when string
@@ -63,7 +65,7 @@ func TestMatchGuards(t *testing.T) {
 		{`frames matches "(?i)tokeniz|configuration_\\w+\\.py|AutoConfig"`, 1},
 		{`line matches "(?:^|/)(?:distributed|kv_cache)/[^\\n]*$"`, 1},
 		{`frames matches "a|bc"`, 0},         // no literal of three bytes
-		{`frames matches "(?i)café|abc"`, 0}, // a literal outside ASCII
+		{`frames matches "(?i)café|abc"`, 1}, // "café" holds a byte outside ASCII: only "abc" is searched
 		{`error_line || frames matches "kv_cache"`, 0},
 	} {
 		for _, patched := range []bool{false, true} {
