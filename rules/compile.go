@@ -205,9 +205,7 @@ func Load(fsys fs.FS) (*Set, error) {
 	for _, f := range files {
 		specs = append(specs, f.Engines...)
 	}
-	engines := make([]*Engine, len(specs))
-	engineErrs := make([]Errors, len(specs))
-	eachParallel(len(specs), func(i int) { engines[i], engineErrs[i] = compileEngine(specs[i]) })
+	engines, engineErrs := compileAll(specs, compileEngine)
 	for i, es := range specs {
 		e := engines[i]
 		errs = append(errs, engineErrs[i]...)
@@ -257,9 +255,7 @@ func Load(fsys fs.FS) (*Set, error) {
 	for _, f := range files {
 		ruleSpecs = append(ruleSpecs, f.Rules...)
 	}
-	compiled := make([]*Rule, len(ruleSpecs))
-	ruleErrs := make([]Errors, len(ruleSpecs))
-	eachParallel(len(ruleSpecs), func(i int) { compiled[i], ruleErrs[i] = compileRule(ruleSpecs[i]) })
+	compiled, ruleErrs := compileAll(ruleSpecs, compileRule)
 	for i, rs := range ruleSpecs {
 		r := compiled[i]
 		errs = append(errs, ruleErrs[i]...)

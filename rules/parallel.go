@@ -35,3 +35,12 @@ func eachParallel(n int, f func(i int)) {
 	}
 	wg.Wait()
 }
+
+// compileAll runs compile on every spec on every core (eachParallel) and
+// returns each result and its errors at its spec's index.
+func compileAll[S, T any](specs []S, compile func(S) (T, Errors)) ([]T, []Errors) {
+	out := make([]T, len(specs))
+	errs := make([]Errors, len(specs))
+	eachParallel(len(specs), func(i int) { out[i], errs[i] = compile(specs[i]) })
+	return out, errs
+}
