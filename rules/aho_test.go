@@ -3,6 +3,7 @@ package rules
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -48,19 +49,23 @@ func sortMatches(ms []acMatch) []acMatch {
 func checkAC(t *testing.T, lits []string, text string) {
 	t.Helper()
 	want := sortMatches(naiveFind(lits, text))
-	for _, depth := range []int{1, 2, 3, acDepth, 1 << 30} {
-		found := newAC(lits, depth).findAll([]acMatch{{Lit: -1, Start: 99, End: 99}}, text)
+	for _, c := range []struct{ depth, split int }{{1, acSplit}, {2, acSplit}, {3, acSplit}, {acDepth, acSplit}, {1 << 30, acSplit},
+		{1, 0}, {3, 0}, {acDepth, 0}, {1 << 30, 0}} {
+		depth := c.depth
+		a := newAC(lits, depth)
+		a.split = c.split // 0: every text long enough is read as two walks
+		found := a.findAll([]acMatch{{Lit: -1, Start: 99, End: 99}}, text)
 		if found[0].Lit != -1 {
-			t.Fatalf("depth %d: the matches already in dst were moved", depth)
+			t.Fatalf("depth %d split %d: the matches already in dst were moved", depth, c.split)
 		}
 		found = found[1:]
 		for i := 1; i < len(found); i++ {
 			if p, m := found[i-1], found[i]; p.End > m.End || p.End == m.End && p.Start > m.Start {
-				t.Fatalf("depth %d, lits %q text %q: %v comes before %v", depth, lits, text, p, m)
+				t.Fatalf("depth %d split %d, lits %q text %q: %v comes before %v", depth, c.split, lits, text, p, m)
 			}
 		}
 		if got := sortMatches(found); !slices.Equal(got, want) {
-			t.Fatalf("depth %d, lits %q text %q:\n got  %v\n want %v", depth, lits, text, got, want)
+			t.Fatalf("depth %d split %d, lits %q text %q:\n got  %v\n want %v", depth, c.split, lits, text, got, want)
 		}
 	}
 }
@@ -80,6 +85,8 @@ func TestACFindsExactlyTheCaseSensitiveOccurrences(t *testing.T) {
 		{"non-ASCII", []string{"é", "Café", "CAFÉ"}, "café Café CAFÉ"},
 		{"empty literal and text", []string{"", "x"}, ""},
 		{"no literal occurs", []string{"CUDA out of memory"}, "all fine here"},
+		{"more hits past the middle than are kept aside", []string{"a", "Aa", "aA"}, strings.Repeat("aA", 50)},
+		{"a literal across the middle", []string{"middle", "MID"}, strings.Repeat("x", 61) + "middle" + strings.Repeat("y", 61)},
 		{"the serving line", []string{"APIServer", "INFO", ` HTTP/1.1" 200`, "POST /v1/"},
 			`(APIServer pid=1) INFO:     10.0.0.1:5000 - "POST /v1/chat/completions HTTP/1.1" 200 OK`},
 	} {
@@ -162,24 +169,28 @@ func exampleMessages(b *testing.B) []string {
 }
 
 // BenchmarkPrefilterAutomaton is why the prefilter has its own automaton:
-// the same literals and lines through acAutomaton and through
-// github.com/coregx/ahocorasick's FindAllOverlapping (which returns a new
-// slice per line).
+// the same literals and lines through acAutomaton (with and without the
+// two interleaved walks) and through github.com/coregx/ahocorasick's
+// FindAllOverlapping (which returns a new slice per line).
 func BenchmarkPrefilterAutomaton(b *testing.B) {
 	s, err := LoadBuiltin()
 	if err != nil {
 		b.Fatal(err)
 	}
 	msgs := exampleMessages(b)
-	b.Run("own", func(b *testing.B) {
-		var dst []acMatch
-		b.ReportAllocs()
-		for b.Loop() {
-			for _, m := range msgs {
-				dst = s.pre.ac.findAll(dst[:0], m)
+	oneWalk := *s.pre.ac
+	oneWalk.split = math.MaxInt // every text read as one walk: what acSplit gains
+	for name, ac := range map[string]*acAutomaton{"own": s.pre.ac, "own-one-walk": &oneWalk} {
+		b.Run(name, func(b *testing.B) {
+			var dst []acMatch
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, m := range msgs {
+					dst = ac.findAll(dst[:0], m)
+				}
 			}
-		}
-	})
+		})
+	}
 	b.Run("coregx", func(b *testing.B) {
 		ac, err := ahocorasick.NewBuilder().AddStrings(s.pre.ac.lits).Build()
 		if err != nil {
