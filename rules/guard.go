@@ -75,15 +75,20 @@ func guards(n ast.Node) []guard {
 	return out
 }
 
+// lineText returns the getter of n when n names a text of the line
+// (lineTexts), else nil.
+func lineText(n ast.Node) func(*LineEnv) string {
+	if id, ok := n.(*ast.IdentifierNode); ok {
+		return lineTexts[id.Value]
+	}
+	return nil
+}
+
 // textGuard is the guard of field == want (eq) or field != want, or nil
 // when field is no text of the line or want no string constant.
 func textGuard(field, want ast.Node, eq bool) guard {
-	id, ok := field.(*ast.IdentifierNode)
-	if !ok {
-		return nil
-	}
-	get, ok := lineTexts[id.Value]
-	if !ok {
+	get := lineText(field)
+	if get == nil {
 		return nil
 	}
 	s, ok := want.(*ast.StringNode)
@@ -109,12 +114,8 @@ func matchGuard(text, pat ast.Node) guard {
 		}
 		text, last = call.Arguments[0], true
 	}
-	id, ok := text.(*ast.IdentifierNode)
-	if !ok {
-		return nil
-	}
-	get, ok := lineTexts[id.Value]
-	if !ok {
+	get := lineText(text)
+	if get == nil {
 		return nil
 	}
 	lits := foldedLiterals(p.Value)
