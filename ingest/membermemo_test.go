@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"bytes"
+	"strconv"
 	"testing"
 )
 
@@ -59,4 +60,42 @@ func TestMemberMemo(t *testing.T) {
 	if m := kc.members[4]; m.misses != 5 || len(m.raw) != 0 {
 		t.Errorf("M: misses %d, raw %q; want parsed every time and no longer copied", m.misses, m.raw)
 	}
+}
+
+// TestRunTakenInPlace: a run the previous record added at the same place
+// is taken where it lies, and not once a parse in between (here the
+// encoding/json fallback's fromMap) wrote other fields there.
+func TestRunTakenInPlace(t *testing.T) {
+	var kc keyCache
+	var r flatRecord
+	check := func(i int, want map[string]string) {
+		t.Helper()
+		got := r.toMap()
+		if len(got) != len(want) {
+			t.Fatalf("record %d: %d fields %q, want %d", i, len(got), got, len(want))
+		}
+		for k, v := range want {
+			if string(got[k]) != v {
+				t.Errorf("record %d: %s = %q, want %q", i, k, got[k], v)
+			}
+		}
+	}
+	parse := func(i int) {
+		t.Helper()
+		m := strconv.Itoa(i)
+		if !parseFlat(&r, &kc, []byte(`{"M":"`+m+`","X":"a","Y":"b","Z":"c"}`)) {
+			t.Fatalf("record %d refused", i)
+		}
+		check(i, map[string]string{"M": m, "X": "a", "Y": "b", "Z": "c"})
+	}
+	for i := range 4 {
+		parse(i) // 1: X to Z from the memo, made a run; 2: added; 3: in place
+	}
+	if u := kc.runs[1]; u.n != 3 || u.in != &r || u.gen != r.gen {
+		t.Fatalf("run at 1: n %d, in %p (record %p), gen %d (record %d); want X to Z added to r by the last parse", u.n, u.in, &r, u.gen, r.gen)
+	}
+	r.fromMap(Record{"P": []byte("1"), "Q": []byte("2"), "R": []byte("3"), "S": []byte("4")}, nil)
+	check(4, map[string]string{"P": "1", "Q": "2", "R": "3", "S": "4"})
+	parse(5)
+	parse(6)
 }
