@@ -206,15 +206,13 @@ type keyCache struct {
 	// runs[i], when its n > 0, are members i to i+n-1 that all came from
 	// the memo in one record, compared and added at once the next time.
 	runs []memberRun
-	cur  []memberAt // the members of the record being parsed
+	hits []memberHit // the members of the record being parsed taken from the memo one by one
 }
 
-// memberAt is where a member of the record being parsed lies in the line,
-// and whether it came from the memo (memberMemo) one by one; members of a
-// run are not listed one by one (start is -1).
-type memberAt struct {
-	start, end int
-	hit        bool
+// memberHit is a member of the record being parsed that came from the memo
+// one by one (memberMemo): its index and where it lies in the line.
+type memberHit struct {
+	i, start, end int
 }
 
 // memberRun is a run of members as written, the separators between them
@@ -273,28 +271,22 @@ func (c *keyCache) sameRun(p *jscan, r *flatRecord, i int) int {
 	for _, k := range u.slotted {
 		r.at[u.slots[k]] = base + k + 1
 	}
-	for range u.n {
-		c.cur = append(c.cur, memberAt{start: -1})
-	}
 	return u.n
 }
 
 // newRuns makes a run of every two or more members in a row of the record
 // just parsed (s) that came from the memo one by one.
 func (c *keyCache) newRuns(s []byte) {
-	for i := 0; i < len(c.cur); {
-		if !c.cur[i].hit {
-			i++
-			continue
+	h := c.hits
+	for k := 0; k < len(h); {
+		l := k + 1
+		for l < len(h) && h[l].i == h[l-1].i+1 {
+			l++
 		}
-		j := i + 1
-		for j < len(c.cur) && c.cur[j].hit {
-			j++
+		if l-k >= 2 && h[l-1].end-h[k].start <= maxRunBytes {
+			c.setRun(h[k].i, h[l-1].i+1, s[h[k].start:h[l-1].end])
 		}
-		if j-i >= 2 && c.cur[j-1].end-c.cur[i].start <= maxRunBytes {
-			c.setRun(i, j, s[c.cur[i].start:c.cur[j-1].end])
-		}
-		i = j
+		k = l
 	}
 }
 

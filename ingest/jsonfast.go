@@ -56,7 +56,7 @@ func (p *jscan) object(r *flatRecord, kc *keyCache) bool {
 		p.ws()
 		return p.i == len(p.s)
 	}
-	kc.cur = kc.cur[:0]
+	kc.hits = kc.hits[:0]
 	for i := 0; ; i++ {
 		if i == maxRecordFields {
 			r.over = true
@@ -66,7 +66,7 @@ func (p *jscan) object(r *flatRecord, kc *keyCache) bool {
 		if n := kc.sameRun(p, r, i); n > 0 {
 			i += n - 1
 		} else if start := p.i; kc.same(p, r, i) {
-			kc.cur = append(kc.cur, memberAt{start: start, end: p.i, hit: true})
+			kc.hits = append(kc.hits, memberHit{i: i, start: start, end: p.i})
 		} else {
 			name, slot, kept, ok := p.key(kc, i)
 			if !ok {
@@ -88,7 +88,6 @@ func (p *jscan) object(r *flatRecord, kc *keyCache) bool {
 			}
 			r.add(name, slot, kept, val)
 			kc.remember(i, p.s[start:p.i], name, slot, kept, val)
-			kc.cur = append(kc.cur, memberAt{start: start, end: p.i})
 		}
 		p.ws()
 		if p.eat(',') {
