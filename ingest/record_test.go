@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -22,6 +23,24 @@ func TestDigits(t *testing.T) {
 	} {
 		if n, ok := digits([]byte(c.in)); n != c.want || ok != c.ok {
 			t.Errorf("digits(%q) = %d, %v; want %d, %v", c.in, n, ok, c.want, c.ok)
+		}
+	}
+	// Every length, each position holding every byte: a byte that is not
+	// a digit is refused (strconv takes a leading sign), the rest read as
+	// strconv reads them.
+	for n := 1; n <= 18; n++ {
+		in := []byte("918273645546372819"[:n])
+		for i := range in {
+			d := in[i]
+			for c := range 256 {
+				in[i] = byte(c)
+				want, err := strconv.ParseInt(string(in), 10, 64)
+				wantOK := err == nil && c >= '0' && c <= '9'
+				if got, ok := digits(in); ok != wantOK || (ok && got != want) {
+					t.Fatalf("digits(%q) = %d, %v; want %d, %v", in, got, ok, want, wantOK)
+				}
+			}
+			in[i] = d
 		}
 	}
 }
