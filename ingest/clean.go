@@ -3,6 +3,7 @@ package ingest
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 	"strings"
 	"unicode/utf8"
 )
@@ -95,20 +96,46 @@ func isPlain(raw []byte) bool {
 }
 
 // stripEscapes removes ESC sequences and C0 controls except '\t', '\n', '\r'.
-// It appends to out.
+// It appends to out. Runs between controls are copied at once, found
+// eight bytes at a time: coloured lines hold a few escapes.
 func stripEscapes(out, raw []byte) []byte {
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		if c == 0x1b {
-			i = skipEscape(raw, i) - 1
-			continue
+	for i := 0; i < len(raw); {
+		j := i + controlAt(raw[i:])
+		out = append(out, raw[i:j]...)
+		if j == len(raw) {
+			break
 		}
-		if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f {
+		switch c := raw[j]; c {
+		case 0x1b:
+			i = skipEscape(raw, j)
 			continue
+		case '\t', '\n', '\r':
+			out = append(out, c)
 		}
-		out = append(out, c)
+		i = j + 1
 	}
 	return out
+}
+
+// controlAt returns the index of the first C0 control or DEL in b, or
+// len(b).
+func controlAt(b []byte) int {
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		del := w ^ (0x7f * lsb)
+		// High bit set at a byte below 0x20 or at DEL: exact at the first
+		// such byte (the bytes before it do not borrow).
+		if m := ((w-0x20*lsb)&^w | (del-lsb)&^del) & msb; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for ; i < len(b); i++ {
+		if c := b[i]; c < 0x20 || c == 0x7f {
+			return i
+		}
+	}
+	return i
 }
 
 // skipEscape returns the index just past the escape sequence starting at

@@ -187,12 +187,18 @@ func FuzzIsPlain(f *testing.F) {
 // buffer holding an earlier message, the no-split shortcut) with the long
 // way: strip, make valid, split.
 func FuzzCleanMessage(f *testing.F) {
-	for _, s := range []string{"plain", "\x1b[32mINFO\x1b[0m: ok\n", "a\rb\r\rc", "tail \nx\t", "bad \xff utf8", "\x1b]0;t\x07x", ""} {
+	for _, s := range []string{"plain", "\x1b[32mINFO\x1b[0m: ok\n", "a\rb\r\rc", "tail \nx\t", "bad \xff utf8", "\x1b]0;t\x07x", "",
+		"\x1b[1;36m(APIServer pid=1)\x1b[0;0m INFO:     10.0.8.232:31436 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK",
+		"eight by\x00tes \x7f\x1f\x20 caf\u00e9\xa0\x9f\x80\x01 and a tail", "\x1b"} {
 		f.Add([]byte(s), []byte("an earlier, longer message in the buffer"))
 	}
 	f.Fuzz(func(t *testing.T, raw, earlier []byte) {
 		trimmed := bytes.TrimSuffix(raw, []byte("\n"))
-		want := splitLines(bytes.ToValidUTF8(stripEscapes(nil, trimmed), []byte("\uFFFD")))
+		stripped := stripEscapes(nil, trimmed)
+		if b := stripByteByByte(trimmed); !bytes.Equal(stripped, b) {
+			t.Fatalf("stripEscapes(%q) = %q, byte by byte %q", trimmed, stripped, b)
+		}
+		want := splitLines(bytes.ToValidUTF8(stripped, []byte("\uFFFD")))
 		_, scratch := cleanMessage(nil, earlier)
 		scratch = append(scratch, earlier...)
 		if got, _ := cleanMessage(scratch, raw); got != want {
@@ -202,4 +208,22 @@ func FuzzCleanMessage(f *testing.F) {
 			t.Fatalf("CleanMessage(%q) = %q, want %q", raw, got, want)
 		}
 	})
+}
+
+// stripByteByByte is stripEscapes one byte at a time, as its contract
+// reads.
+func stripByteByByte(raw []byte) []byte {
+	var out []byte
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if c == 0x1b {
+			i = skipEscape(raw, i) - 1
+			continue
+		}
+		if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
 }
