@@ -144,7 +144,7 @@ func (a *Assembler) push(rec *flatRecord, out []domain.Entry) []domain.Entry {
 		}
 	}
 	if len(msg) <= a.max {
-		return append(out, a.texts.normalize(rec, msg, null, a.source))
+		return append(out, a.texts.normalizeAt(rec, msg, null, a.source, now, hasNow))
 	}
 	// An oversized single record: split it like a long reassembled line.
 	p := &partial{kind: kindNone, first: rec.clone(), seq: a.seq}

@@ -119,6 +119,13 @@ func (f *fieldsMemo) remember(r *flatRecord, m map[string]string) {
 
 // normalize builds the Entry of r with msg as its raw MESSAGE.
 func (c *textCache) normalize(r *flatRecord, msg []byte, truncated bool, source string) domain.Entry {
+	t, hasTime := recordTime(r)
+	return c.normalizeAt(r, msg, truncated, source, t, hasTime)
+}
+
+// normalizeAt is normalize for a record whose recordTime the caller has
+// already read (t, hasTime).
+func (c *textCache) normalizeAt(r *flatRecord, msg []byte, truncated bool, source string, t time.Time, hasTime bool) domain.Entry {
 	e := domain.Entry{
 		Cursor:       string(r.get(slotCursor)),
 		Host:         c.text(0, r.get(slotHostname)),
@@ -133,7 +140,7 @@ func (c *textCache) normalize(r *flatRecord, msg []byte, truncated bool, source 
 	if cap(c.scratch) > maxArena {
 		c.scratch = nil
 	}
-	if t, ok := recordTime(r); ok {
+	if hasTime {
 		e.Time = t
 	}
 	if v := r.get(slotPID); len(v) > 0 {
