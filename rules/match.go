@@ -148,7 +148,8 @@ func (e *Engine) PhaseLineIn(l *Line, reachedReady bool, current domain.Phase) (
 // phase than current, is a candidate for l.
 func (e *Engine) otherPhaseAfter(l *Line, i int, reachedReady bool, current domain.Phase) bool {
 	for _, m := range e.phases[i+1:] {
-		if m.phase != current && (!m.afterReady || reachedReady) && l.may(m.id) {
+		// may first: most markers are no candidate, and it is one load.
+		if l.may(m.id) && m.phase != current && (!m.afterReady || reachedReady) {
 			return true
 		}
 	}
