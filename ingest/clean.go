@@ -69,9 +69,7 @@ func isPlain(raw []byte) bool {
 	// non-ASCII byte, so no '\n' either) without looking at each byte.
 	i := 0
 	for ; i+8 <= len(raw); i += 8 {
-		w := binary.LittleEndian.Uint64(raw[i:])
-		del := w ^ (0x7f * lsb)
-		if ((w-0x20*lsb)|w|((del-lsb)&^del))&msb != 0 {
+		if w := binary.LittleEndian.Uint64(raw[i:]); controlBytes(w)|w&msb != 0 {
 			break
 		}
 	}
@@ -122,11 +120,7 @@ func stripEscapes(out, raw []byte) []byte {
 func controlAt(b []byte) int {
 	i := 0
 	for ; i+8 <= len(b); i += 8 {
-		w := binary.LittleEndian.Uint64(b[i:])
-		del := w ^ (0x7f * lsb)
-		// High bit set at a byte below 0x20 or at DEL: exact at the first
-		// such byte (the bytes before it do not borrow).
-		if m := ((w-0x20*lsb)&^w | (del-lsb)&^del) & msb; m != 0 {
+		if m := controlBytes(binary.LittleEndian.Uint64(b[i:])); m != 0 {
 			return i + bits.TrailingZeros64(m)/8
 		}
 	}
@@ -136,6 +130,14 @@ func controlAt(b []byte) int {
 		}
 	}
 	return i
+}
+
+// controlBytes returns a word with the high bit set at (at least) the
+// first byte of w, in memory order, that is a C0 control or DEL, and at
+// none before it (zero: none of them); the bytes before it do not borrow.
+func controlBytes(w uint64) uint64 {
+	del := w ^ (0x7f * lsb)
+	return ((w-0x20*lsb)&^w | (del-lsb)&^del) & msb
 }
 
 // skipEscape returns the index just past the escape sequence starting at
