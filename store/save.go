@@ -50,8 +50,17 @@ func (d *DB) SaveAttempts(ctx context.Context, attempts []*domain.Attempt, pos *
 			return fmt.Errorf("store: save position of %s: %w", pos.Source, err)
 		}
 	}
+	// The statements run without ctx's cancellation: mattn/go-sqlite3 runs
+	// each statement given a cancellable context on a goroutine of its own
+	// (to interrupt it), a goroutine and two switches per row written. A
+	// cancelled ctx still ends the save between attempts, and rolls the
+	// transaction back (BeginTx watches it).
+	sctx := context.WithoutCancel(ctx)
 	var s *saver
 	for i, a := range attempts {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		if a == nil {
 			return fmt.Errorf("store: attempt #%d is nil", i)
 		}
@@ -59,12 +68,12 @@ func (d *DB) SaveAttempts(ctx context.Context, attempts []*domain.Attempt, pos *
 			return fmt.Errorf("store: attempt #%d (unit %q, started %s) has no ID", i, a.Unit, timeText(a.StartedAt))
 		}
 		if s == nil {
-			if s, err = prepareSaver(ctx, tx, d.nextUpdate()); err != nil {
+			if s, err = prepareSaver(sctx, tx, d.nextUpdate()); err != nil {
 				return fmt.Errorf("store: prepare: %w", err)
 			}
 			defer s.close()
 		}
-		if err := s.saveAttempt(ctx, a); err != nil {
+		if err := s.saveAttempt(sctx, a); err != nil {
 			return fmt.Errorf("store: save attempt %s: %w", a.ID, err)
 		}
 	}
