@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -30,48 +31,55 @@ func (p *profileFlags) add(fs *pflag.FlagSet) {
 }
 
 // start begins the CPU profile and the execution trace asked for.
-func (p *profileFlags) start() error {
-	if p.trace != "" {
-		f, err := os.Create(p.trace)
-		if err != nil {
-			return fmt.Errorf("trace: %w", err)
-		}
-		if err := trace.Start(f); err != nil {
-			f.Close()
-			return fmt.Errorf("trace: %w", err)
-		}
-		p.traceFile = f
+func (p *profileFlags) start() (err error) {
+	if p.traceFile, err = startFile(p.trace, "trace", trace.Start); err != nil {
+		return err
 	}
-	if p.cpu == "" {
+	if p.cpuFile, err = startFile(p.cpu, "cpuprofile", pprof.StartCPUProfile); err != nil {
+		_ = stopFile(&p.traceFile, "trace", trace.Stop)
+	}
+	return err
+}
+
+// startFile creates path and has begin write to it (nil, nil without a
+// path); what names the flag in errors.
+func startFile(path, what string, begin func(io.Writer) error) (*os.File, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if err := begin(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return f, nil
+}
+
+// stopFile ends the writing startFile began (end) and closes *f, if any.
+func stopFile(f **os.File, what string, end func()) error {
+	if *f == nil {
 		return nil
 	}
-	f, err := os.Create(p.cpu)
+	end()
+	err := (*f).Close()
+	*f = nil
 	if err != nil {
-		return fmt.Errorf("cpuprofile: %w", err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return fmt.Errorf("cpuprofile: %w", err)
-	}
-	p.cpuFile = f
 	return nil
 }
 
 // stop ends the CPU profile and the trace and writes the heap profile.
 func (p *profileFlags) stop() error {
-	if p.traceFile != nil {
-		trace.Stop()
-		if err := p.traceFile.Close(); err != nil {
-			return fmt.Errorf("trace: %w", err)
-		}
-		p.traceFile = nil
+	terr := stopFile(&p.traceFile, "trace", trace.Stop)
+	if err := stopFile(&p.cpuFile, "cpuprofile", pprof.StopCPUProfile); err != nil {
+		return err
 	}
-	if p.cpuFile != nil {
-		pprof.StopCPUProfile()
-		if err := p.cpuFile.Close(); err != nil {
-			return fmt.Errorf("cpuprofile: %w", err)
-		}
-		p.cpuFile = nil
+	if terr != nil {
+		return terr
 	}
 	if p.mem == "" {
 		return nil
