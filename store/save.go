@@ -52,14 +52,14 @@ func (d *DB) SaveAttempts(ctx context.Context, attempts []*domain.Attempt, pos *
 	}
 	// The statements run without ctx's cancellation: mattn/go-sqlite3 runs
 	// each statement given a cancellable context on a goroutine of its own
-	// (to interrupt it), a goroutine and two switches per row written. A
+	// (to interrupt it): a goroutine and two switches per statement. A
 	// cancelled ctx still ends the save between attempts, and rolls the
 	// transaction back (BeginTx watches it).
 	sctx := context.WithoutCancel(ctx)
 	var s *saver
 	for i, a := range attempts {
 		if err := ctx.Err(); err != nil {
-			return err
+			return fmt.Errorf("store: save: %w", err)
 		}
 		if a == nil {
 			return fmt.Errorf("store: attempt #%d is nil", i)
