@@ -30,11 +30,11 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/analyzer-bench.XXXXXX")
 # would otherwise make one command of a round read them from disk and the
 # next from memory. The databases stay in $work, on disk, as an operator's.
 inputs=$work
+trap 'rm -rf "$work" "$inputs"' EXIT
 if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ] &&
   [ "$(df -Pk /dev/shm | awk 'NR == 2 {print $4}')" -gt $((8 << 20)) ]; then
   inputs=$(mktemp -d /dev/shm/analyzer-bench.XXXXXX)
 fi
-trap 'rm -rf "$work" "$inputs"' EXIT
 literals='out of memory|OutOfMemoryError|EngineCore failed to start|Constraints violated|NCCL error|Application startup complete|Deactivated successfully'
 fixture=examples/dankserver-night-ladder.journal.json
 # The team's generators (SHARED_TOOLS, ../shared/tools beside the checkout),
