@@ -1,11 +1,10 @@
 package rules
 
 import (
+	"encoding/binary"
 	"regexp"
 	"regexp/syntax"
 	"slices"
-	"strconv"
-	"strings"
 )
 
 // prefixDFA answers "how long is the match of this regexp at the start of
@@ -63,13 +62,18 @@ func newPrefixDFA(expr string) *prefixDFA {
 	if !ok || start != 0 {
 		return nil
 	}
+	reps, class := byteClasses(prog)
+	next := make([]int32, len(reps))
 	for i := 0; i < len(b.states); i++ {
-		for c := range 128 {
-			next, ok := b.step(i, rune(c))
+		for k, c := range reps {
+			n, ok := b.step(i, c)
 			if !ok || b.budget < 0 {
 				return nil
 			}
-			b.states[i].next[c] = next
+			next[k] = n
+		}
+		for c := range 128 {
+			b.states[i].next[c] = next[class[c]]
 		}
 	}
 	d := &prefixDFA{states: make([]dfaState, len(b.states))}
@@ -111,11 +115,47 @@ func (d *prefixDFA) match(text string) (n int, ok, decided bool) {
 	return n, true, true
 }
 
+// byteClasses partitions the ASCII bytes by the rune instructions of prog
+// that match them, and returns one byte of each class (reps, in byte
+// order) and each byte's class. A state's threads are rune instructions,
+// so two bytes of one class lead from every state to the same state: the
+// builder steps once per class instead of once per byte (a log line's
+// patterns have 10-30 classes; building all 128 transitions one by one was
+// most of a short command's package initialization).
+func byteClasses(prog *syntax.Prog) (reps []rune, class [128]uint8) {
+	var runes []*syntax.Inst
+	for i := range prog.Inst {
+		switch prog.Inst[i].Op {
+		case syntax.InstRune, syntax.InstRune1, syntax.InstRuneAny, syntax.InstRuneAnyNotNL:
+			runes = append(runes, &prog.Inst[i])
+		}
+	}
+	index := map[string]uint8{}
+	sig := make([]byte, (len(runes)+7)/8)
+	for c := range rune(128) {
+		clear(sig)
+		for j, in := range runes {
+			if in.MatchRune(c) {
+				sig[j/8] |= 1 << (j % 8)
+			}
+		}
+		k, ok := index[string(sig)]
+		if !ok {
+			k = uint8(len(reps))
+			index[string(sig)] = k
+			reps = append(reps, c)
+		}
+		class[c] = k
+	}
+	return reps, class
+}
+
 // dfaBuilder makes the states of a prefixDFA: each is the ordered list of
 // the program's threads (rune and match instructions) after the text so far.
 type dfaBuilder struct {
 	prog   *syntax.Prog
-	states []builderState
+	states []*builderState // pointers: appending does not copy the 512-byte tables
+	key    []byte
 	index  map[string]int32
 	budget int // instructions left to visit
 }
@@ -175,29 +215,28 @@ func (b *dfaBuilder) state(threads []uint32) (int32, bool) {
 	if len(threads) == 0 {
 		return dfaDead, true
 	}
-	var key strings.Builder
-	st := builderState{threads: threads}
+	var st dfaState
+	b.key = b.key[:0]
 	for _, pc := range threads {
 		if pc == ^uint32(0) {
 			return 0, false
 		}
-		key.WriteString(strconv.FormatUint(uint64(pc), 36))
-		key.WriteByte(',')
+		b.key = binary.LittleEndian.AppendUint32(b.key, pc)
 		if b.prog.Inst[pc].Op == syntax.InstMatch {
 			st.match = true
 		} else {
 			st.alive = true
 		}
 	}
-	if i, ok := b.index[key.String()]; ok {
+	if i, ok := b.index[string(b.key)]; ok {
 		return i, true
 	}
 	if len(b.states) >= maxDFAStates {
 		return 0, false
 	}
 	i := int32(len(b.states))
-	b.index[key.String()] = i
-	b.states = append(b.states, st)
+	b.index[string(b.key)] = i
+	b.states = append(b.states, &builderState{dfaState: st, threads: threads})
 	return i, true
 }
 

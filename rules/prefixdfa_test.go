@@ -222,3 +222,16 @@ func bundledMessages(t *testing.T) []string {
 	}
 	return msgs
 }
+
+// BenchmarkNewPrefixDFA builds the envelope's DFAs (package initialization
+// builds them in every command).
+func BenchmarkNewPrefixDFA(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, p := range []PrefixRegexp{procPrefix, bracketPrefix, stampPrefix, levelPrefix, loggerPrefix, sourcePrefix} {
+			if newPrefixDFA(p.String()) == nil {
+				b.Fatalf("%s: no DFA", p)
+			}
+		}
+	}
+}
