@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"regexp"
 	"regexp/syntax"
 	"strings"
 )
@@ -13,7 +12,7 @@ import (
 // already found it. Long lines made the whole alternation the tracker's
 // most expensive regex.
 type alt struct {
-	re   *regexp.Regexp // nil: the alternative is exactly its one literal
+	re   *lazyRegexp // nil: the alternative is exactly its one literal
 	lits []string
 	sets [][]string // literalSets: checked before re
 	id   int        // prefilter matcher id

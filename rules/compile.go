@@ -52,7 +52,7 @@ type Set struct {
 
 // fatalLine is one compiled death line.
 type fatalLine struct {
-	re   *regexp.Regexp
+	re   *lazyRegexp
 	alts []alt // re's alternatives when it captures nothing (see alt); nil: run re
 	lits []string
 	id   int // prefilter matcher id
@@ -67,20 +67,20 @@ type Engine struct {
 	Defaults    map[string]any
 	BlockTokens int
 	Flags       map[string]string // shape key → the engine's flag (EngineSpec.Flags)
-	detect      []*regexp.Regexp
+	detect      []*lazyRegexp
 	detectW     []int        // weight of evidence per detect pattern
 	detectDFA   []*prefixDFA // per detect pattern anchored at the start: its DFA
 	fallback    bool
 	detectLits  [][]string
 	detectIDs   []int // prefilter matcher ids, per detect pattern
-	banner      []*regexp.Regexp
+	banner      []*lazyRegexp
 	bannerLits  [][]string
 	bannerIDs   []int
-	strip       []*regexp.Regexp
+	strip       []*lazyRegexp
 	stripPre    []string     // per strip regex: the text every match begins with ("" unknown)
 	stripDFA    []*prefixDFA // per strip regex: its DFA, nil when it has none
-	localTime   []*regexp.Regexp
-	readyEv     []*regexp.Regexp
+	localTime   []*lazyRegexp
+	readyEv     []*lazyRegexp
 	readyLits   [][]string
 	readyIDs    []int
 	readyAlts   [][]alt  // per ready pattern; nil: run the whole regex
@@ -92,7 +92,7 @@ type Engine struct {
 
 type phaseMarker struct {
 	phase       domain.Phase
-	re          *regexp.Regexp
+	re          *lazyRegexp
 	lits        []string
 	afterReady  bool
 	forwardOnly bool
@@ -101,7 +101,7 @@ type phaseMarker struct {
 }
 
 type shapeLine struct {
-	re      *regexp.Regexp
+	re      *lazyRegexp
 	lits    []string
 	parse   string
 	from    string
@@ -132,10 +132,10 @@ type Rule struct {
 	File        string
 	Line        int
 
-	match    *regexp.Regexp
+	match    *lazyRegexp
 	literals []string
-	after    *regexp.Regexp
-	until    *regexp.Regexp
+	after    *lazyRegexp
+	until    *lazyRegexp
 	// prefilter matcher ids of match, after and until
 	matchID, afterID, untilID int
 	// startID is the prefilter start set of match (-1: none): literals
@@ -148,7 +148,7 @@ type Rule struct {
 	// sets: literalSets of match, checked before its regex.
 	sets                 [][]string
 	afterLits, untilLits []string
-	unless               []*regexp.Regexp
+	unless               []*lazyRegexp
 	when                 *vm.Program
 	guards               []guard // terms of when checked before it (guard.go)
 	// whenFirst: when reads no captures, so it is evaluated before the
@@ -281,7 +281,7 @@ func Load(fsys fs.FS) (*Set, error) {
 		}
 	}
 	// Rules with the same pattern share one regexp, so a line runs it once.
-	shared := map[string]*regexp.Regexp{}
+	shared := map[string]*lazyRegexp{}
 	for _, r := range s.all {
 		if r.match == nil {
 			continue
@@ -383,7 +383,7 @@ func (s *Set) newRuleVisit(lists ...[]*Rule) *ruleVisit {
 }
 
 // reAt is rs[i], nil past its end (a pattern that did not compile).
-func reAt(rs []*regexp.Regexp, i int) *regexp.Regexp {
+func reAt(rs []*lazyRegexp, i int) *lazyRegexp {
 	if i < len(rs) {
 		return rs[i]
 	}
@@ -448,7 +448,7 @@ const (
 	maxPatternInsts = 20000
 )
 
-func compileRE(file string, line int, what, src string) (*regexp.Regexp, *LoadError) {
+func compileRE(file string, line int, what, src string) (*lazyRegexp, *LoadError) {
 	if len(src) > maxPatternBytes {
 		return nil, &LoadError{file, line, fmt.Sprintf("%s: pattern of %d bytes, more than %d", what, len(src), maxPatternBytes)}
 	}
@@ -506,7 +506,7 @@ func compileEngine(es EngineSpec) (*Engine, Errors) {
 	if e.BlockTokens == 0 {
 		e.BlockTokens = 4096
 	}
-	add := func(dst *[]*regexp.Regexp, what string, srcs []string) {
+	add := func(dst *[]*lazyRegexp, what string, srcs []string) {
 		for i, src := range srcs {
 			re, err := compileRE(es.file, es.itemLine(what, i), what, src)
 			if err != nil {
@@ -675,7 +675,7 @@ func compileRule(rs RuleSpec) (*Rule, Errors) {
 	} else if rs.Match == "" {
 		bad("needs match")
 	}
-	compile := func(what, src string) *regexp.Regexp {
+	compile := func(what, src string) *lazyRegexp {
 		if src == "" {
 			return nil
 		}
@@ -737,7 +737,7 @@ func compileRule(rs RuleSpec) (*Rule, Errors) {
 
 // compileCount checks and compiles a rule's count block (nil when it has
 // none), adding an error at the block's line for each problem.
-func compileCount(rs RuleSpec, match *regexp.Regexp, end bool, errs *Errors) *counting {
+func compileCount(rs RuleSpec, match *lazyRegexp, end bool, errs *Errors) *counting {
 	c := rs.Count
 	if c == nil {
 		if rs.countNull {

@@ -560,7 +560,7 @@ func newer(a, b time.Time) bool {
 // (rules with the same pattern share its regexp) and whether the line is
 // quoted source.
 type matchCache struct {
-	re     *regexp.Regexp
+	re     *lazyRegexp
 	m      []int
 	source int8 // 0 unknown, 1 no, 2 yes
 }
@@ -674,7 +674,7 @@ func (r *Rule) MatchAt(line string) int {
 
 // search is re.FindStringSubmatchIndex(line), begun at the first literal of
 // start set k (see Rule.find) when l is not nil and k is not -1.
-func search(l *Line, re *regexp.Regexp, k int, line string) []int {
+func search(l *Line, re *lazyRegexp, k int, line string) []int {
 	from := 0
 	if l != nil && k >= 0 {
 		if from = l.first(k); from < 0 {

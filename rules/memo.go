@@ -11,14 +11,14 @@ import (
 // times: once per analysis (literals, start literals, windows, size, tail)
 // and again for each rule repeating an anchored pattern (*oom, *raised).
 // While a Load runs, patternMemo keeps each source's parse tree and
-// compiled regexp, so each is made once; outside of a Load nothing is kept.
+// lazyRegexp, so each is made once; outside of a Load nothing is kept.
 
 // patternMemo is the memo of the Loads in progress.
 type patternMemo struct {
 	mu    sync.Mutex
 	loads int // Loads in progress; the maps are dropped at zero
 	trees map[string]*syntax.Regexp
-	res   map[string]*regexp.Regexp
+	res   map[string]*lazyRegexp
 }
 
 var memo patternMemo
@@ -28,7 +28,7 @@ func (m *patternMemo) begin() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.loads++; m.loads == 1 {
-		m.trees, m.res = map[string]*syntax.Regexp{}, map[string]*regexp.Regexp{}
+		m.trees, m.res = map[string]*syntax.Regexp{}, map[string]*lazyRegexp{}
 	}
 }
 
@@ -46,10 +46,58 @@ func parsePattern(src string) (*syntax.Regexp, error) {
 	return memoized(&memo.trees, src, func(s string) (*syntax.Regexp, error) { return syntax.Parse(s, syntax.Perl) })
 }
 
-// compilePattern is regexp.Compile(src), memoized during a Load (a
-// Regexp is safe to share).
-func compilePattern(src string) (*regexp.Regexp, error) {
-	return memoized(&memo.res, src, regexp.Compile)
+// compilePattern returns the lazyRegexp of src, or the error
+// regexp.Compile(src) would return; memoized during a Load (a lazyRegexp
+// is safe to share).
+func compilePattern(src string) (*lazyRegexp, error) {
+	return memoized(&memo.res, src, func(s string) (*lazyRegexp, error) {
+		tree, err := parsePattern(s)
+		if err != nil {
+			return nil, err
+		}
+		return &lazyRegexp{src: s, numSubexp: tree.MaxCap(), names: tree.CapNames()}, nil
+	})
+}
+
+// lazyRegexp is a rule file's pattern, compiled on its first use. A Load
+// parses every pattern (regexp/syntax, as the literal analyses need), so
+// it still reports every bad one, but a run only needs the patterns whose
+// literals its lines hold: compiling all of the ~760 built-in ones was a
+// fifth of a short command's time. regexp.Compile cannot fail on a
+// pattern syntax.Parse took with the same flags (regexp/syntax.Compile
+// returns no error). Safe for concurrent use.
+type lazyRegexp struct {
+	src       string
+	numSubexp int
+	names     []string // regexp.Regexp.SubexpNames
+	once      sync.Once
+	re        *regexp.Regexp
+}
+
+// compiled returns the compiled regexp, compiling it on the first call.
+func (p *lazyRegexp) compiled() *regexp.Regexp {
+	p.once.Do(func() { p.re = regexp.MustCompile(p.src) })
+	return p.re
+}
+
+// String returns the source text of the pattern.
+func (p *lazyRegexp) String() string { return p.src }
+
+// NumSubexp, SubexpNames and SubexpIndex answer from the parse, without
+// compiling: Load asks them of every pattern.
+func (p *lazyRegexp) NumSubexp() int { return p.numSubexp }
+
+func (p *lazyRegexp) SubexpNames() []string { return p.names }
+
+func (p *lazyRegexp) SubexpIndex(name string) int {
+	if name != "" {
+		for i, n := range p.names {
+			if n == name {
+				return i
+			}
+		}
+	}
+	return -1
 }
 
 // memoized returns table's value for src, made with build and kept in
@@ -76,4 +124,18 @@ func memoized[T any](table *map[string]T, src string, build func(string) (T, err
 		(*table)[src] = v
 	}
 	return v, nil
+}
+
+// The matching methods of regexp.Regexp that the rules use.
+
+func (p *lazyRegexp) MatchString(s string) bool { return p.compiled().MatchString(s) }
+
+func (p *lazyRegexp) FindStringIndex(s string) []int { return p.compiled().FindStringIndex(s) }
+
+func (p *lazyRegexp) FindStringSubmatch(s string) []string {
+	return p.compiled().FindStringSubmatch(s)
+}
+
+func (p *lazyRegexp) FindStringSubmatchIndex(s string) []int {
+	return p.compiled().FindStringSubmatchIndex(s)
 }

@@ -1,7 +1,5 @@
 package rules
 
-import "regexp"
-
 // prefilter finds in one Aho-Corasick pass which of the set's literals
 // occur in a line, hence which matchers (detect, banner, phase, shape and
 // ready-evidence patterns, rule match/after/until) may match it: only those
@@ -44,7 +42,7 @@ func (p *prefilter) literal(l string) int32 {
 
 // startSet registers the start literals of re, if it has any, and returns
 // the start set's id (-1 when none).
-func (p *prefilter) startSet(re *regexp.Regexp) int {
+func (p *prefilter) startSet(re *lazyRegexp) int {
 	if lits := startLiterals(re.String()); lits != nil {
 		return p.addStarts(lits)
 	}
@@ -65,7 +63,7 @@ func (p *prefilter) addStarts(lits []string) int {
 
 // add registers a matcher needing one of lits, whose regex is re (nil:
 // the literal itself), and returns its id.
-func (p *prefilter) add(lits []string, re *regexp.Regexp) int {
+func (p *prefilter) add(lits []string, re *lazyRegexp) int {
 	id := p.n
 	p.n++
 	span, stops := windowBounds(re)

@@ -45,7 +45,7 @@ func TestPrefixDFAStripPatterns(t *testing.T) {
 			}
 			dfas++
 			for _, l := range lines {
-				wantN, wantOK := regexpPrefix(re, l)
+				wantN, wantOK := regexpPrefix(re.compiled(), l)
 				n, ok, decided := d.match(l)
 				if !decided {
 					if isASCII(l) {

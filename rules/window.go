@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"regexp"
 	"regexp/syntax"
 	"unicode"
 	"unicode/utf8"
@@ -43,7 +42,7 @@ func (b *byteSet) addRange(lo, hi byte) {
 
 // windowBounds returns matchSpan and stopBytes of re, parsed once (-1 and
 // no stop bytes for nil).
-func windowBounds(re *regexp.Regexp) (span int, stops byteSet) {
+func windowBounds(re *lazyRegexp) (span int, stops byteSet) {
 	if re == nil {
 		return -1, byteSet{}
 	}
@@ -110,7 +109,7 @@ func canMatch(re *syntax.Regexp, can *byteSet) {
 // matchSpan returns the most bytes a match of the regex can span, or -1
 // when that is unbounded (a star, a plus, an open repeat) or above
 // maxWindowSpan.
-func matchSpan(re *regexp.Regexp) int {
+func matchSpan(re *lazyRegexp) int {
 	span, _ := windowBounds(re)
 	return span
 }
@@ -189,7 +188,7 @@ const (
 // window that keeps a byte of the window on each side (or reaches the
 // line's own start or end) is one in the line: every assertion in it saw
 // the line's bytes. Any other case, or a short line, is nearUnknown.
-func (l *Line) near(id int, re *regexp.Regexp) int8 {
+func (l *Line) near(id int, re *lazyRegexp) int8 {
 	if l == nil || len(l.Text) < windowLine || id >= len(l.pre.span) {
 		return nearUnknown
 	}
@@ -283,7 +282,7 @@ func (l *Line) near(id int, re *regexp.Regexp) int8 {
 }
 
 // matchNear is re.MatchString(l.Text) for matcher id (see near).
-func (l *Line) matchNear(id int, re *regexp.Regexp) bool {
+func (l *Line) matchNear(id int, re *lazyRegexp) bool {
 	switch l.near(id, re) {
 	case nearNo:
 		return false
@@ -295,11 +294,11 @@ func (l *Line) matchNear(id int, re *regexp.Regexp) bool {
 
 // mayMatchNear reports whether matcher id's regex re may match l.Text:
 // false when near says it does not.
-func (l *Line) mayMatchNear(id int, re *regexp.Regexp) bool { return l.near(id, re) != nearNo }
+func (l *Line) mayMatchNear(id int, re *lazyRegexp) bool { return l.near(id, re) != nearNo }
 
 // mayMatchText is mayMatchNear for a text that may not be l's (a rule
 // test's line, l nil): true unless text is l.Text and near says no.
-func (l *Line) mayMatchText(id int, re *regexp.Regexp, text string) bool {
+func (l *Line) mayMatchText(id int, re *lazyRegexp, text string) bool {
 	return l == nil || text != l.Text || l.mayMatchNear(id, re)
 }
 

@@ -2,7 +2,6 @@ package rules
 
 import (
 	"math/rand"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -12,13 +11,13 @@ import (
 // idRegexp is a prefilter matcher and the regex it guards.
 type idRegexp struct {
 	id int
-	re *regexp.Regexp
+	re *lazyRegexp
 }
 
 // matchers lists every matcher of set that guards a regex.
 func matchers(set *Set) []idRegexp {
 	var out []idRegexp
-	add := func(id int, re *regexp.Regexp) {
+	add := func(id int, re *lazyRegexp) {
 		if re != nil {
 			out = append(out, idRegexp{id, re})
 		}
@@ -177,10 +176,10 @@ func TestNearDecides(t *testing.T) {
 	if v := l.near(startup.id, startup.re); v != nearYes {
 		t.Errorf("a match mid-line: verdict %d, want nearYes", v)
 	}
-	if got := matchSpan(regexp.MustCompile(`failed: .*`)); got != -1 {
+	if got := matchSpan(mustPattern(`failed: .*`)); got != -1 {
 		t.Errorf("span of an unbounded pattern = %d, want -1", got)
 	}
-	if got := matchSpan(regexp.MustCompile(`(?:ab|c{2,3})\bé$`)); got != 5 {
+	if got := matchSpan(mustPattern(`(?:ab|c{2,3})\bé$`)); got != 5 {
 		t.Errorf("span = %d, want 5 (two ASCII bytes, one rune of two)", got)
 	}
 }
@@ -209,7 +208,7 @@ func FuzzNear(f *testing.F) {
 // literal; the verdicts agree with the regex at every alignment, and a
 // long line of such literals is decided.
 func TestNearConfinedRuns(t *testing.T) {
-	re := regexp.MustCompile(`\b\w*(?:nccl|all_reduce)\w*\.(?:cu|cpp):\d+`)
+	re := mustPattern(`\b\w*(?:nccl|all_reduce)\w*\.(?:cu|cpp):\d+`)
 	p := &prefilter{}
 	id := p.add(requiredLiterals(re.String()), re)
 	p.build()
@@ -268,7 +267,7 @@ func TestNearWindowEdges(t *testing.T) {
 		{`x?abc[0-9]{1,3}`, "abc1234"},            // the line keeps going
 		{`(?:^|/)abc/(?:v1|engine)/`, "/abc/v1/"}, // one alternative anchored
 	} {
-		re := regexp.MustCompile(tc.re)
+		re := mustPattern(tc.re)
 		p := &prefilter{}
 		id := p.add(requiredLiterals(tc.re), re)
 		p.build()
@@ -300,4 +299,13 @@ func TestNearWindowEdges(t *testing.T) {
 			t.Errorf("%s: windows decided nothing", tc.re)
 		}
 	}
+}
+
+// mustPattern is compilePattern for a test's own pattern.
+func mustPattern(src string) *lazyRegexp {
+	p, err := compilePattern(src)
+	if err != nil {
+		panic(err)
+	}
+	return p
 }
