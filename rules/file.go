@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -392,9 +393,15 @@ func parseFile(name string, data []byte) (*File, Errors) {
 		return nil, Errors{{File: name, Line: yamlErrLine(err), Msg: err.Error()}}
 	}
 	f := File{name: name}
-	dec2 := yaml.NewDecoder(bytes.NewReader(data))
-	dec2.KnownFields(true)
-	if err := dec2.Decode(&f); err != nil {
+	var err error
+	if onlyKnownFields(&root, reflect.TypeFor[File]()) {
+		err = root.Decode(&f) // what the strict decoder would do (strict.go)
+	} else {
+		dec2 := yaml.NewDecoder(bytes.NewReader(data))
+		dec2.KnownFields(true)
+		err = dec2.Decode(&f)
+	}
+	if err != nil {
 		// A type error leaves the rest decoded: the engines the file names
 		// stay known, as bare names (the set does not load anyway), so
 		// rules of other files that use them add no second, unrelated
