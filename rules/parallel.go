@@ -9,8 +9,8 @@ import (
 // eachParallel calls f(i) for every i in [0, n) on up to GOMAXPROCS
 // goroutines, and returns when all have returned. Load parses files and
 // compiles engines and rules this way: each is independent of the others
-// (the pattern memo is shared under its lock), and they are 54 of the
-// 65 ms of loading the built-in rules, half of a short command's run. f
+// (the pattern memo is shared under its lock), and they are most of
+// loading the built-in rules, the largest part of a short command's run. f
 // writes its result to slot i; the caller reads them in order, so the set
 // and its errors do not depend on timing.
 func eachParallel(n int, f func(i int)) {

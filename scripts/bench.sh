@@ -85,6 +85,17 @@ go build -o "$work/analyzer-bench" ./cmd/analyzer-bench
 an=$work/analyzer
 install -m 0755 bin/analyzer "$an"
 echo "analyzer $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(nproc) cores, medians of $runs rounds ($big_runs for 1M lines), inputs in $(dirname "$inputs")"
+# The fixed cost of every command (starting the process, loading the rule
+# files), which the 43.5k-line inputs carry against journalctl: explain of
+# a one-entry journal, in milliseconds (time(1) counts in 10 ms steps).
+head -n 1 "$fixture" > "$inputs/one.json"
+for _ in $(seq 11); do
+  t0=$(date +%s%N)
+  "${pin1[@]}" "$an" explain --format json "$inputs/one.json" > /dev/null
+  echo $(( ($(date +%s%N) - t0) / 1000 )) >> "$work/res.one"
+done
+printf "fixed cost: explain of a one-entry journal, one core: %.1f ms (median of 11)\n" "$(median "$work/res.one" 1 | awk '{print $1 / 1000}')"
+rm -f "$inputs/one.json"
 for kind in serving night; do
   for size in $sizes; do
     in=$inputs/$kind-$size.json
