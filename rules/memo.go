@@ -7,9 +7,10 @@ import (
 )
 
 // Loading the rules is a fixed cost of every command (about 40 % of a
-// one-entry explain's 0.12 s), and each pattern went through the regexp parser five or six
-// times: once per analysis (literals, start literals, windows, size, tail)
-// and again for each rule repeating an anchored pattern (*oom, *raised).
+// one-entry explain's 0.12 s), and each pattern went through the regexp
+// parser five or six times: once per analysis (literals, start literals,
+// windows, size, tail) and again for each rule repeating an anchored
+// pattern (*oom, *raised).
 // While a Load runs, patternMemo keeps each source's parse tree and
 // lazyRegexp, so each is made once; outside of a Load nothing is kept.
 

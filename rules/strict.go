@@ -3,6 +3,7 @@ package rules
 import (
 	"reflect"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -26,9 +27,10 @@ var unmarshalerType = reflect.TypeFor[yaml.Unmarshaler]()
 //
 // It follows yaml.v3's decoder (decode.go, getStructInfo in yaml.go): a
 // struct's keys are its exported fields' yaml tag names (the lowercased
-// field name without one; "-" none); pointers, slices, arrays and map values are
-// followed; a type with its own UnmarshalYAML decodes its node itself,
-// without KnownFields, so it is not looked into, nor is an interface.
+// field name without one; "-" none); pointers, slices, arrays and map
+// values are followed; a type with its own UnmarshalYAML decodes its node
+// itself, without KnownFields, so it is not looked into, nor is an
+// interface.
 func onlyKnownFields(n *yaml.Node, t reflect.Type) bool {
 	return knownIn(n, t, 0)
 }
@@ -63,7 +65,7 @@ func knownIn(n *yaml.Node, t reflect.Type, depth int) bool {
 		if n.Kind != yaml.MappingNode {
 			return true
 		}
-		fields, ok := yamlFields(t)
+		fields, ok := structKeys(t)
 		if !ok {
 			return false
 		}
@@ -110,6 +112,25 @@ func knownIn(n *yaml.Node, t reflect.Type, depth int) bool {
 func plainKey(k *yaml.Node) bool {
 	return k.Kind == yaml.ScalarNode && k.ShortTag() == "!!str" && k.Value != "<<"
 }
+
+// structKeys is yamlFields, computed once per type (a rule file has a
+// mapping per rule).
+func structKeys(t reflect.Type) (map[string]reflect.Type, bool) {
+	if v, ok := keysByType.Load(t); ok {
+		k := v.(structKeySet)
+		return k.fields, k.ok
+	}
+	fields, ok := yamlFields(t)
+	keysByType.Store(t, structKeySet{fields, ok})
+	return fields, ok
+}
+
+type structKeySet struct {
+	fields map[string]reflect.Type
+	ok     bool
+}
+
+var keysByType sync.Map // reflect.Type → structKeySet
 
 // yamlFields maps each key a struct of type t accepts to its field's type,
 // as yaml.v3's getStructInfo names them; ok is false for what it does not
