@@ -235,3 +235,31 @@ func BenchmarkNewPrefixDFA(b *testing.B) {
 		}
 	}
 }
+
+// TestFindRankAgrees: findRank's literal check never hides a match of
+// tpRank, on every bracket of the bundled journals and on each form it
+// names.
+func TestFindRankAgrees(t *testing.T) {
+	brackets := []string{"2025-08-13 14:29:40 TP0", "DP1 TP3", "PP 2", "EP12", "RANK 3", "rank0", "rank 1", "core.py:708", "TP", "xTP1", "TP1x", ""}
+	for _, m := range bundledMessages(t) {
+		if b := bracketPrefix.Regexp.FindStringSubmatch(strings.TrimLeft(m, " \t")); b != nil {
+			brackets = append(brackets, b[1])
+		}
+	}
+	found := 0
+	for _, b := range brackets {
+		got, want := findRank(b), tpRank.FindString(b)
+		if got != want {
+			t.Errorf("findRank(%q) = %q, tpRank %q", b, got, want)
+		}
+		if want != "" {
+			found++
+		}
+	}
+	if found < 6 {
+		t.Errorf("tpRank matched %d of %d brackets: the test does not exercise it", found, len(brackets))
+	}
+	if _, key, _ := Envelope("[2025-08-13 14:29:40 TP0] Load weight end."); key != "TP0;" {
+		t.Errorf("key %q, want TP0;", key)
+	}
+}
