@@ -101,6 +101,20 @@ func (p *lazyRegexp) SubexpIndex(name string) int {
 	return -1
 }
 
+// The matching methods of regexp.Regexp that the rules use.
+
+func (p *lazyRegexp) MatchString(s string) bool { return p.compiled().MatchString(s) }
+
+func (p *lazyRegexp) FindStringIndex(s string) []int { return p.compiled().FindStringIndex(s) }
+
+func (p *lazyRegexp) FindStringSubmatch(s string) []string {
+	return p.compiled().FindStringSubmatch(s)
+}
+
+func (p *lazyRegexp) FindStringSubmatchIndex(s string) []int {
+	return p.compiled().FindStringSubmatchIndex(s)
+}
+
 // memoized returns table's value for src, made with build and kept in
 // table (one of memo's maps) while a Load runs.
 func memoized[T any](table *map[string]T, src string, build func(string) (T, error)) (T, error) {
@@ -125,18 +139,4 @@ func memoized[T any](table *map[string]T, src string, build func(string) (T, err
 		(*table)[src] = v
 	}
 	return v, nil
-}
-
-// The matching methods of regexp.Regexp that the rules use.
-
-func (p *lazyRegexp) MatchString(s string) bool { return p.compiled().MatchString(s) }
-
-func (p *lazyRegexp) FindStringIndex(s string) []int { return p.compiled().FindStringIndex(s) }
-
-func (p *lazyRegexp) FindStringSubmatch(s string) []string {
-	return p.compiled().FindStringSubmatch(s)
-}
-
-func (p *lazyRegexp) FindStringSubmatchIndex(s string) []int {
-	return p.compiled().FindStringSubmatchIndex(s)
 }

@@ -52,12 +52,11 @@ func knownIn(n *yaml.Node, t reflect.Type, depth int) bool {
 		return true // no keys below a scalar (a mismatch is a type error, not strictness)
 	}
 	for t.Kind() == reflect.Pointer {
-		if t.Implements(unmarshalerType) {
-			return true
-		}
 		t = t.Elem()
 	}
-	if t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType) {
+	// The decoder allocates through pointers and then asks the address of
+	// the value (a *T, whose method set holds T's) for UnmarshalYAML.
+	if reflect.PointerTo(t).Implements(unmarshalerType) {
 		return true
 	}
 	switch t.Kind() {
