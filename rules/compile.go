@@ -98,6 +98,10 @@ type phaseMarker struct {
 	forwardOnly bool
 	id          int   // prefilter matcher id
 	alts        []alt // re's alternatives; nil: run re
+	// others holds the ids of the markers after this one into another
+	// phase, as words of Line.cand from word othersFrom (otherPhaseAfter).
+	others     []uint64
+	othersFrom int
 }
 
 type shapeLine struct {
@@ -314,6 +318,7 @@ func Load(fsys fs.FS) (*Set, error) {
 	for _, e := range s.engines {
 		// Shared frames after the engine's own markers: the first match wins.
 		e.phases = append(e.phases, s.frames...)
+		markOthers(e.phases)
 		e.stripPre, e.stripDFA = e.stripPre[:0], e.stripDFA[:0]
 		for _, re := range e.strip {
 			e.stripPre = append(e.stripPre, anchoredPrefix(re.String()))
@@ -586,8 +591,8 @@ func compilePhaseIn(file string, p PhaseSpec) (phaseMarker, *LoadError) {
 	if err != nil {
 		return phaseMarker{}, err
 	}
-	return phaseMarker{domain.Phase(p.Phase), re, requiredLiterals(p.Match), p.AfterReady, p.ForwardOnly, 0,
-		compileAlts(p.Match)}, nil
+	return phaseMarker{phase: domain.Phase(p.Phase), re: re, lits: requiredLiterals(p.Match),
+		afterReady: p.AfterReady, forwardOnly: p.ForwardOnly, alts: compileAlts(p.Match)}, nil
 }
 
 // compilePhase compiles a shared frame marker of f.

@@ -134,7 +134,7 @@ func (e *Engine) PhaseLineIn(l *Line, reachedReady bool, current domain.Phase) (
 		if !l.may(m.id) {
 			continue
 		}
-		if current != "" && m.phase == current && reachedReady && !e.otherPhaseAfter(l, i, reachedReady, current) {
+		if current != "" && m.phase == current && reachedReady && !e.otherPhaseAfter(l, i) {
 			return "", false, false
 		}
 		if m.alts != nil && matchAlts(l, m.alts) || m.alts == nil && l.matchNear(m.id, m.re) {
@@ -145,15 +145,45 @@ func (e *Engine) PhaseLineIn(l *Line, reachedReady bool, current domain.Phase) (
 }
 
 // otherPhaseAfter reports whether a marker after the i-th, into another
-// phase than current, is a candidate for l.
-func (e *Engine) otherPhaseAfter(l *Line, i int, reachedReady bool, current domain.Phase) bool {
-	for _, m := range e.phases[i+1:] {
-		// may first: most markers are no candidate, and it is one load.
-		if l.may(m.id) && m.phase != current && (!m.afterReady || reachedReady) {
+// phase than the i-th's, is a candidate for l. It is asked once the engine
+// is ready, so the markers of after_ready phases count. On a serving
+// journal it is asked for nearly every line: a few words of l.cand are
+// tested against the marker's others instead of each later marker.
+func (e *Engine) otherPhaseAfter(l *Line, i int) bool {
+	m := &e.phases[i]
+	for k, w := range m.others {
+		if l.cand[m.othersFrom+k]&w != 0 {
 			return true
 		}
 	}
 	return false
+}
+
+// markOthers sets each marker's others (otherPhaseAfter), once the ids
+// are registered.
+func markOthers(ms []phaseMarker) {
+	for i := range ms {
+		m := &ms[i]
+		m.others, m.othersFrom = nil, 0
+		lo, hi := -1, -1
+		for _, o := range ms[i+1:] {
+			if o.phase != m.phase {
+				if lo < 0 || o.id/64 < lo {
+					lo = o.id / 64
+				}
+				hi = max(hi, o.id/64)
+			}
+		}
+		if lo < 0 {
+			continue
+		}
+		m.others, m.othersFrom = make([]uint64, hi-lo+1), lo
+		for _, o := range ms[i+1:] {
+			if o.phase != m.phase {
+				m.others[o.id/64-lo] |= 1 << (o.id % 64)
+			}
+		}
+	}
 }
 
 // IsReadyEvidence reports whether a line is worth quoting as evidence of a
