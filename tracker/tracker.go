@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/judge"
@@ -369,8 +370,18 @@ func containerIDLine(msg string) (string, bool) {
 	if len(msg) < 64 {
 		return "", false
 	}
+	// Most messages start with a byte that neither a container id nor
+	// the white space around one starts with.
+	if c := msg[0]; c < utf8.RuneSelf && !isHex(msg[:1]) && !asciiSpace(c) {
+		return "", false
+	}
 	id := strings.TrimSpace(msg)
 	return id, len(id) == 64 && isHex(id)
+}
+
+// asciiSpace reports whether c is white space to strings.TrimSpace.
+func asciiSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
 }
 
 func isHex(s string) bool {
