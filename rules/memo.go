@@ -3,6 +3,7 @@ package rules
 import (
 	"regexp"
 	"regexp/syntax"
+	"strings"
 	"sync"
 )
 
@@ -73,11 +74,17 @@ type lazyRegexp struct {
 	names     []string // regexp.Regexp.SubexpNames
 	once      sync.Once
 	re        *regexp.Regexp
+	rest      restOfLine // rest.head is nil unless src ends in ".*$" (see restOfLine)
 }
 
 // compiled returns the compiled regexp, compiling it on the first call.
 func (p *lazyRegexp) compiled() *regexp.Regexp {
-	p.once.Do(func() { p.re = regexp.MustCompile(p.src) })
+	p.once.Do(func() {
+		p.re = regexp.MustCompile(p.src)
+		if strings.HasSuffix(p.src, "$") {
+			p.rest, _ = splitRestOfLine(p.src)
+		}
+	})
 	return p.re
 }
 
@@ -103,16 +110,38 @@ func (p *lazyRegexp) SubexpIndex(name string) int {
 
 // The matching methods of regexp.Regexp that the rules use.
 
-func (p *lazyRegexp) MatchString(s string) bool { return p.compiled().MatchString(s) }
+// Each asks the head of a ".*$" pattern when it answers for s (see
+// restOfLine).
 
-func (p *lazyRegexp) FindStringIndex(s string) []int { return p.compiled().FindStringIndex(s) }
+func (p *lazyRegexp) MatchString(s string) bool {
+	re := p.compiled()
+	if p.rest.applies(s) {
+		return p.rest.head.MatchString(s)
+	}
+	return re.MatchString(s)
+}
+
+func (p *lazyRegexp) FindStringIndex(s string) []int {
+	re := p.compiled()
+	if p.rest.applies(s) {
+		return p.rest.extend(p.rest.head.FindStringIndex(s), s)
+	}
+	return re.FindStringIndex(s)
+}
 
 func (p *lazyRegexp) FindStringSubmatch(s string) []string {
-	return p.compiled().FindStringSubmatch(s)
+	if p.compiled(); p.rest.applies(s) {
+		return submatches(s, p.FindStringSubmatchIndex(s))
+	}
+	return p.re.FindStringSubmatch(s)
 }
 
 func (p *lazyRegexp) FindStringSubmatchIndex(s string) []int {
-	return p.compiled().FindStringSubmatchIndex(s)
+	re := p.compiled()
+	if p.rest.applies(s) {
+		return p.rest.extend(p.rest.head.FindStringSubmatchIndex(s), s)
+	}
+	return re.FindStringSubmatchIndex(s)
 }
 
 // memoized returns table's value for src, made with build and kept in

@@ -1,0 +1,105 @@
+package rules
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestRestOfLineAgrees: a lazyRegexp answers as regexp does, whether or not
+// it has a head, for the hand-written forms below and for every built-in
+// pattern with a head on the example journals' messages (whole and
+// split into lines) and on lines made of its literals.
+func TestRestOfLineAgrees(t *testing.T) {
+	forms := []struct {
+		src  string
+		head bool
+	}{
+		{`non-default args: (?P<args>\{.*)$`, true},
+		{`config (?P<cfg>.*)$`, true},
+		{`^x.*$`, true},
+		{`(?:a|ab)(?P<r>b?.*)$`, true},
+		{`a(?P<lazy>.*?)$`, true},
+		{`(?P<w>(?:[^W].*?)?\bW_\w+.*?\b(?:is|not)\b.*)$`, true},
+		{`(?s)a(.*)$`, false},     // '.' matches '\n'
+		{`(?m)a(.*)$`, false},     // '$' ends a line
+		{`a(.*)\)$`, false},       // something after the rest
+		{`a((?P<in>.*))$`, false}, // the rest in a nested capture
+		{`(a.*)$|b`, false},       // an alternation
+		{`a.+$`, false},
+	}
+	texts := []string{
+		"", "a", "ab", "abb", "non-default args: {'model': 'x'}", "xx non-default args: {",
+		"config ", "config a\nb", "a\nab", "x\xffconfig \xfe", "aWb W_X is set", "W_A not W_B is",
+		"aaab\n", "zab\xffq",
+	}
+	for _, f := range forms {
+		p := &lazyRegexp{src: f.src}
+		want := regexp.MustCompile(f.src)
+		if p.compiled(); (p.rest.head != nil) != f.head {
+			t.Errorf("%q: head %v, want %v", f.src, p.rest.head, f.head)
+		}
+		for _, s := range texts {
+			agree(t, p, want, s)
+		}
+	}
+
+	memo.begin()
+	if _, err := LoadBuiltin(); err != nil {
+		t.Fatal(err)
+	}
+	var heads []*lazyRegexp
+	for src, p := range memo.res {
+		if strings.HasSuffix(src, "$") {
+			if p.compiled(); p.rest.head != nil {
+				heads = append(heads, p)
+			}
+		}
+	}
+	memo.end()
+	var lines []string
+	for _, m := range bundledMessages(t) {
+		lines = append(lines, m) // the tracker matches the lines of m, and m
+		if strings.Contains(m, "\n") {
+			lines = append(lines, strings.Split(m, "\n")...)
+		}
+	}
+	for _, p := range heads {
+		lit := strings.Join(requiredLiterals(p.src), " ")
+		lines = append(lines, lit, lit+" {'max_model_len': 4096}", lit+"x\ny", "> "+lit+lit)
+	}
+	hits := 0
+	for _, p := range heads {
+		want := regexp.MustCompile(p.src)
+		for _, s := range lines {
+			if agree(t, p, want, s) {
+				hits++
+			}
+		}
+	}
+	// The vLLM config and argument lines, SGLang's server_args, halogen's.
+	if len(heads) < 5 || hits < 20 {
+		t.Errorf("%d built-in patterns with a head matched %d messages: the test does not exercise them", len(heads), hits)
+	}
+}
+
+// agree fails t unless p's four methods answer for s as want's do, and
+// reports whether s matched.
+func agree(t *testing.T, p *lazyRegexp, want *regexp.Regexp, s string) bool {
+	t.Helper()
+	if got, w := p.FindStringSubmatchIndex(s), want.FindStringSubmatchIndex(s); !slices.Equal(got, w) {
+		t.Errorf("%q on %q: submatches %v, regexp's %v", p.src, s, got, w)
+	}
+	if got, w := p.FindStringSubmatch(s), want.FindStringSubmatch(s); !slices.Equal(got, w) {
+		t.Errorf("%q on %q: %q, regexp's %q", p.src, s, got, w)
+	}
+	if got, w := p.FindStringIndex(s), want.FindStringIndex(s); !slices.Equal(got, w) {
+		t.Errorf("%q on %q: match %v, regexp's %v", p.src, s, got, w)
+	}
+	m := want.MatchString(s)
+	if p.MatchString(s) != m {
+		t.Errorf("%q on %q: MatchString %v, regexp's %v", p.src, s, !m, m)
+	}
+	return m
+}
