@@ -145,9 +145,9 @@ type Rule struct {
 	// startID is the prefilter start set of match (-1: none): literals
 	// one of which begins every match.
 	startID int
-	// alts: match split at its top-level '|' when it has no capture
-	// groups; each alternative runs only when its own literal is in the
-	// line, and a small regex is much faster than a large alternation.
+	// alts: match split into its alternatives (see compileAlts); each
+	// runs only when its own literal is in the line, and a small regex is
+	// much faster than a large alternation.
 	alts []alt
 	// sets: literalSets of match, checked before its regex.
 	sets                 [][]string
@@ -241,7 +241,7 @@ func Load(fsys fs.FS) (*Set, error) {
 			}
 			fl := fatalLine{re: re, lits: requiredLiterals(fs.Match), exit: re.SubexpIndex("exit_status")}
 			if re.NumSubexp() == 0 {
-				fl.alts = compileAlts(fs.Match)
+				fl.alts = compileAlts(fs.Match, false)
 			}
 			s.fatal = append(s.fatal, fl)
 		}
@@ -551,7 +551,7 @@ func compileEngine(es EngineSpec) (*Engine, Errors) {
 	add(&e.readyEv, "ready_evidence", es.ReadyEvidence)
 	for _, src := range es.ReadyEvidence {
 		e.readyLits = append(e.readyLits, requiredLiterals(src))
-		e.readyAlts = append(e.readyAlts, compileAlts(src))
+		e.readyAlts = append(e.readyAlts, compileAlts(src, false))
 	}
 	for _, p := range es.Phases {
 		m, err := compilePhaseIn(es.file, p)
@@ -592,7 +592,7 @@ func compilePhaseIn(file string, p PhaseSpec) (phaseMarker, *LoadError) {
 		return phaseMarker{}, err
 	}
 	return phaseMarker{phase: domain.Phase(p.Phase), re: re, lits: requiredLiterals(p.Match),
-		afterReady: p.AfterReady, forwardOnly: p.ForwardOnly, alts: compileAlts(p.Match)}, nil
+		afterReady: p.AfterReady, forwardOnly: p.ForwardOnly, alts: compileAlts(p.Match, false)}, nil
 }
 
 // compilePhase compiles a shared frame marker of f.
@@ -699,8 +699,8 @@ func compileRule(rs RuleSpec) (*Rule, Errors) {
 		}
 	}
 	r.afterLits, r.untilLits = requiredLiterals(rs.After), requiredLiterals(rs.Until)
-	if r.match != nil && r.match.NumSubexp() == 0 {
-		r.alts = compileAlts(rs.Match)
+	if r.match != nil {
+		r.alts = compileAlts(rs.Match, true)
 	}
 	if r.match != nil && r.alts == nil {
 		r.sets = literalSets(rs.Match)

@@ -662,9 +662,9 @@ func (r *Rule) find(l *Line, line string) []int {
 	return search(l, r.match, r.startID, line)
 }
 
-// findAlts is FindStringIndex of the alternation of alts: the leftmost
-// match of any alternative, the first alternative on a tie (leftmost-first,
-// as the whole regex). l may be nil (rule tests).
+// findAlts is FindStringSubmatchIndex of the alternation of alts: the
+// leftmost match of any alternative, the first alternative on a tie
+// (leftmost-first, as the whole regex). l may be nil (rule tests).
 func findAlts(l *Line, alts []alt, line string) []int {
 	var best []int
 	for i := range alts {
@@ -677,8 +677,8 @@ func findAlts(l *Line, alts []alt, line string) []int {
 			if k := strings.Index(line, a.lits[0]); k >= 0 {
 				loc = []int{k, k + len(a.lits[0])}
 			}
-		} else if holdsAll(line, a.sets) && l.mayMatchText(a.id, a.re, line) {
-			loc = a.re.FindStringIndex(line)
+		} else if a.mayMatch(l, line) {
+			loc = a.re.FindStringSubmatchIndex(line)
 		}
 		if loc != nil && (best == nil || loc[0] < best[0]) {
 			best = loc

@@ -89,7 +89,7 @@ func (p *prefilter) add(lits []string, re *lazyRegexp) int {
 // addAlts registers the alternatives of one pattern.
 func (p *prefilter) addAlts(alts []alt) {
 	for i := range alts {
-		alts[i].id = p.add(alts[i].lits, alts[i].re)
+		alts[i].id = p.add(alts[i].lits, alts[i].gated())
 	}
 }
 

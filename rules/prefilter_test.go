@@ -195,6 +195,25 @@ func TestAltsAgreeWithRegex(t *testing.T) {
 			}
 		})
 	}
+	for src, want := range map[string][]string{
+		`(?:a|b)c(?P<x>d)?`: {`(?:a)`, `(?:b)`, `c(?P<x>d)?`},
+		`(?:a|b)`:           {`(?:a)`, `(?:b)`, ``},
+		`(?:a|(?:b|c))d`:    {`(?:a)`, `(?:(?:b|c))`, `d`},
+		`(?:a|[)|]|\))x`:    {`(?:a)`, `(?:[)|])`, `(?:\))`, `x`},
+		`(?:a|b)c|d`:        nil, // splitTop's
+		`(?:a|b)+c`:         nil,
+		`(?:a|b)?c`:         nil,
+		`(?:a|b){2}`:        nil,
+		`(a|b)c`:            nil,
+		`x(?:a|b)`:          nil,
+		`(?:a)(?:b|c)`:      nil,
+		`(?:(?i)a|b)c`:      nil, // the flag applies to b too
+	} {
+		heads, tail := distribute(src)
+		if got := append(heads, tail); heads == nil && want != nil || heads != nil && !reflect.DeepEqual(got, want) {
+			t.Errorf("distribute(%q) = %q, %q; want %q", src, heads, tail, want)
+		}
+	}
 }
 
 // TestStartLiteralsKeepMatches: searching from the first start literal, or
