@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"math/rand"
 	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/internal/fixturetest"
@@ -24,6 +26,13 @@ func TestSpoolWritesWhatTheSortedListWould(t *testing.T) {
 	if len(all) < 10 {
 		t.Fatalf("%d attempts", len(all))
 	}
+	// What the v1 encoder escapes or replaces: HTML, U+2028/U+2029,
+	// invalid UTF-8, control bytes.
+	odd := *all[0]
+	odd.Note = "<b>a & b</b>\u2028\u2029 \xff\xfe \x01\t\""
+	odd.Unit = "x\u00e9<\xc3"
+	odd.StartedAt = odd.StartedAt.Add(time.Millisecond) // still before all[1]
+	all = slices.Insert(all, 1, &odd)
 	// The fixtures' attempts have distinct start times except where the
 	// creation number orders them; the index is that number here.
 	for _, list := range [][]*domain.Attempt{all, nil} {
