@@ -30,6 +30,17 @@ type alt struct {
 // findAlts returns), every alternative must have src's captures at the
 // same indexes, or there is no split.
 func compileAlts(src string, captures bool) []alt {
+	key := "s" + src
+	if captures {
+		key = "c" + src
+	}
+	// The six out-of-memory rules share one pattern. A copy each: the
+	// prefilter ids are the Set's, and Loads may run at once.
+	alts, _ := memoized(&memo.alts, key, func(string) ([]alt, error) { return splitAlts(src, captures), nil })
+	return slices.Clone(alts)
+}
+
+func splitAlts(src string, captures bool) []alt {
 	parts, tail := splitTop(src), ""
 	if len(parts) < 2 {
 		if parts, tail = distribute(src); parts == nil {
@@ -46,16 +57,20 @@ func compileAlts(src string, captures bool) []alt {
 		if err != nil || captures && !slices.Equal(re.SubexpNames(), whole.SubexpNames()) {
 			return nil
 		}
-		a := alt{re: re, lits: requiredLiterals(p + tail), sets: literalSets(p + tail)}
-		switch gateLits := requiredLiterals(p); {
-		case tail != "" && len(gateLits) > 0:
+		a := alt{re: re, sets: literalSets(p + tail)}
+		if tail != "" {
 			// The windows are around the gate's own literals: a literal of
 			// the tail may lie anywhere after the gate's match.
-			if a.gate, err = compilePattern(p); err != nil {
-				return nil
+			if a.lits = requiredLiterals(p); len(a.lits) > 0 {
+				if a.gate, err = compilePattern(p); err != nil {
+					return nil
+				}
 			}
-			a.lits = gateLits
-		case tail == "":
+		}
+		if a.gate == nil {
+			a.lits = requiredLiterals(p + tail)
+		}
+		if tail == "" {
 			if sre, err := parsePattern(p); err == nil {
 				sre = sre.Simplify()
 				if sre.Op == syntax.OpLiteral && sre.Flags&syntax.FoldCase == 0 &&

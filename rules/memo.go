@@ -21,6 +21,7 @@ type patternMemo struct {
 	loads int // Loads in progress; the maps are dropped at zero
 	trees map[string]*syntax.Regexp
 	res   map[string]*lazyRegexp
+	alts  map[string][]alt // by captures flag and source; callers get a copy
 }
 
 var memo patternMemo
@@ -30,7 +31,7 @@ func (m *patternMemo) begin() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.loads++; m.loads == 1 {
-		m.trees, m.res = map[string]*syntax.Regexp{}, map[string]*lazyRegexp{}
+		m.trees, m.res, m.alts = map[string]*syntax.Regexp{}, map[string]*lazyRegexp{}, map[string][]alt{}
 	}
 }
 
@@ -38,7 +39,7 @@ func (m *patternMemo) end() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.loads--; m.loads == 0 {
-		m.trees, m.res = nil, nil
+		m.trees, m.res, m.alts = nil, nil, nil
 	}
 }
 

@@ -23,7 +23,7 @@ func TestMemoOnlyDuringLoad(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if memo.trees != nil || memo.res != nil || memo.loads != 0 {
+	if memo.trees != nil || memo.res != nil || memo.alts != nil || memo.loads != 0 {
 		t.Fatalf("memo after the loads: %d loads, %d trees, %d regexps", memo.loads, len(memo.trees), len(memo.res))
 	}
 	line := "ERROR:    Application startup failed. Exiting."
