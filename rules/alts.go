@@ -20,7 +20,7 @@ type alt struct {
 	// out a line before re runs on all of it. nil: re is its own gate.
 	gate *lazyRegexp
 	lits []string   // requiredLiterals of gate, or of re without one
-	sets [][]string // literalSets of re: checked before re
+	sets [][]string // literalSets of gate, or of re without one: checked before re
 	id   int        // prefilter matcher id
 }
 
@@ -53,22 +53,36 @@ func splitAlts(src string, captures bool) []alt {
 	}
 	out := make([]alt, 0, len(parts))
 	for _, p := range parts {
-		re, err := compilePattern(p + tail)
-		if err != nil || captures && !slices.Equal(re.SubexpNames(), whole.SubexpNames()) {
-			return nil
+		var re *lazyRegexp
+		if tail == "" {
+			if re, err = compilePattern(p); err != nil || captures && !slices.Equal(re.SubexpNames(), whole.SubexpNames()) {
+				return nil
+			}
+		} else {
+			// A head without captures leaves p+tail the captures of src,
+			// at the same indexes: not parsed again (two dozen
+			// alternatives share a long tail), compiled on first use.
+			if head, err := compilePattern(p); err != nil || head.NumSubexp() > 0 {
+				return nil
+			}
+			re = &lazyRegexp{src: p + tail, numSubexp: whole.numSubexp, names: whole.names}
 		}
-		a := alt{re: re, sets: literalSets(p + tail)}
+		a := alt{re: re}
 		if tail != "" {
 			// The windows are around the gate's own literals: a literal of
-			// the tail may lie anywhere after the gate's match.
+			// the tail may lie anywhere after the gate's match. Every
+			// match of re holds one of the gate's, so the gate's literals
+			// and sets are re's too (and cheaper to find: its tail is
+			// shared by two dozen alternatives).
 			if a.lits = requiredLiterals(p); len(a.lits) > 0 {
 				if a.gate, err = compilePattern(p); err != nil {
 					return nil
 				}
+				a.sets = literalSets(p)
 			}
 		}
 		if a.gate == nil {
-			a.lits = requiredLiterals(p + tail)
+			a.lits, a.sets = requiredLiterals(p+tail), literalSets(p+tail)
 		}
 		if tail == "" {
 			if sre, err := parsePattern(p); err == nil {
