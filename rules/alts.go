@@ -20,7 +20,7 @@ type alt struct {
 	// out a line before re runs on all of it. nil: re is its own gate.
 	gate *lazyRegexp
 	lits []string   // requiredLiterals of gate, or of re without one
-	sets [][]string // literalSets of gate, or of re without one: checked before re
+	sets [][]string // literalSets of re, checked before it; none with a gate
 	id   int        // prefilter matcher id
 }
 
@@ -72,13 +72,12 @@ func splitAlts(src string, captures bool) []alt {
 			// The windows are around the gate's own literals: a literal of
 			// the tail may lie anywhere after the gate's match. Every
 			// match of re holds one of the gate's, so the gate's literals
-			// and sets are re's too (and cheaper to find: its tail is
-			// shared by two dozen alternatives).
+			// are re's too. No literal sets: the gate's windows answer
+			// more cheaply than searching a long line for each set.
 			if a.lits = requiredLiterals(p); len(a.lits) > 0 {
 				if a.gate, err = compilePattern(p); err != nil {
 					return nil
 				}
-				a.sets = literalSets(p)
 			}
 		}
 		if a.gate == nil {
