@@ -40,6 +40,7 @@ func compileAlts(src string, captures bool) []alt {
 	return slices.Clone(alts)
 }
 
+// splitAlts is compileAlts without the memo.
 func splitAlts(src string, captures bool) []alt {
 	parts, tail := splitTop(src), ""
 	if len(parts) < 2 {
@@ -53,31 +54,27 @@ func splitAlts(src string, captures bool) []alt {
 	}
 	out := make([]alt, 0, len(parts))
 	for _, p := range parts {
-		var re *lazyRegexp
+		var a alt
 		if tail == "" {
-			if re, err = compilePattern(p); err != nil || captures && !slices.Equal(re.SubexpNames(), whole.SubexpNames()) {
+			if a.re, err = compilePattern(p); err != nil || captures && !slices.Equal(a.re.SubexpNames(), whole.SubexpNames()) {
 				return nil
 			}
 		} else {
 			// A head without captures leaves p+tail the captures of src,
 			// at the same indexes: not parsed again (two dozen
 			// alternatives share a long tail), compiled on first use.
-			if head, err := compilePattern(p); err != nil || head.NumSubexp() > 0 {
+			head, err := compilePattern(p)
+			if err != nil || head.NumSubexp() > 0 {
 				return nil
 			}
-			re = &lazyRegexp{src: p + tail, numSubexp: whole.numSubexp, names: whole.names}
-		}
-		a := alt{re: re}
-		if tail != "" {
+			a.re = &lazyRegexp{src: p + tail, numSubexp: whole.numSubexp, names: whole.names}
 			// The windows are around the gate's own literals: a literal of
 			// the tail may lie anywhere after the gate's match. Every
 			// match of re holds one of the gate's, so the gate's literals
 			// are re's too. No literal sets: the gate's windows answer
 			// more cheaply than searching a long line for each set.
 			if a.lits = requiredLiterals(p); len(a.lits) > 0 {
-				if a.gate, err = compilePattern(p); err != nil {
-					return nil
-				}
+				a.gate = head
 			}
 		}
 		if a.gate == nil {

@@ -24,7 +24,7 @@ func TestMemoOnlyDuringLoad(t *testing.T) {
 	}
 	wg.Wait()
 	if memo.trees != nil || memo.res != nil || memo.alts != nil || memo.loads != 0 {
-		t.Fatalf("memo after the loads: %d loads, %d trees, %d regexps", memo.loads, len(memo.trees), len(memo.res))
+		t.Fatalf("memo after the loads: %d loads, %d trees, %d regexps, %d splits", memo.loads, len(memo.trees), len(memo.res), len(memo.alts))
 	}
 	line := "ERROR:    Application startup failed. Exiting."
 	for _, s := range sets[1:] {
