@@ -7,7 +7,7 @@
 #   docker build -t llmfleet-analyzer .
 #   docker run -p 8080:8080 -v analyzer:/var/lib/analyzer \
 #     -e ANALYZER_PUSH_TOKEN=... llmfleet-analyzer
-FROM golang:1.27-bookworm AS build
+FROM golang:1.26-bookworm AS build
 RUN apt-get update && apt-get install -y --no-install-recommends libsystemd-dev && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY go.mod go.sum ./

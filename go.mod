@@ -1,6 +1,6 @@
 module github.com/llmfleet/analyzer
 
-go 1.27.0
+go 1.26.0
 
 toolchain go1.27.3
 

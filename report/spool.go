@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"encoding/json/jsontext"
-	jsonv2 "encoding/json/v2"
 	"fmt"
 	"io"
 	"os"
@@ -28,8 +26,9 @@ type Spool struct {
 	f     *os.File
 	w     *bufio.Writer
 	off   int64
-	// buf is reused: MarshalIndent allocated two buffers an attempt (5 %
-	// of explain's time on a dense journal).
+	// enc encodes into buf, both reused: MarshalIndent allocated two
+	// buffers an attempt (5 % of explain's time on a dense journal).
+	enc   *json.Encoder
 	buf   bytes.Buffer
 	items []spoolItem
 }
@@ -51,15 +50,13 @@ func NewSpool(format, dir string) (*Spool, error) {
 		return nil, err
 	}
 	_ = os.Remove(f.Name()) // gone once closed, even after a crash
-	return &Spool{json: format == "json", f: f, w: bufio.NewWriterSize(f, 64<<10)}, nil
+	s := &Spool{json: format == "json", f: f, w: bufio.NewWriterSize(f, 64<<10)}
+	// The prefix and indent of an attempt inside {"attempts": [...]}
+	// encoded with SetIndent("", " ").
+	s.enc = json.NewEncoder(&s.buf)
+	s.enc.SetIndent("  ", " ")
+	return s, nil
 }
-
-// attemptJSON is how an attempt inside {"attempts": [...]} is encoded: as
-// encoding/json's Encoder with SetIndent("", " ") writes it, byte for byte
-// (its options), but indented as it is encoded. The v1 Encoder encodes
-// and then re-indents, a third of the rendering's time.
-var attemptJSON = jsonv2.JoinOptions(json.DefaultOptionsV1(),
-	jsontext.WithIndentPrefix("  "), jsontext.WithIndent(" "))
 
 // Add renders a, whose creation number (the order among attempts with the
 // same start time) is seq.
@@ -68,10 +65,10 @@ func (s *Spool) Add(a *domain.Attempt, seq int) error {
 	var b []byte
 	if s.json {
 		s.buf.Reset()
-		if err := jsonv2.MarshalWrite(&s.buf, a.JSON(), attemptJSON); err != nil {
+		if err := s.enc.Encode(a.JSON()); err != nil {
 			return err
 		}
-		b = s.buf.Bytes()
+		b = bytes.TrimSuffix(s.buf.Bytes(), []byte("\n"))
 	} else {
 		it.row = Row(a)
 		if a.Verdict.IsFailure() {
