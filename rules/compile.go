@@ -187,7 +187,7 @@ func (r *Rule) FindingID() string {
 func (r *Rule) IsRootCause() bool { return r.Verdict != "" }
 
 // LoadBuiltin compiles the embedded rule files.
-func LoadBuiltin() (*Set, error) { return Load(Builtin) }
+func LoadBuiltin() (*Set, error) { return load(builtinFiles()) }
 
 // LoadDir compiles the rule files of a directory (the --rules flag).
 func LoadDir(dir string) (*Set, error) {
@@ -199,10 +199,12 @@ func LoadDir(dir string) (*Set, error) {
 
 // Load compiles every *.yaml file of fsys. It returns Errors listing every
 // problem (file:line) when any file is invalid; nothing is half-loaded.
-func Load(fsys fs.FS) (*Set, error) {
+func Load(fsys fs.FS) (*Set, error) { return load(readDir(fsys)) }
+
+// load compiles parsed rule files (readDir's results, errs included).
+func load(files []*File, names []string, errs Errors) (*Set, error) {
 	memo.begin()
 	defer memo.end()
-	files, names, errs := readDir(fsys)
 	s := &Set{Files: names, byName: map[string]*Engine{}, lineRules: map[string][]*Rule{}, ruleVisits: map[string]*ruleVisit{}, pre: &prefilter{}}
 	ids := map[string]string{}
 	var specs []EngineSpec
