@@ -43,7 +43,7 @@ explain: build
 	$(BIN) explain $(EXAMPLE)
 
 # -race on the packages whose goroutines share state: the live pipeline, the
-# rule reloader, the web server, the store, the push receiver and pusher, the
+# rule reloader and the DFAs built as lines reach their states, the web server, the store, the push receiver and pusher, the
 # journal follower, the notes writer, ingest's read-ahead, and the commands
 # that wire them; a data race fails the tests. The rest (tracker, judge,
 # rules' matcher, catalog, ladder, report, deploy) judges on one goroutine:
@@ -56,7 +56,7 @@ race_free_re := $(subst $(eval) ,|,$(RACE_FREE))
 test: test-deps build
 	$(GO) vet -tags "$(TAGS)" ./...
 	$(GO) test -tags "$(TAGS)" -race -count=1 -timeout 30m $$($(GO) list ./... | grep -v -E '^github.com/llmfleet/analyzer/($(race_free_re))$$')
-	$(GO) test -tags "$(TAGS)" -race -count=1 -run 'Manager|Reload' ./rules/
+	$(GO) test -tags "$(TAGS)" -race -count=1 -run 'Manager|Reload|Concurrent' ./rules/
 	$(GO) test -tags "$(TAGS)" -count=1 -timeout 30m $(addprefix ./,$(RACE_FREE))
 	# Under -race it damages every 7th record of the export; here, every one.
 	$(GO) test -tags "$(TAGS)" -count=1 -run 'TestExportKeepsEveryOtherRecord' ./ingest/

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"slices"
+	"sync"
+	"sync/atomic"
 )
 
 // prefixDFA answers "how long is the match of this regexp at the start of
@@ -14,26 +16,51 @@ import (
 // serving journal's time per line.
 //
 // It is the regexp's own program (regexp/syntax, as regexp.Compile builds
-// it) turned into a DFA over ASCII bytes ahead of time, with the states
-// holding the program's threads in priority order as RE2's DFA does, so
-// that the match is the one regexp's leftmost-first semantics picks. It is
-// immutable once built (rule sets are shared between goroutines). A text
-// with a byte above 0x7f where the match could still go on is not decided:
-// the caller runs the regexp.
+// it) turned into a DFA over ASCII bytes, with the states holding the
+// program's threads in priority order as RE2's DFA does, so that the match
+// is the one regexp's leftmost-first semantics picks. A text with a byte
+// above 0x7f where the match could still go on is not decided: the caller
+// runs the regexp.
+//
+// A state's transitions are built when a text first reaches it, as RE2's
+// DFA does: building every state ahead of time was a tenth of a short
+// command's CPU (package initialization and rule loading), for states most
+// runs never reach. A DFA is shared between goroutines: transitions are
+// read and written atomically, new states are published before any
+// transition leads to them, and building takes mu. One that turns out to need more than maxDFAStates states or
+// dfaBudget steps, or meets an assertion it cannot decide, is failed: it
+// decides nothing from then on.
 type prefixDFA struct {
-	states []dfaState
+	table  atomic.Pointer[dfaTable] // the states built so far; state 0 is the start
+	failed atomic.Bool
+	class  [128]uint8 // each ASCII byte's class (byteClasses)
+
+	mu   sync.Mutex
+	b    *dfaBuilder // guarded by mu
+	reps []rune      // one byte of each class
 }
 
-// dfaState is one DFA state: where each ASCII byte leads (dfaDead: nowhere)
-// and whether the text read so far is a match.
-type dfaState struct {
-	next  [128]int32
-	match bool
-	alive bool // some thread can still read a byte
+// dfaTable is a DFA's states as match reads them: where state s leads on
+// ASCII byte c is next[s<<7|c] (dfaDead: nowhere; dfaUnknown: not built
+// yet), read and written atomically; flags[s] says whether the text read
+// so far is a match (dfaMatch) and whether some thread can still read a
+// byte (dfaAlive). A table with more states shares its prefix with the
+// ones before, or is a copy of it (when the arrays grew): a transition
+// built after the copy reads as dfaUnknown in the old one, whose reader
+// then asks transition and takes the new table.
+type dfaTable struct {
+	next  []int32
+	flags []uint8
 }
 
 const (
-	dfaDead = -1
+	dfaMatch = 1 << iota
+	dfaAlive
+)
+
+const (
+	dfaDead    = -1
+	dfaUnknown = -2
 	// maxDFAStates bounds the table (128 transitions of 4 bytes each per
 	// state) and dfaBudget the instructions visited while building it (rule
 	// files come from operators and the rules API): a pattern that needs
@@ -44,10 +71,11 @@ const (
 	maxDFAProg = 1000
 )
 
-// newPrefixDFA builds the DFA of expr (regexp syntax, Perl flags), or
-// returns nil when expr is outside what it handles: empty-width assertions
-// other than ^ and \A (without the m flag), or more than maxDFAStates
-// states.
+// newPrefixDFA returns the DFA of expr (regexp syntax, Perl flags) with its
+// start state built, or nil when expr is outside what it handles:
+// empty-width assertions at the start other than ^ and \A (without the m
+// flag), or a program longer than maxDFAProg. Assertions further on, and
+// too many states, fail it when a text first leads there.
 func newPrefixDFA(expr string) *prefixDFA {
 	re, err := syntax.Parse(expr, syntax.Perl)
 	if err != nil {
@@ -57,62 +85,131 @@ func newPrefixDFA(expr string) *prefixDFA {
 	if err != nil || len(prog.Inst) > maxDFAProg {
 		return nil
 	}
-	b := dfaBuilder{prog: prog, index: map[string]int32{}, budget: dfaBudget}
+	b := &dfaBuilder{prog: prog, index: map[string]int32{}, budget: dfaBudget}
 	start, ok := b.state(b.closure(nil, uint32(prog.Start), true))
 	if !ok || start != 0 {
 		return nil
 	}
-	reps, class := byteClasses(prog)
-	next := make([]int32, len(reps))
-	for i := 0; i < len(b.states); i++ {
-		for k, c := range reps {
-			n, ok := b.step(i, c)
-			if !ok || b.budget < 0 {
-				return nil
-			}
-			next[k] = n
-		}
-		for c := range 128 {
-			b.states[i].next[c] = next[class[c]]
-		}
-	}
-	d := &prefixDFA{states: make([]dfaState, len(b.states))}
-	for i, st := range b.states {
-		d.states[i] = st.dfaState
-	}
+	d := &prefixDFA{b: b}
+	d.reps, d.class = byteClasses(prog)
+	d.publish()
 	return d
+}
+
+// publish makes the builder's states visible to match. Called with mu held
+// (or before d is shared).
+func (d *prefixDFA) publish() {
+	d.table.Store(&dfaTable{next: d.b.next, flags: d.b.flags})
+}
+
+// transition builds the transitions of state s (its whole row: every
+// class, one step each) and returns where byte c leads (dfaDead: nowhere);
+// ok is false when d failed.
+func (d *prefixDFA) transition(s int32, c byte) (int32, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.failed.Load() {
+		return 0, false
+	}
+	if n := atomic.LoadInt32(&d.b.next[int(s)<<7|int(c)]); n != dfaUnknown {
+		return n, true // built meanwhile, or after the caller's table was copied
+	}
+	states := len(d.b.flags)
+	byClass := make([]int32, len(d.reps))
+	for k, r := range d.reps {
+		n, ok := d.b.step(int(s), r)
+		if !ok || d.b.budget < 0 {
+			d.failed.Store(true)
+			d.b = nil // what it built is not needed any more
+			return 0, false
+		}
+		byClass[k] = n
+	}
+	// The new states are published first: a reader that sees a transition
+	// finds its state.
+	if len(d.b.flags) > states {
+		d.publish()
+	}
+	row := d.b.next[int(s)<<7 : int(s+1)<<7]
+	for x := range row {
+		atomic.StoreInt32(&row[x], byClass[d.class[x]])
+	}
+	return byClass[d.class[c]], true
 }
 
 // match returns the length of the regexp's match at the start of text (ok
 // false: none). decided is false when the DFA cannot tell (a non-ASCII byte
-// read while the match could still go on, or d is nil: the pattern has no
-// DFA); the caller must then ask the regexp.
+// read while the match could still go on, d is nil because the pattern has
+// no DFA, or d failed); the caller must then ask the regexp.
 func (d *prefixDFA) match(text string) (n int, ok, decided bool) {
-	if d == nil {
+	if d == nil || d.failed.Load() {
 		return 0, false, false
 	}
+	t := d.table.Load()
+	next, flags := t.next, t.flags
 	s := int32(0)
 	n = -1
 	for i := 0; ; i++ {
-		st := &d.states[s]
-		if st.match {
+		f := flags[s]
+		if f&dfaMatch != 0 {
 			n = i
 		}
-		if !st.alive || i == len(text) {
+		if f&dfaAlive == 0 || i == len(text) {
 			break
 		}
 		c := text[i]
 		if c >= 0x80 {
 			return 0, false, false
 		}
-		if s = st.next[c]; s == dfaDead {
-			break
+		ns := atomic.LoadInt32(&next[int(s)<<7|int(c)])
+		// One comparison on the path of a built transition to a known
+		// state: dfaDead and dfaUnknown are above every index as uint32.
+		if uint32(ns) >= uint32(len(flags)) {
+			if ns == dfaUnknown {
+				if ns, ok = d.transition(s, c); !ok {
+					return 0, false, false
+				}
+			}
+			if ns == dfaDead {
+				break
+			}
+			// A state built after t was loaded (here or by another
+			// goroutine): it was published before the transition to it.
+			t = d.table.Load()
+			next, flags = t.next, t.flags
 		}
+		s = ns
 	}
 	if n < 0 {
 		return 0, false, true
 	}
 	return n, true, true
+}
+
+// complete builds every state of d and reports whether d holds them all
+// (false: it failed, or d is nil). For tests: match builds what it needs.
+func (d *prefixDFA) complete() bool {
+	if d == nil {
+		return false
+	}
+	for s := 0; ; s++ {
+		t := d.table.Load()
+		if d.failed.Load() {
+			return false
+		}
+		if s >= len(t.flags) {
+			return true
+		}
+		if t.flags[s]&dfaAlive == 0 {
+			continue
+		}
+		if atomic.LoadInt32(&t.next[s<<7]) != dfaUnknown {
+			continue // a row is built whole
+		}
+		if _, ok := d.transition(int32(s), 0); !ok {
+			return false
+		}
+	}
 }
 
 // byteClasses partitions the ASCII bytes by the rune instructions of prog
@@ -151,18 +248,16 @@ func byteClasses(prog *syntax.Prog) (reps []rune, class [128]uint8) {
 }
 
 // dfaBuilder makes the states of a prefixDFA: each is the ordered list of
-// the program's threads (rune and match instructions) after the text so far.
+// the program's threads (rune and match instructions) after the text so
+// far. next and flags are the table (dfaTable) of the states made so far.
 type dfaBuilder struct {
-	prog   *syntax.Prog
-	states []*builderState // pointers: appending does not copy the 512-byte tables
-	key    []byte
-	index  map[string]int32
-	budget int // instructions left to visit
-}
-
-type builderState struct {
-	dfaState
-	threads []uint32
+	prog    *syntax.Prog
+	threads [][]uint32 // per state
+	next    []int32
+	flags   []uint8
+	key     []byte
+	index   map[string]int32
+	budget  int // instructions left to visit
 }
 
 // closure appends to list, in priority order, the rune and match
@@ -215,7 +310,7 @@ func (b *dfaBuilder) state(threads []uint32) (int32, bool) {
 	if len(threads) == 0 {
 		return dfaDead, true
 	}
-	var st dfaState
+	var flags uint8
 	b.key = b.key[:0]
 	for _, pc := range threads {
 		if pc == ^uint32(0) {
@@ -223,27 +318,31 @@ func (b *dfaBuilder) state(threads []uint32) (int32, bool) {
 		}
 		b.key = binary.LittleEndian.AppendUint32(b.key, pc)
 		if b.prog.Inst[pc].Op == syntax.InstMatch {
-			st.match = true
+			flags |= dfaMatch
 		} else {
-			st.alive = true
+			flags |= dfaAlive
 		}
 	}
 	if i, ok := b.index[string(b.key)]; ok {
 		return i, true
 	}
-	if len(b.states) >= maxDFAStates {
+	if len(b.threads) >= maxDFAStates {
 		return 0, false
 	}
-	i := int32(len(b.states))
+	i := int32(len(b.threads))
 	b.index[string(b.key)] = i
-	b.states = append(b.states, &builderState{dfaState: st, threads: threads})
+	b.threads = append(b.threads, threads)
+	b.flags = append(b.flags, flags)
+	for range 128 {
+		b.next = append(b.next, dfaUnknown)
+	}
 	return i, true
 }
 
 // step returns the state after reading c in state i.
 func (b *dfaBuilder) step(i int, c rune) (int32, bool) {
 	var next []uint32
-	for _, pc := range b.states[i].threads {
+	for _, pc := range b.threads[i] {
 		in := &b.prog.Inst[pc]
 		if in.Op == syntax.InstMatch {
 			break // lower-priority threads lose to this match

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -77,15 +78,59 @@ func isASCII(s string) bool {
 	return true
 }
 
+// TestPrefixDFARefuses: a pattern with an assertion the DFA cannot decide
+// or too many states gets none (at once, or failed once a text leads
+// there), and decides nothing; the others are built whole.
 func TestPrefixDFARefuses(t *testing.T) {
-	for _, expr := range []string{`^\bword`, `^a$`, `(?m)^a`, `^(a|b)*c{1000}`} {
-		if newPrefixDFA(expr) != nil {
+	for _, expr := range []string{`^\bword`, `^a$`, `(?m)^a`, `^(a|b)*c{1000}`, `^[ab]*a[ab]{9}`} {
+		if d := newPrefixDFA(expr); d.complete() {
 			t.Errorf("%q: built a DFA, want none (assertion or too many states)", expr)
 		}
 	}
+	d := newPrefixDFA(`^a$`)
+	if d == nil {
+		t.Fatal(`^a$: no start state`)
+	}
+	if _, _, decided := d.match("ab"); decided {
+		t.Error(`^a$ decided "ab" past the $ it cannot decide`)
+	}
+	if _, _, decided := d.match("b"); decided {
+		t.Error(`^a$ decided "b" after it failed`)
+	}
 	for _, expr := range []string{`^(?:\((?:[A-Za-z][\w:.-]*)(?: rank=\d+)? pid=\d+(?:, ip=[0-9a-fA-F.:]+)?\) ?)+`, `^\[[^\]]*\]`, `a|ab`, `(?i)^info`} {
-		if newPrefixDFA(expr) == nil {
+		if !newPrefixDFA(expr).complete() {
 			t.Errorf("%q: no DFA", expr)
+		}
+	}
+}
+
+// TestPrefixDFAConcurrentBuild: goroutines that build one DFA's states
+// while they match (as the live pipeline, the web handlers and a reload
+// share the envelope's patterns) agree with the regexp. make test runs it
+// under -race.
+func TestPrefixDFAConcurrentBuild(t *testing.T) {
+	msgs := bundledMessages(t)
+	for _, p := range []PrefixRegexp{procPrefix, stampPrefix, sourcePrefix} {
+		d := newPrefixDFA(p.String())
+		var wg sync.WaitGroup
+		for g := range 4 {
+			wg.Go(func() {
+				for i := g; i < len(msgs); i += 2 {
+					m := msgs[i]
+					n, ok, decided := d.match(m)
+					if !decided {
+						continue
+					}
+					if wantN, wantOK := regexpPrefix(p.Regexp, m); n != wantN || ok != wantOK {
+						t.Errorf("%s on %q: DFA %d %v, regexp %d %v", p, m, n, ok, wantN, wantOK)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if !d.complete() {
+			t.Errorf("%s: failed", p)
 		}
 	}
 }
@@ -223,13 +268,13 @@ func bundledMessages(t *testing.T) []string {
 	return msgs
 }
 
-// BenchmarkNewPrefixDFA builds the envelope's DFAs (package initialization
-// builds them in every command).
+// BenchmarkNewPrefixDFA builds the envelope's DFAs whole (a command
+// builds only the states its lines reach, as they reach them).
 func BenchmarkNewPrefixDFA(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, p := range []PrefixRegexp{procPrefix, bracketPrefix, stampPrefix, levelPrefix, loggerPrefix, sourcePrefix} {
-			if newPrefixDFA(p.String()) == nil {
+			if !newPrefixDFA(p.String()).complete() {
 				b.Fatalf("%s: no DFA", p)
 			}
 		}
@@ -261,5 +306,32 @@ func TestFindRankAgrees(t *testing.T) {
 	}
 	if _, key, _ := Envelope("[2025-08-13 14:29:40 TP0] Load weight end."); key != "TP0;" {
 		t.Errorf("key %q, want TP0;", key)
+	}
+}
+
+// BenchmarkPrefixDFAMatch: the envelope's DFAs on typical first bytes of
+// engine lines, states already built (the per-line cost).
+func BenchmarkPrefixDFAMatch(b *testing.B) {
+	msgs := []string{
+		`(APIServer pid=1) INFO:     10.0.6.194:31484 - "POST /v1/chat/completions HTTP/1.1" 200 OK`,
+		"(EngineCore_DP0 pid=311) (RayWorkerWrapper pid=144, ip=10.0.0.7) ERROR torch.OutOfMemoryError",
+		"INFO 10-02 09:00:00 [api_server.py:1] vLLM API server version 0.11.0",
+		"2025-08-13 14:29:40 INFO x",
+	}
+	var ds []*prefixDFA
+	for _, p := range []PrefixRegexp{procPrefix, stampPrefix, sourcePrefix, levelPrefix} {
+		ds = append(ds, newPrefixDFA(p.String()))
+	}
+	n := 0
+	for b.Loop() {
+		for _, d := range ds {
+			for _, m := range msgs {
+				k, _, _ := d.match(m)
+				n += k
+			}
+		}
+	}
+	if n == 0 {
+		b.Fatal("no match")
 	}
 }

@@ -15,8 +15,9 @@ import (
 // without -race (the Makefile's RACE_FREE) start no goroutine and share no
 // state through sync or sync/atomic; a package that does must move to the
 // -race run, or its data races would go unseen, unless the Makefile runs
-// the tests of its shared state under -race apart (rules' reload Manager:
-// `-race -count=1 -run 'Manager|Reload' ./rules/`).
+// the tests of its shared state under -race apart (rules' reload Manager
+// and the DFAs built as lines need their states:
+// `-race -count=1 -run 'Manager|Reload|Concurrent' ./rules/`).
 func TestRaceFreePackagesStartNoGoroutine(t *testing.T) {
 	mk, err := os.ReadFile("../../Makefile")
 	if err != nil {
