@@ -34,53 +34,53 @@ var (
 	// syslogLine is journalctl's short and short-precise line. The month
 	// is locale-dependent: any word of letters (with a dot), or "N月".
 	// Every process but the kernel has its [pid].
-	syslogLine = regexp.MustCompile(`(?s)^(\pL{2,5}\.?|\d{1,2}月) {1,2}(\d{1,2})日? (\d\d):(\d\d):(\d\d)(\.\d{1,9})? (\S+) (kernel|[^\s\[\]:]+\[(\d+)\]): ?(.*)$`)
+	syslogLine = lazyRegexp(`(?s)^(\pL{2,5}\.?|\d{1,2}月) {1,2}(\d{1,2})日? (\d\d):(\d\d):(\d\d)(\.\d{1,9})? (\S+) (kernel|[^\s\[\]:]+\[(\d+)\]): ?(.*)$`)
 	// isoSyslogLine is journalctl's short-iso (and short-iso-precise) line.
-	isoSyslogLine = regexp.MustCompile(`(?s)^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)) (\S+) (kernel|[^\s\[\]:]+\[(\d+)\]): ?(.*)$`)
+	isoSyslogLine = lazyRegexp(`(?s)^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)) (\S+) (kernel|[^\s\[\]:]+\[(\d+)\]): ?(.*)$`)
 	// criLine is containerd's CRI log line (kubectl logs of a node's file).
-	criLine = regexp.MustCompile(`(?s)^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)) (stdout|stderr) ([FP]) ?(.*)$`)
+	criLine = lazyRegexp(`(?s)^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)) (stdout|stderr) ([FP]) ?(.*)$`)
 	// stampLine is `kubectl logs --timestamps` / `docker logs -t`: an RFC
 	// 3339 stamp in nanoseconds (Go's RFC3339Nano), one space, then the
 	// line; or any RFC 3339 stamp before another stamp or a process prefix.
 	// An engine that starts its own lines with such a stamp (TGI: in
 	// microseconds, then a level) keeps it.
-	stampLine = regexp.MustCompile(`(?s)^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{7,9}(?:Z|[+-]\d\d:\d\d) \S|(?:\.\d+)?(?:Z|[+-]\d\d:\d\d) [(\[\d]).*)$`)
+	stampLine = lazyRegexp(`(?s)^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{7,9}(?:Z|[+-]\d\d:\d\d) \S|(?:\.\d+)?(?:Z|[+-]\d\d:\d\d) [(\[\d]).*)$`)
 	// columnLine is Docker Desktop's (and some log viewers') time column.
-	columnLine = regexp.MustCompile(`(?s)^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?) +\| (.*)$`)
+	columnLine = lazyRegexp(`(?s)^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?) +\| (.*)$`)
 	// catalogLine is the explanatory text journalctl -x adds.
-	catalogLine = regexp.MustCompile(`^\s*░░`)
+	catalogLine = lazyRegexp(`^\s*░░`)
 	// catalogUnit names the unit in that text ("... for unit ollama.service ...").
-	catalogUnit = regexp.MustCompile(`unit ([\w@:.\\-]+\.(?:service|scope))`)
+	catalogUnit = lazyRegexp(`unit ([\w@:.\\-]+\.(?:service|scope))`)
 )
 
 // systemd's unit messages (src/core/unit.c, job.c, service.c), newest and
 // older wordings, with the catalog MESSAGE_ID journald stores with each.
 var unitMessages = []struct {
-	re    *regexp.Regexp
+	re    func() *regexp.Regexp
 	msgID string
 	event string
 }{
-	{regexp.MustCompile(`^Starting (.+?)\.\.\.$`), "7d4958e842da4a758f6c1cdc7b36dcc5", "starting"},
-	{regexp.MustCompile(`^Started (.+?)\.$`), "39f53479d3a045ac8e11786248231fbf", "started"},
-	{regexp.MustCompile(`^Stopping (.+?)\.\.\.$`), "de5b426a63be47a7b6ac3eaac82e2f6f", "stopping"},
-	{regexp.MustCompile(`^Stopped (.+?)\.$`), "9d1aaa27d60140bd96365438aad20286", "stopped"},
-	{regexp.MustCompile(`^Failed to start (.+?)\.$`), "be02cf6855d2428ba40df7e9d022f03d", "failed_start"},
-	{regexp.MustCompile(`^(\S+): [Mm]ain process exited, code=(\w+), status=(\d+)(?:/([\w/]+))?\.?$`), "98e322203f7a4ed290d09fe03c09fe15", "exited"},
-	{regexp.MustCompile(`^(\S+): Failed with result '([\w-]+)'\.$`), "d9b373ed55a64feb8242e02dbe79a49c", "failed"},
-	{regexp.MustCompile(`^Unit (\S+) entered failed state\.$`), "d9b373ed55a64feb8242e02dbe79a49c", "failed"},
-	{regexp.MustCompile(`^(\S+\.service) failed\.$`), "", "failed_again"},
-	{regexp.MustCompile(`^(\S+) holdoff time over, scheduling restart\.$`), "5eb03494b6584870a536b337290809b3", "restart"},
-	{regexp.MustCompile(`^(\S+): Scheduled restart job, restart counter is at (\d+)\.$`), "5eb03494b6584870a536b337290809b3", "restart"},
-	{regexp.MustCompile(`^(\S+): Deactivated successfully\.$`), "7ad2d189f7e94e70a38c781354912448", "success"},
+	{lazyRegexp(`^Starting (.+?)\.\.\.$`), "7d4958e842da4a758f6c1cdc7b36dcc5", "starting"},
+	{lazyRegexp(`^Started (.+?)\.$`), "39f53479d3a045ac8e11786248231fbf", "started"},
+	{lazyRegexp(`^Stopping (.+?)\.\.\.$`), "de5b426a63be47a7b6ac3eaac82e2f6f", "stopping"},
+	{lazyRegexp(`^Stopped (.+?)\.$`), "9d1aaa27d60140bd96365438aad20286", "stopped"},
+	{lazyRegexp(`^Failed to start (.+?)\.$`), "be02cf6855d2428ba40df7e9d022f03d", "failed_start"},
+	{lazyRegexp(`^(\S+): [Mm]ain process exited, code=(\w+), status=(\d+)(?:/([\w/]+))?\.?$`), "98e322203f7a4ed290d09fe03c09fe15", "exited"},
+	{lazyRegexp(`^(\S+): Failed with result '([\w-]+)'\.$`), "d9b373ed55a64feb8242e02dbe79a49c", "failed"},
+	{lazyRegexp(`^Unit (\S+) entered failed state\.$`), "d9b373ed55a64feb8242e02dbe79a49c", "failed"},
+	{lazyRegexp(`^(\S+\.service) failed\.$`), "", "failed_again"},
+	{lazyRegexp(`^(\S+) holdoff time over, scheduling restart\.$`), "5eb03494b6584870a536b337290809b3", "restart"},
+	{lazyRegexp(`^(\S+): Scheduled restart job, restart counter is at (\d+)\.$`), "5eb03494b6584870a536b337290809b3", "restart"},
+	{lazyRegexp(`^(\S+): Deactivated successfully\.$`), "7ad2d189f7e94e70a38c781354912448", "success"},
 }
 
 // catUnitMessage is one of PID 1's unit messages that names its unit, as
 // journalctl -o cat prints it (the message alone).
-var catUnitMessage = regexp.MustCompile(`^(?:(?:Starting|Started|Stopping|Stopped|Failed to start) [\w@:.\\-]+\.service(?: - .*)?(?:\.\.\.|\.)|[\w@:.\\-]+\.service: (?:Main process exited, |Failed with result |Scheduled restart job, |Deactivated successfully|Consumed ))`)
+var catUnitMessage = lazyRegexp(`^(?:(?:Starting|Started|Stopping|Stopped|Failed to start) [\w@:.\\-]+\.service(?: - .*)?(?:\.\.\.|\.)|[\w@:.\\-]+\.service: (?:Main process exited, |Failed with result |Scheduled restart job, |Deactivated successfully|Consumed ))`)
 
 // unitName matches a unit name at the start of a description field
 // ("frank.service - Frank's engine" or "frank.service").
-var unitName = regexp.MustCompile(`^([\w@:.\\-]+\.(?:service|scope))(?: - .*)?$`)
+var unitName = lazyRegexp(`^([\w@:.\\-]+\.(?:service|scope))(?: - .*)?$`)
 
 // unitRun is one run (invocation) of a unit seen in pasted journal output.
 type unitRun struct {
@@ -141,13 +141,13 @@ func (p *pasteReader) read(line string, e *domain.Entry) bool {
 		e.Source = p.source + "|" + pod
 		line, e.Message = rest, rest
 	}
-	if catalogLine.MatchString(line) {
-		if m := catalogUnit.FindStringSubmatch(line); m != nil {
+	if catalogLine().MatchString(line) {
+		if m := catalogUnit().FindStringSubmatch(line); m != nil {
 			p.resolvePending(m[1])
 		}
 		return false
 	}
-	if m := syslogLine.FindStringSubmatch(line); m != nil {
+	if m := syslogLine().FindStringSubmatch(line); m != nil {
 		at := p.syslogTime(m[1], m[2], m[3], m[4], m[5], m[6])
 		msg := m[10]
 		// A pager-cut line ("...>") glued to the next record: two lines.
@@ -156,7 +156,7 @@ func (p *pasteReader) read(line string, e *domain.Entry) bool {
 			if i < 0 {
 				break
 			}
-			n := syslogLine.FindStringSubmatchIndex(msg[i+1:])
+			n := syslogLine().FindStringSubmatchIndex(msg[i+1:])
 			if n == nil {
 				break
 			}
@@ -164,19 +164,19 @@ func (p *pasteReader) read(line string, e *domain.Entry) bool {
 			p.journal(&b, at, m[7], m[8], m[9], msg[:i+1])
 			p.before = append(p.before, b)
 			rest := msg[i+1:]
-			m = syslogLine.FindStringSubmatch(rest)
+			m = syslogLine().FindStringSubmatch(rest)
 			at = p.syslogTime(m[1], m[2], m[3], m[4], m[5], m[6])
 			msg = m[10]
 		}
 		p.journal(e, at, m[7], m[8], m[9], msg)
 		return true
 	}
-	if m := isoSyslogLine.FindStringSubmatch(line); m != nil {
+	if m := isoSyslogLine().FindStringSubmatch(line); m != nil {
 		at, _ := parseStamp(m[1])
 		p.journal(e, at, m[2], m[3], m[4], m[5])
 		return true
 	}
-	if m := criLine.FindStringSubmatch(line); m != nil {
+	if m := criLine().FindStringSubmatch(line); m != nil {
 		at, _ := parseStamp(m[1])
 		if m[3] == "P" {
 			if len(p.partial) < 1<<20 {
@@ -194,14 +194,14 @@ func (p *pasteReader) read(line string, e *domain.Entry) bool {
 		e.Time, e.Message = at, msg
 		return true
 	}
-	if stampLine.MatchString(line) {
+	if stampLine().MatchString(line) {
 		stamp, rest, _ := strings.Cut(line, " ")
 		if at, ok := parseStamp(stamp); ok {
 			e.Time, e.Message = at, rest
 			return true
 		}
 	}
-	if m := columnLine.FindStringSubmatch(line); m != nil {
+	if m := columnLine().FindStringSubmatch(line); m != nil {
 		if at, ok := parseStamp(m[1]); ok {
 			e.Time, e.Message = at, m[2]
 			return true
@@ -210,7 +210,7 @@ func (p *pasteReader) read(line string, e *domain.Entry) bool {
 	// journalctl -o cat: messages only. PID 1's unit messages still name
 	// their unit; once one did, the lines in between belong to the unit
 	// running then.
-	if m := catUnitMessage.FindStringSubmatch(line); m != nil {
+	if m := catUnitMessage().FindStringSubmatch(line); m != nil {
 		p.cat = true
 		if p.lifecycle(e, "", line) && e.Fields["UNIT"] != "" {
 			return true
@@ -245,7 +245,7 @@ func (p *pasteReader) journal(e *domain.Entry, at time.Time, host, ident, pid, m
 	if ident == "systemd" && pid != "1" && pid != "" {
 		// The service manager's child forked for a unit, failing before
 		// it could run the unit's program: a line of that unit.
-		if unit, _, ok := strings.Cut(msg, ": "); ok && unitName.MatchString(unit) {
+		if unit, _, ok := strings.Cut(msg, ": "); ok && unitName().MatchString(unit) {
 			if r := p.units[host+"|"+unit]; r != nil {
 				e.Unit, e.InvocationID = r.unit, r.inv
 				e.Fields = map[string]string{"_TRANSPORT": "stdout"}
@@ -287,7 +287,7 @@ func (p *pasteReader) lifecycle(e *domain.Entry, host, msg string) bool {
 		msg += "." // a cut line lost its final dot
 	}
 	for _, um := range unitMessages {
-		m := um.re.FindStringSubmatch(msg)
+		m := um.re().FindStringSubmatch(msg)
 		if m == nil {
 			continue
 		}
@@ -299,12 +299,12 @@ func (p *pasteReader) lifecycle(e *domain.Entry, host, msg string) bool {
 		}
 		fields := map[string]string{"MESSAGE_ID": um.msgID, "_TRANSPORT": "journal", FieldPasted: "1"}
 		unit := m[1]
-		if unitName.MatchString(unit) && len(p.pendingDesc) > 0 {
-			p.resolvePending(unitName.FindStringSubmatch(unit)[1])
+		if unitName().MatchString(unit) && len(p.pendingDesc) > 0 {
+			p.resolvePending(unitName().FindStringSubmatch(unit)[1])
 		}
 		switch um.event {
 		case "starting", "started", "stopping", "stopped", "failed_start":
-			u := unitName.FindStringSubmatch(unit)
+			u := unitName().FindStringSubmatch(unit)
 			if u == nil {
 				// Older systemd logs the description only ("Started Ollama
 				// Service."): the unit of a known description, or one to be

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -111,7 +110,7 @@ func (r *run) textEntry(line []byte, off int64, mark string) error {
 			r.paste = newPasteReader(r.source)
 		}
 		ok := r.paste.read(e.Message, &e)
-		if r.logLike == 0 && (!e.Time.IsZero() || e.Host != "" || e.Unit != "" || logLike.MatchString(e.Message)) {
+		if r.logLike == 0 && (!e.Time.IsZero() || e.Host != "" || e.Unit != "" || logLike().MatchString(e.Message)) {
 			r.logLike++
 		}
 		for i, b := range r.paste.before {
@@ -143,7 +142,7 @@ func (r *run) textEntry(line []byte, off int64, mark string) error {
 // pairs, a crash, or llama.cpp's own prefix (common/log.cpp: elapsed
 // minutes.seconds.milliseconds.microseconds and a level letter,
 // "0.00.651.452 I ").
-var logLike = regexp.MustCompile(`^\d+\.\d\d\.\d{3}\.\d{3} [IWEDT] |(?i)\b(?:debug|dbg|info|inf|warn(?:ing)?|wrn|error|err|critical|fatal|ftl|trace|notice)\b|Traceback|Exception|\w(?:Error|Exit):|panic:|Segmentation fault|File "[^"]+", line \d+|^\S+\[\d+\]:|^[\w.-]+: |\[[^\]]+\]|\w=\S|"\w+":|\d\d:\d\d:\d\d|\d:\d\d ?[AP]M`)
+var logLike = lazyRegexp(`^\d+\.\d\d\.\d{3}\.\d{3} [IWEDT] |(?i)\b(?:debug|dbg|info|inf|warn(?:ing)?|wrn|error|err|critical|fatal|ftl|trace|notice)\b|Traceback|Exception|\w(?:Error|Exit):|panic:|Segmentation fault|File "[^"]+", line \d+|^\S+\[\d+\]:|^[\w.-]+: |\[[^\]]+\]|\w=\S|"\w+":|\d\d:\d\d:\d\d|\d:\d\d ?[AP]M`)
 
 // LineTime parses a timestamp at the start of a log line, after optional
 // blanks, a docker-compose prefix ("vllm-1  | "), "time=" (logfmt) and "[".
