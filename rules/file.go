@@ -514,9 +514,8 @@ func yamlErrLine(err error) int {
 	return line
 }
 
-// readDir parses every *.yaml / *.yml file of fsys, in name order (on
-// every core: eachParallel).
-func readDir(fsys fs.FS) ([]*File, []string, Errors) {
+// ruleFileNames lists the *.yaml / *.yml files of fsys, sorted.
+func ruleFileNames(fsys fs.FS) ([]string, error) {
 	var names []string
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -527,10 +526,17 @@ func readDir(fsys fs.FS) ([]*File, []string, Errors) {
 		}
 		return nil
 	})
+	sort.Strings(names)
+	return names, err
+}
+
+// readDir parses every *.yaml / *.yml file of fsys, in name order (on
+// every core: eachParallel).
+func readDir(fsys fs.FS) ([]*File, []string, Errors) {
+	names, err := ruleFileNames(fsys)
 	if err != nil {
 		return nil, nil, Errors{{File: ".", Msg: err.Error()}}
 	}
-	sort.Strings(names)
 	parsed := make([]*File, len(names))
 	perFile := make([]Errors, len(names))
 	eachParallel(len(names), func(i int) {
