@@ -43,14 +43,15 @@ explain: build
 	$(BIN) explain $(EXAMPLE)
 
 # -race on the packages whose goroutines share state: the live pipeline, the
-# rule reloader and the DFAs built as lines reach their states, the web server, the store, the push receiver and pusher, the
-# journal follower, the notes writer, ingest's read-ahead, and the commands
-# that wire them; a data race fails the tests. The rest (tracker, judge,
-# rules' matcher, catalog, ladder, report, deploy) judges on one goroutine:
+# rule reloader and the DFAs built as lines reach their states, the web
+# server, the store, the push receiver and pusher, the journal follower, the
+# notes writer, ingest's read-ahead, and the commands that wire them; a
+# data race fails the tests. The rest (tracker, judge, rules' matcher,
+# catalog, ladder, report, deploy) judges on one goroutine:
 # -race finds nothing there and made it five times slower (the corpus runs),
 # so it runs once without. RACE_FREE lists those packages; a package that
 # starts a goroutine fails TestRaceFreePackagesStartNoGoroutine
-# (internal/racefree) and moves to the -race run.
+# (internal/race) and moves to the -race run.
 RACE_FREE := catalog deploy domain judge ladder migrations progress report rules rules/ruletest rules/suggest tracker internal/when
 race_free_re := $(subst $(eval) ,|,$(RACE_FREE))
 test: test-deps build
