@@ -19,7 +19,7 @@ import (
 
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/migrations"
-	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
+	sqlite3 "github.com/mattn/go-sqlite3"
 )
 
 // ErrNotFound is returned by GetAttempt for an unknown attempt id.
@@ -46,6 +46,23 @@ type DB struct {
 // never outlive their attempt.
 const dsnParams = "_journal_mode=WAL&_busy_timeout=5000&_foreign_keys=on"
 
+// driverName is mattn/go-sqlite3's driver with every connection's
+// temp_store set to MEMORY. SQLite then keeps a statement journal in
+// memory instead of spilling it to a file in /var/tmp past 64 KiB: an
+// upsert or a multi-row delete inside a save's transaction copies the
+// 16 KB pages it changes there first (SaveAttempts runs several per
+// attempt). A night-ladder replay wrote 33k such pages (540 MB) for a
+// 21 MB database; the journal holds one statement's pages and is emptied
+// when the statement ends. The analyzer creates no TEMP tables.
+const driverName = "sqlite3_analyzer"
+
+func init() {
+	sql.Register(driverName, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
+		_, err := c.Exec("PRAGMA temp_store = MEMORY", nil)
+		return err
+	}})
+}
+
 // Open opens (creating if needed) the SQLite database at path and applies
 // the migrations it has not applied yet, in version order, each in its own
 // transaction. The error names the migration file that failed. path is a
@@ -61,7 +78,7 @@ func Open(path string) (*DB, error) {
 	if err := createWithPageSize(ctx, path); err != nil {
 		return nil, fmt.Errorf("store: create %s: %w", path, err)
 	}
-	sqlDB, err := sql.Open("sqlite3", path+"?"+dsnParams)
+	sqlDB, err := sql.Open(driverName, path+"?"+dsnParams)
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
@@ -92,7 +109,7 @@ func createWithPageSize(ctx context.Context, path string) error {
 	if st, err := os.Stat(path); err == nil && st.Size() > 0 {
 		return nil
 	}
-	db, err := sql.Open("sqlite3", path)
+	db, err := sql.Open(driverName, path)
 	if err != nil {
 		return err
 	}

@@ -445,6 +445,29 @@ func TestMigrationsAppliedOnce(t *testing.T) {
 	}
 }
 
+// TestStatementJournalInMemory: every connection of the pool, not only
+// the first, keeps temporary storage (the statement journals of a save's
+// upserts and deletes) in memory: temp_store 2 (driverName).
+func TestStatementJournalInMemory(t *testing.T) {
+	db, _ := openTemp(t)
+	ctx := context.Background()
+	var conns []*sql.Conn
+	for range 3 { // held at once, so the pool opens three
+		c, err := db.db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		conns = append(conns, c)
+	}
+	for i, c := range conns {
+		var mode int
+		if err := c.QueryRowContext(ctx, `PRAGMA temp_store`).Scan(&mode); err != nil || mode != 2 {
+			t.Errorf("connection %d: temp_store = %d (%v), want 2 (MEMORY)", i, mode, err)
+		}
+	}
+}
+
 func TestMigrationErrorNamesFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "clash.db")
 	raw, err := sql.Open("sqlite3", path)
