@@ -15,9 +15,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/expr-lang/expr"
-	"github.com/expr-lang/expr/vm"
-
 	"github.com/llmfleet/analyzer/domain"
 )
 
@@ -153,8 +150,7 @@ type Rule struct {
 	sets                 [][]string
 	afterLits, untilLits []string
 	unless               []*lazyRegexp
-	when                 *vm.Program
-	guards               []guard // terms of when checked before it (guard.go)
+	when                 *whenExpr // nil without a condition
 	// whenFirst: when reads no captures, so it is evaluated before the
 	// regex; a false condition (most lines) then costs no search.
 	whenFirst bool
@@ -187,7 +183,10 @@ func (r *Rule) FindingID() string {
 func (r *Rule) IsRootCause() bool { return r.Verdict != "" }
 
 // LoadBuiltin compiles the embedded rule files.
-func LoadBuiltin() (*Set, error) { return load(builtinFiles()) }
+func LoadBuiltin() (*Set, error) {
+	files, names, errs, parsed := builtinFiles()
+	return load(files, names, errs, parsed)
+}
 
 // LoadDir compiles the rule files of a directory (the --rules flag).
 func LoadDir(dir string) (*Set, error) {
@@ -199,10 +198,14 @@ func LoadDir(dir string) (*Set, error) {
 
 // Load compiles every *.yaml file of fsys. It returns Errors listing every
 // problem (file:line) when any file is invalid; nothing is half-loaded.
-func Load(fsys fs.FS) (*Set, error) { return load(readDir(fsys)) }
+func Load(fsys fs.FS) (*Set, error) {
+	files, names, errs := readDir(fsys)
+	return load(files, names, errs, false)
+}
 
-// load compiles parsed rule files (readDir's results, errs included).
-func load(files []*File, names []string, errs Errors) (*Set, error) {
+// load compiles parsed rule files (readDir's results, errs included);
+// lazyWhen: see whenExpr.
+func load(files []*File, names []string, errs Errors, lazyWhen bool) (*Set, error) {
 	memo.begin()
 	defer memo.end()
 	s := &Set{Files: names, byName: map[string]*Engine{}, lineRules: map[string][]*Rule{}, ruleVisits: map[string]*ruleVisit{}, pre: &prefilter{}}
@@ -261,7 +264,7 @@ func load(files []*File, names []string, errs Errors) (*Set, error) {
 	for _, f := range files {
 		ruleSpecs = append(ruleSpecs, f.Rules...)
 	}
-	compiled, ruleErrs := compileAll(ruleSpecs, compileRule)
+	compiled, ruleErrs := compileAll(ruleSpecs, func(rs RuleSpec) (*Rule, Errors) { return compileRule(rs, lazyWhen) })
 	for i, rs := range ruleSpecs {
 		r := compiled[i]
 		errs = append(errs, ruleErrs[i]...)
@@ -626,7 +629,9 @@ func validVerdict(v string) bool {
 	return false
 }
 
-func compileRule(rs RuleSpec) (*Rule, Errors) {
+// compileRule compiles one rule; lazyWhen leaves its condition to be
+// compiled on first use (whenExpr).
+func compileRule(rs RuleSpec, lazyWhen bool) (*Rule, Errors) {
 	var errs Errors
 	bad := func(format string, args ...any) {
 		errs = append(errs, LoadError{rs.file, rs.line, fmt.Sprintf("rule %q: ", rs.ID) + fmt.Sprintf(format, args...)})
@@ -713,18 +718,11 @@ func compileRule(rs RuleSpec) (*Rule, Errors) {
 	}
 	r.count = compileCount(rs, r.match, r.End, &errs)
 	if rs.When != "" {
-		var env any = LineEnv{}
-		if r.End {
-			env = EndEnv{}
-		}
-		opts := append([]expr.Option{expr.Env(env), expr.AsBool(), expr.Patch(lastLinePatch{})}, exprFuncs()...)
-		prog, err := expr.Compile(rs.When, opts...)
-		if err != nil {
-			bad("when: %v", err)
-		}
-		r.when = prog
-		if err == nil && !r.End {
-			r.guards = guards(prog.Node())
+		r.when = &whenExpr{src: rs.When, end: r.End}
+		if !lazyWhen {
+			if err := r.when.compiled().err; err != nil {
+				bad("when: %v", err)
+			}
 		}
 		r.whenFirst = !strings.Contains(rs.When, "captures")
 		r.onUsage = strings.Contains(rs.When, "usage_text")

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/expr-lang/expr"
-
 	"github.com/llmfleet/analyzer/domain"
 )
 
@@ -601,15 +599,18 @@ func (r *Rule) matchLine(l *Line, env *LineEnv, c *matchCache) (Hit, bool) {
 	if c.source == 2 {
 		return Hit{}, false
 	}
-	for _, g := range r.guards {
-		if !g(env) {
-			return Hit{}, false
+	if r.when != nil {
+		w := r.when.compiled()
+		for _, g := range w.guards {
+			if !g(env) {
+				return Hit{}, false
+			}
 		}
-	}
-	if r.when != nil && r.whenFirst {
-		env.Captures = nil
-		if out, err := expr.Run(r.when, env); err != nil || out != true {
-			return Hit{}, false
+		if r.whenFirst {
+			env.Captures = nil
+			if !w.holds(env) {
+				return Hit{}, false
+			}
 		}
 	}
 	m := c.m
@@ -640,8 +641,7 @@ func (r *Rule) matchLine(l *Line, env *LineEnv, c *matchCache) (Hit, bool) {
 	}
 	if r.when != nil && !r.whenFirst {
 		env.Captures = caps
-		out, err := expr.Run(r.when, env)
-		if err != nil || out != true {
+		if !r.when.holds(env) {
 			return Hit{}, false
 		}
 	}
@@ -744,8 +744,7 @@ func (s *Set) MatchEnd(env *EndEnv) []*Rule {
 		if len(r.Engines) > 0 && !slices.Contains(r.Engines, env.Engine) {
 			continue
 		}
-		res, err := expr.Run(r.when, env)
-		if err == nil && res == true {
+		if r.when != nil && r.when.holds(env) {
 			out = append(out, r)
 		}
 	}

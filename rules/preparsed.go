@@ -35,18 +35,20 @@ type parsedFiles struct {
 	files  []*File
 }
 
-// builtinFiles is readDir(Builtin), from builtin_parsed.go when it is current.
-func builtinFiles() ([]*File, []string, Errors) { return parsedOrRead(Builtin, preparsed) }
+// builtinFiles is readDir(Builtin), from builtin_parsed.go when it is
+// current (parsed: parsedOrRead).
+func builtinFiles() ([]*File, []string, Errors, bool) { return parsedOrRead(Builtin, preparsed) }
 
 // parsedOrRead is readDir(fsys), taken from p when p was made from the same
-// files.
-func parsedOrRead(fsys fs.FS, p *parsedFiles) ([]*File, []string, Errors) {
+// files (parsed is then true).
+func parsedOrRead(fsys fs.FS, p *parsedFiles) (files []*File, names []string, errs Errors, parsed bool) {
 	if p != nil {
 		if d, err := sourceDigest(fsys); err == nil && d == p.digest {
-			return p.files, p.names, nil
+			return p.files, p.names, nil, true
 		}
 	}
-	return readDir(fsys)
+	files, names, errs = readDir(fsys)
+	return files, names, errs, false
 }
 
 // sourceDigest is the SHA-256 (hex) of the names and contents of fsys's

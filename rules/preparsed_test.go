@@ -47,8 +47,8 @@ func TestPreparsedEqualsYAML(t *testing.T) {
 			t.Errorf("%s differs from its YAML", names[i])
 		}
 	}
-	got, _, _ := builtinFiles()
-	if len(got) == 0 || &got[0] != &preparsed.files[0] {
+	got, _, _, parsed := builtinFiles()
+	if len(got) == 0 || &got[0] != &preparsed.files[0] || !parsed {
 		t.Error("LoadBuiltin parses the YAML although builtin_parsed.go is current")
 	}
 }
@@ -71,14 +71,14 @@ func TestPreparsedStaleFallsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, _, errs := parsedOrRead(changed, preparsed)
-	if len(errs) > 0 {
-		t.Fatal(errs)
+	files, _, errs, parsed := parsedOrRead(changed, preparsed)
+	if len(errs) > 0 || parsed {
+		t.Fatal(errs, parsed)
 	}
 	if reflect.DeepEqual(files, preparsed.files) {
 		t.Fatal("a changed file was taken from the stale parsed form")
 	}
-	same, _, _ := parsedOrRead(fstest.MapFS(changed), nil)
+	same, _, _, _ := parsedOrRead(fstest.MapFS(changed), nil)
 	if !reflect.DeepEqual(files, same) {
 		t.Error("the fallback is not readDir")
 	}
