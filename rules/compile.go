@@ -10,7 +10,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"text/template"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -157,8 +156,8 @@ type Rule struct {
 	// onUsage: when reads usage_text, so the rule is run on the first
 	// line of a usage block (the only rules that are).
 	onUsage bool
-	note    *template.Template
-	count   *counting // nil: the rule fires on every matching line
+	note    *noteTemplate // nil without a note
+	count   *counting     // nil: the rule fires on every matching line
 }
 
 // counting is a compiled count block (CountSpec).
@@ -204,8 +203,8 @@ func Load(fsys fs.FS) (*Set, error) {
 }
 
 // load compiles parsed rule files (readDir's results, errs included);
-// lazyWhen: see whenExpr.
-func load(files []*File, names []string, errs Errors, lazyWhen bool) (*Set, error) {
+// lazy: see whenExpr.
+func load(files []*File, names []string, errs Errors, lazy bool) (*Set, error) {
 	memo.begin()
 	defer memo.end()
 	s := &Set{Files: names, byName: map[string]*Engine{}, lineRules: map[string][]*Rule{}, ruleVisits: map[string]*ruleVisit{}, pre: &prefilter{}}
@@ -264,7 +263,7 @@ func load(files []*File, names []string, errs Errors, lazyWhen bool) (*Set, erro
 	for _, f := range files {
 		ruleSpecs = append(ruleSpecs, f.Rules...)
 	}
-	compiled, ruleErrs := compileAll(ruleSpecs, func(rs RuleSpec) (*Rule, Errors) { return compileRule(rs, lazyWhen) })
+	compiled, ruleErrs := compileAll(ruleSpecs, func(rs RuleSpec) (*Rule, Errors) { return compileRule(rs, lazy) })
 	for i, rs := range ruleSpecs {
 		r := compiled[i]
 		errs = append(errs, ruleErrs[i]...)
@@ -629,9 +628,9 @@ func validVerdict(v string) bool {
 	return false
 }
 
-// compileRule compiles one rule; lazyWhen leaves its condition to be
-// compiled on first use (whenExpr).
-func compileRule(rs RuleSpec, lazyWhen bool) (*Rule, Errors) {
+// compileRule compiles one rule; lazy leaves its condition and note to be
+// compiled on first use (whenExpr, noteTemplate).
+func compileRule(rs RuleSpec, lazy bool) (*Rule, Errors) {
 	var errs Errors
 	bad := func(format string, args ...any) {
 		errs = append(errs, LoadError{rs.file, rs.line, fmt.Sprintf("rule %q: ", rs.ID) + fmt.Sprintf(format, args...)})
@@ -719,7 +718,7 @@ func compileRule(rs RuleSpec, lazyWhen bool) (*Rule, Errors) {
 	r.count = compileCount(rs, r.match, r.End, &errs)
 	if rs.When != "" {
 		r.when = &whenExpr{src: rs.When, end: r.End}
-		if !lazyWhen {
+		if !lazy {
 			if err := r.when.compiled().err; err != nil {
 				bad("when: %v", err)
 			}
@@ -728,11 +727,12 @@ func compileRule(rs RuleSpec, lazyWhen bool) (*Rule, Errors) {
 		r.onUsage = strings.Contains(rs.When, "usage_text")
 	}
 	if rs.Note != "" {
-		t, err := template.New(rs.ID).Option("missingkey=zero").Funcs(noteFuncs).Parse(rs.Note)
-		if err != nil {
-			bad("note: %v", err)
+		r.note = &noteTemplate{name: rs.ID, src: rs.Note}
+		if !lazy {
+			if _, err := r.note.parsed(); err != nil {
+				bad("note: %v", err)
+			}
 		}
-		r.note = t
 	}
 	if len(errs) > 0 {
 		return nil, errs

@@ -181,8 +181,12 @@ func (r *Rule) RenderNote(d NoteData) string {
 	if r.note == nil {
 		return r.Title
 	}
+	t, err := r.note.parsed()
+	if err != nil {
+		return fmt.Sprintf("%s (note template error: %v)", r.Title, err)
+	}
 	b := &cappedBuilder{max: maxNoteBytes}
-	if err := r.note.Execute(b, d); err != nil && !b.full {
+	if err := t.Execute(b, d); err != nil && !b.full {
 		return fmt.Sprintf("%s (note template error: %v)", r.Title, err)
 	}
 	note := strings.Join(strings.Fields(b.String()), " ")

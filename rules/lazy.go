@@ -1,7 +1,10 @@
 package rules
 
+// The parts of a rule that a Load may leave for their first use.
+
 import (
 	"sync"
+	"text/template"
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/vm"
@@ -10,7 +13,7 @@ import (
 // whenExpr is a rule's `when` condition, compiled by expr-lang with the
 // line or end environment. A Load compiles it at once, so a rule file's
 // error is reported with the rest; LoadBuiltin, when it takes the rule
-// files' parsed form (the files the tests compiled, TestBuiltinWhens),
+// files' parsed form (the files the tests compiled, TestBuiltinLazy),
 // leaves it until a line first reaches the rule: a command reaches few of
 // them, and compiling all 45 built-in conditions at every start took 14
 // of the 89 ms of CPU of a one-entry explain. Safe for concurrent use.
@@ -48,4 +51,23 @@ func (w *whenExpr) holds(env any) bool {
 	}
 	out, err := expr.Run(w.prog, env)
 	return err == nil && out == true
+}
+
+// noteTemplate is a rule's note, parsed by text/template: at Load, or
+// for LoadBuiltin on the first note rendered, as whenExpr (92 built-in
+// notes; a command renders those of the attempts' verdicts and findings).
+// Safe for concurrent use.
+type noteTemplate struct {
+	name, src string
+	once      sync.Once
+	t         *template.Template
+	err       error
+}
+
+// parsed returns the template, or its parse error.
+func (n *noteTemplate) parsed() (*template.Template, error) {
+	n.once.Do(func() {
+		n.t, n.err = template.New(n.name).Option("missingkey=zero").Funcs(noteFuncs).Parse(n.src)
+	})
+	return n.t, n.err
 }

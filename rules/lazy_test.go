@@ -8,11 +8,12 @@ import (
 	"testing/fstest"
 )
 
-// TestBuiltinWhens: LoadBuiltin leaves the built-in conditions uncompiled
-// (it takes the parsed form), and every one of them compiles, with the
-// guards an eager Load of the same files derives: the tests are where a
-// broken built-in condition shows, not a line that reaches it.
-func TestBuiltinWhens(t *testing.T) {
+// TestBuiltinLazy: LoadBuiltin leaves the built-in conditions and notes
+// uncompiled (it takes the parsed form), and every one of them compiles,
+// the conditions with the guards an eager Load of the same files derives:
+// the tests are where a broken built-in condition or note shows, not a
+// line that reaches it.
+func TestBuiltinLazy(t *testing.T) {
 	lazy, err := LoadBuiltin()
 	if err != nil {
 		t.Fatal(err)
@@ -25,8 +26,20 @@ func TestBuiltinWhens(t *testing.T) {
 	for _, r := range eager.Rules() {
 		eagerByID[r.ID] = r
 	}
-	n := 0
+	n, notes := 0, 0
 	for _, r := range lazy.Rules() {
+		if r.note != nil {
+			notes++
+			if r.note.t != nil {
+				t.Errorf("%s: note parsed by LoadBuiltin", r.ID)
+			}
+			if e := eagerByID[r.ID]; e == nil || e.note == nil || e.note.t == nil {
+				t.Errorf("%s: Load did not parse its note", r.ID)
+			}
+			if _, err := r.note.parsed(); err != nil {
+				t.Errorf("%s: note: %v", r.ID, err)
+			}
+		}
 		if r.when == nil {
 			continue
 		}
@@ -46,27 +59,30 @@ func TestBuiltinWhens(t *testing.T) {
 			t.Errorf("%s: %d guards, Load derived %d", r.ID, len(w.guards), len(e.when.guards))
 		}
 	}
-	if n < 40 {
-		t.Errorf("%d built-in rules with a when, want the 45 or so there are", n)
+	if n < 40 || notes < 80 {
+		t.Errorf("%d built-in rules with a when and %d with a note, want the 45 and 92 or so there are", n, notes)
 	}
 }
 
-// TestLoadReportsBadWhen: a rule file's condition that does not compile is
-// a load error on the rule's line, not a rule that never fires.
+// TestLoadReportsBadWhen: a rule file's condition or note that does not
+// compile is a load error on the rule's line, not a rule that never fires
+// or a note that says "template error".
 func TestLoadReportsBadWhen(t *testing.T) {
-	fsys := fstest.MapFS{"x.yaml": &fstest.MapFile{Data: []byte(`rules:
+	for field, line := range map[string]string{"when": `when: 'phase == '`, "note": `note: '{{ .Rule '`} {
+		fsys := fstest.MapFS{"x.yaml": &fstest.MapFile{Data: []byte(`rules:
   - id: x.boom
     title: boom
     match: 'boom'
-    when: 'phase == '
+    ` + line + `
     verdict: config_error
     severity: critical
     message_id: 0123456789abcdef0123456789abcdef
 `)}}
-	_, err := Load(fsys)
-	var es Errors
-	if !errors.As(err, &es) || len(es) != 1 || !strings.HasPrefix(es[0].Error(), `x.yaml:2: rule "x.boom": when: `) {
-		t.Fatalf("Load: %v, want one error on x.yaml:2 naming when", err)
+		_, err := Load(fsys)
+		var es Errors
+		if !errors.As(err, &es) || len(es) != 1 || !strings.HasPrefix(es[0].Error(), `x.yaml:2: rule "x.boom": `+field+`: `) {
+			t.Errorf("Load: %v, want one error on x.yaml:2 naming %s", err, field)
+		}
 	}
 }
 
