@@ -43,10 +43,16 @@ func (m *patternMemo) end() {
 	}
 }
 
-// parsePattern is syntax.Parse(src, syntax.Perl), memoized during a Load.
-// The tree is shared: callers must not modify it (Simplify does not).
+// parsePattern is syntax.Parse(src, syntax.Perl), memoized during a Load,
+// from builtinTrees when it has src. The tree is shared: callers must not
+// modify it (Simplify does not).
 func parsePattern(src string) (*syntax.Regexp, error) {
-	return memoized(&memo.trees, src, func(s string) (*syntax.Regexp, error) { return syntax.Parse(s, syntax.Perl) })
+	return memoized(&memo.trees, src, func(s string) (*syntax.Regexp, error) {
+		if t := builtinTree(s); t != nil {
+			return t, nil
+		}
+		return syntax.Parse(s, syntax.Perl)
+	})
 }
 
 // compilePattern returns the lazyRegexp of src, or the error
