@@ -77,7 +77,7 @@ const (
 // flag), or a program longer than maxDFAProg. Assertions further on, and
 // too many states, fail it when a text first leads there.
 func newPrefixDFA(expr string) *prefixDFA {
-	re, err := syntax.Parse(expr, syntax.Perl)
+	re, err := parsePattern(expr)
 	if err != nil {
 		return nil
 	}
@@ -382,7 +382,7 @@ func MustPrefixRegexp(expr string) PrefixRegexp {
 // anchoredAtStart reports whether every match of expr begins at the start
 // of the text (expr is ^ or \A followed by the rest).
 func anchoredAtStart(expr string) bool {
-	re, err := syntax.Parse(expr, syntax.Perl)
+	re, err := parsePattern(expr)
 	if err != nil {
 		return false
 	}

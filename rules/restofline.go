@@ -28,7 +28,7 @@ type restOfLine struct {
 // files are) ends in ".*$" or "(...X.*)$" with '.' not matching '\n';
 // ok is false for any other pattern.
 func splitRestOfLine(src string) (r restOfLine, ok bool) {
-	tree, err := syntax.Parse(src, syntax.Perl)
+	tree, err := parsePattern(src)
 	if err != nil || tree.Op != syntax.OpConcat || len(tree.Sub) < 2 {
 		return r, false
 	}
