@@ -808,8 +808,17 @@ func compileCount(rs RuleSpec, match *lazyRegexp, end bool, errs *Errors) *count
 
 // requiredLiterals returns literal strings of which at least one must occur
 // in any line the regex matches (case-sensitive), or nil when none can be
-// derived (the rule then runs on every line).
+// derived (the rule then runs on every line). From builtinTrees' facts when
+// it has src.
 func requiredLiterals(src string) []string {
+	if lits, _, ok := builtinFacts(src); ok {
+		return lits
+	}
+	return deriveRequiredLiterals(src)
+}
+
+// deriveRequiredLiterals is requiredLiterals from the pattern's tree.
+func deriveRequiredLiterals(src string) []string {
 	re, err := parsePattern(src)
 	if err != nil {
 		return nil
@@ -1069,8 +1078,16 @@ func foldVariants(rs []rune) []string {
 // a line the pattern matches holds one literal of every set. The
 // prefilter finds one set; checking the others with strings.Contains
 // before the regex spares it on lines that hold a common word ("engine")
-// but not the rest ("died").
+// but not the rest ("died"). From builtinTrees' facts when it has src.
 func literalSets(src string) [][]string {
+	if _, sets, ok := builtinFacts(src); ok {
+		return sets
+	}
+	return deriveLiteralSets(src)
+}
+
+// deriveLiteralSets is literalSets from the pattern's tree.
+func deriveLiteralSets(src string) [][]string {
 	re, err := parsePattern(src)
 	if err != nil {
 		return nil

@@ -22,6 +22,7 @@ type patternMemo struct {
 	trees map[string]*syntax.Regexp
 	res   map[string]*lazyRegexp
 	alts  map[string][]alt // by captures flag and source; callers get a copy
+	facts map[string]bool  // sources builtinFacts answered for (loadedPatterns)
 }
 
 var memo patternMemo
@@ -31,7 +32,7 @@ func (m *patternMemo) begin() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.loads++; m.loads == 1 {
-		m.trees, m.res, m.alts = map[string]*syntax.Regexp{}, map[string]*lazyRegexp{}, map[string][]alt{}
+		m.trees, m.res, m.alts, m.facts = map[string]*syntax.Regexp{}, map[string]*lazyRegexp{}, map[string][]alt{}, map[string]bool{}
 	}
 }
 
@@ -39,7 +40,7 @@ func (m *patternMemo) end() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.loads--; m.loads == 0 {
-		m.trees, m.res, m.alts = nil, nil, nil
+		m.trees, m.res, m.alts, m.facts = nil, nil, nil, nil
 	}
 }
 

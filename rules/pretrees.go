@@ -14,41 +14,67 @@ import (
 	"unicode"
 )
 
-// The parse trees of the built-in rules' patterns, made ahead of time.
-// Every Load parses each pattern once (regexp/syntax, for the literal
-// analyses): a third of LoadBuiltin's time, most of it the parser's
-// allocations, one or more per rune and node. builtin_trees.go holds each
-// tree in a compact encoding (encodeTree), and decodeTree rebuilds it in
-// three allocations when a Load first asks for it. Static syntax.Regexp
-// values in the binary were no faster, but they added 0.9 MB of pointers
-// to its data, resident for the whole run and scanned by every GC cycle;
-// the encoding is a seventh of that size and read only while loading.
-// A tree is a function of its pattern's text alone (syntax.Parse with
-// syntax.Perl), so the table needs no digest: a pattern it lacks is
-// parsed as before. TestBuiltinTreesCurrent fails when the table is stale
-// or when a Go release parses a pattern differently; go generate ./rules
-// writes it again.
+// The parse trees of the built-in rules' patterns, and what the literal
+// analyses derive from them, made ahead of time. Every Load parsed each
+// pattern (regexp/syntax) and derived its required literals and literal
+// sets: half of LoadBuiltin's time, most of it allocations, one or more
+// per rune and node. builtin_trees.go holds, per pattern, its tree in a
+// compact encoding (encodeTree), which decodeTree rebuilds in three
+// allocations when a Load first asks for it, and the two analyses'
+// results (encodeFacts). Static syntax.Regexp values in the binary were no
+// faster than decoding, but they added 0.9 MB of pointers to its data,
+// resident for the whole run and scanned by every GC cycle; the encoding
+// is a quarter of that size and read only while loading. Trees and facts
+// are functions of the pattern's text alone, so the table needs no
+// digest: a pattern it lacks is parsed and analysed as before.
+// TestBuiltinTreesCurrent fails when the table is stale, when a Go release
+// parses a pattern differently or when an analysis changes; go generate
+// ./rules writes it again.
 
-// encodedTree is a pattern's source and its encoded syntax.Parse(src,
-// syntax.Perl) tree.
+// encodedTree is a pattern's source, its encoded syntax.Parse(src,
+// syntax.Perl) tree, and its encoded facts (encodeFacts).
 type encodedTree struct {
-	src, tree string
+	src, tree, facts string
 }
 
 // builtinTrees is builtin_trees.go's table, sorted by src; nil without it.
 var builtinTrees []encodedTree
 
-// builtinTree returns the tree of src from builtinTrees, or nil.
-func builtinTree(src string) *syntax.Regexp {
+// builtinEntry returns the entry of src in builtinTrees, or nil.
+func builtinEntry(src string) *encodedTree {
 	i, ok := slices.BinarySearchFunc(builtinTrees, src, func(p encodedTree, s string) int { return strings.Compare(p.src, s) })
 	if !ok {
 		return nil
 	}
-	return decodeTree(builtinTrees[i].tree)
+	return &builtinTrees[i]
+}
+
+// builtinTree returns the tree of src from builtinTrees, or nil.
+func builtinTree(src string) *syntax.Regexp {
+	if e := builtinEntry(src); e != nil {
+		return decodeTree(e.tree)
+	}
+	return nil
+}
+
+// builtinFacts returns requiredLiterals(src) and literalSets(src) from
+// builtinTrees, in slices of the caller's own; ok is false without them.
+func builtinFacts(src string) (lits []string, sets [][]string, ok bool) {
+	e := builtinEntry(src)
+	if e == nil {
+		return nil, nil, false
+	}
+	memo.mu.Lock()
+	if memo.facts != nil {
+		memo.facts[src] = true
+	}
+	memo.mu.Unlock()
+	return decodeFacts(e.facts)
 }
 
 // loadedPatterns returns, sorted, every pattern source a Load of fsys's
-// rule files parses through parsePattern (all of them: Load is eager).
+// rule files parses through parsePattern or takes facts of from
+// builtinTrees (all of them: Load is eager).
 func loadedPatterns(fsys fs.FS) ([]string, error) {
 	// A Load in progress keeps the memo: begin first, and the Load's own
 	// end leaves it for us to read.
@@ -59,17 +85,21 @@ func loadedPatterns(fsys fs.FS) ([]string, error) {
 	}
 	memo.mu.Lock()
 	defer memo.mu.Unlock()
-	srcs := make([]string, 0, len(memo.trees))
+	srcs := make([]string, 0, len(memo.trees)+len(memo.facts))
 	for src := range memo.trees {
 		srcs = append(srcs, src)
 	}
+	for src := range memo.facts {
+		srcs = append(srcs, src)
+	}
 	slices.Sort(srcs)
-	return srcs, nil
+	return slices.Compact(srcs), nil
 }
 
 // TreesSource returns the Go source of builtin_trees.go for the rule files
 // of fsys (Builtin, from go generate): the parse tree of every pattern a
-// Load parses, as a sorted table. It fails when a file does not load.
+// Load parses, and its required literals and literal sets, as a sorted
+// table. It fails when a file does not load.
 func TreesSource(fsys fs.FS) ([]byte, error) {
 	srcs, err := loadedPatterns(fsys)
 	if err != nil {
@@ -84,7 +114,8 @@ func TreesSource(fsys fs.FS) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(&b, "{%s, %s},\n", strconv.Quote(src), strconv.Quote(encodeTree(tree)))
+		facts := encodeFacts(deriveRequiredLiterals(src), deriveLiteralSets(src))
+		fmt.Fprintf(&b, "{%s, %s, %s},\n", strconv.Quote(src), strconv.Quote(encodeTree(tree)), strconv.Quote(facts))
 	}
 	b.WriteString("}\n")
 	return format.Source(b.Bytes())
@@ -246,4 +277,65 @@ func (d *treeDecoder) node(depth int) *syntax.Regexp {
 		}
 	}
 	return re
+}
+
+// encodeFacts returns a pattern's requiredLiterals and literalSets in the
+// encoding decodeFacts reads, all numbers varints: nilOrLen of lits, each
+// literal after its length; nilOrLen of sets, then each set the same way.
+func encodeFacts(lits []string, sets [][]string) string {
+	strs := func(b []byte, l []string) []byte {
+		b = binary.AppendUvarint(b, nilOrLen(l == nil, len(l)))
+		for _, s := range l {
+			b = binary.AppendUvarint(b, uint64(len(s)))
+			b = append(b, s...)
+		}
+		return b
+	}
+	b := strs(nil, lits)
+	b = binary.AppendUvarint(b, nilOrLen(sets == nil, len(sets)))
+	for _, set := range sets {
+		b = strs(b, set)
+	}
+	return string(b)
+}
+
+// decodeFacts reads what encodeFacts wrote; ok is false for anything
+// else. The strings are slices of enc.
+func decodeFacts(enc string) (lits []string, sets [][]string, ok bool) {
+	d := treeDecoder{data: enc}
+	strs := func() []string {
+		n := d.uvarint()
+		if d.bad || n == 0 {
+			return nil
+		}
+		if n-1 > uint64(len(d.data)-d.pos) {
+			d.bad = true
+			return nil
+		}
+		l := make([]string, n-1)
+		for i := range l {
+			m := d.uvarint()
+			if d.bad || m > uint64(len(d.data)-d.pos) {
+				d.bad = true
+				return nil
+			}
+			l[i] = d.data[d.pos : d.pos+int(m)]
+			d.pos += int(m)
+		}
+		return l
+	}
+	lits = strs()
+	n := d.uvarint()
+	if n > 0 && n-1 <= uint64(len(d.data)-d.pos) {
+		sets = make([][]string, n-1)
+		for i := range sets {
+			sets[i] = strs()
+		}
+	} else if n > 0 {
+		d.bad = true
+	}
+	if d.bad || d.pos != len(enc) {
+		return nil, nil, false
+	}
+	return lits, sets, true
 }

@@ -2,10 +2,13 @@ package rules
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"reflect"
 	"regexp/syntax"
+	"slices"
 	"testing"
+	"unsafe"
 )
 
 func TestBuiltinTreesCurrent(t *testing.T) {
@@ -53,6 +56,11 @@ func TestBuiltinTreesDecode(t *testing.T) {
 		if got == nil || !sameTree(got, want) || got.String() != want.String() {
 			t.Fatalf("%q: decoded %v, parsed %v", e.src, got, want)
 		}
+		lits, sets, ok := decodeFacts(e.facts)
+		wantLits, wantSets := deriveRequiredLiterals(e.src), deriveLiteralSets(e.src)
+		if !ok || !reflect.DeepEqual(lits, wantLits) || !reflect.DeepEqual(sets, wantSets) {
+			t.Fatalf("%q: facts %q %q, derived %q %q", e.src, lits, sets, wantLits, wantSets)
+		}
 	}
 	srcs, err := loadedPatterns(Builtin)
 	if err != nil {
@@ -68,27 +76,119 @@ func TestBuiltinTreesDecode(t *testing.T) {
 	}
 }
 
-// TestBuiltinTreesLoadTheSame: the rule set LoadBuiltin builds from the
-// table's trees has the prefilter (literals, automaton, matchers' spans)
-// of one built from parsing every pattern.
+// TestBuiltinTreesLoadTheSame: the Set LoadBuiltin builds with the table is
+// the one it builds parsing and analysing every pattern, field by field;
+// and wrong facts in the table show there.
 func TestBuiltinTreesLoadTheSame(t *testing.T) {
 	withTable, err := LoadBuiltin()
 	if err != nil {
 		t.Fatal(err)
 	}
-	table := builtinTrees
-	builtinTrees = nil
-	parsed, err := LoadBuiltin()
-	builtinTrees = table
-	if err != nil {
-		t.Fatal(err)
+	loadWith := func(table []encodedTree) *Set {
+		t.Helper()
+		saved := builtinTrees
+		builtinTrees = table
+		defer func() { builtinTrees = saved }()
+		s, err := LoadBuiltin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
 	}
-	if !reflect.DeepEqual(withTable.pre, parsed.pre) {
-		t.Fatal("the prefilter built from the table's trees differs from the parsed one")
+	if ok, path := sameData(reflect.ValueOf(withTable), reflect.ValueOf(loadWith(nil)), map[visit]bool{}, "Set"); !ok {
+		t.Fatalf("the Set built from the table differs from the parsed one at %s", path)
 	}
-	if len(withTable.pre.users) < 500 {
-		t.Fatalf("the prefilter has %d literals", len(withTable.pre.users))
+	// A table whose facts lack a required literal wherever they list two.
+	wrong := slices.Clone(builtinTrees)
+	changed := 0
+	for i, e := range wrong {
+		if lits, sets, _ := decodeFacts(e.facts); len(lits) >= 2 {
+			wrong[i].facts = encodeFacts(lits[1:], sets)
+			changed++
+		}
 	}
+	if changed < 10 {
+		t.Fatalf("%d patterns have two required literals or more", changed)
+	}
+	if ok, _ := sameData(reflect.ValueOf(withTable), reflect.ValueOf(loadWith(wrong)), map[visit]bool{}, "Set"); ok {
+		t.Fatal("a Set built from wrong facts compares equal")
+	}
+}
+
+// visit is a pair of pointers sameData has compared, or is comparing.
+type visit struct {
+	a, b unsafe.Pointer
+	t    reflect.Type
+}
+
+// sameData is reflect.DeepEqual for Sets, which hold funcs: it skips func
+// and chan values and compares everything else, unexported fields
+// included. path names the first difference.
+func sameData(a, b reflect.Value, seen map[visit]bool, path string) (bool, string) {
+	if a.Type() != b.Type() {
+		return false, path + ": type"
+	}
+	switch a.Kind() {
+	case reflect.Func, reflect.Chan, reflect.UnsafePointer:
+		return true, ""
+	case reflect.Pointer, reflect.Interface, reflect.Map, reflect.Slice:
+		if a.IsNil() || b.IsNil() {
+			return a.IsNil() == b.IsNil(), path + ": nil"
+		}
+		if a.Kind() != reflect.Interface && (a.Kind() != reflect.Slice || a.Len() > 0) {
+			v := visit{a.UnsafePointer(), b.UnsafePointer(), a.Type()}
+			if seen[v] {
+				return true, ""
+			}
+			seen[v] = true
+		}
+	}
+	switch a.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		return sameData(a.Elem(), b.Elem(), seen, path)
+	case reflect.Struct:
+		for i := range a.NumField() {
+			if ok, p := sameData(a.Field(i), b.Field(i), seen, path+"."+a.Type().Field(i).Name); !ok {
+				return false, p
+			}
+		}
+		return true, ""
+	case reflect.Slice, reflect.Array:
+		if a.Len() != b.Len() {
+			return false, path + ": length"
+		}
+		for i := range a.Len() {
+			if ok, p := sameData(a.Index(i), b.Index(i), seen, fmt.Sprintf("%s[%d]", path, i)); !ok {
+				return false, p
+			}
+		}
+		return true, ""
+	case reflect.Map:
+		if a.Len() != b.Len() {
+			return false, path + ": length"
+		}
+		for it := a.MapRange(); it.Next(); {
+			bv := b.MapIndex(it.Key())
+			if !bv.IsValid() {
+				return false, fmt.Sprintf("%s[%v]: missing", path, it.Key())
+			}
+			if ok, p := sameData(it.Value(), bv, seen, fmt.Sprintf("%s[%v]", path, it.Key())); !ok {
+				return false, p
+			}
+		}
+		return true, ""
+	case reflect.Bool:
+		return a.Bool() == b.Bool(), path
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return a.Int() == b.Int(), path
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return a.Uint() == b.Uint(), path
+	case reflect.Float32, reflect.Float64:
+		return a.Float() == b.Float(), path
+	case reflect.String:
+		return a.String() == b.String(), path
+	}
+	return false, path + ": a " + a.Kind().String()
 }
 
 // TestDecodeTreeRejects: a cut or corrupted encoding decodes to nil (the
@@ -135,6 +235,21 @@ func FuzzDecodeTree(f *testing.F) {
 		// What decodes encodes back to itself.
 		if again := encodeTree(re); again != enc {
 			t.Fatalf("%q decoded to %v, which encodes as %q", enc, re, again)
+		}
+	})
+}
+
+func FuzzDecodeFacts(f *testing.F) {
+	for _, e := range builtinTrees[:min(len(builtinTrees), 64)] {
+		f.Add(e.facts)
+	}
+	f.Fuzz(func(t *testing.T, enc string) {
+		lits, sets, ok := decodeFacts(enc)
+		if !ok {
+			return
+		}
+		if again := encodeFacts(lits, sets); again != enc {
+			t.Fatalf("%q decoded to %q %q, which encode as %q", enc, lits, sets, again)
 		}
 	})
 }
