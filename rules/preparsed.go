@@ -22,6 +22,20 @@ import (
 //
 //go:generate go run ./internal/genparsed
 
+// GeneratedFile is a file go generate ./rules writes into this package:
+// its name, and the function that returns its source for the rule files.
+type GeneratedFile struct {
+	Name   string
+	Source func(fs.FS) ([]byte, error)
+}
+
+// GeneratedFiles are the files go generate ./rules writes (genparsed), and
+// TestGeneratedFilesAreCurrent checks.
+var GeneratedFiles = []GeneratedFile{
+	{"builtin_parsed.go", PreparsedSource},
+	{"builtin_trees.go", TreesSource},
+}
+
 // preparsed is the built-in files as builtin_parsed.go's init sets them; nil
 // without that file. Shared by every LoadBuiltin: compiling reads specs and
 // never writes them.

@@ -27,9 +27,9 @@ import (
 // is a quarter of that size and read only while loading. Trees and facts
 // are functions of the pattern's text alone, so the table needs no
 // digest: a pattern it lacks is parsed and analysed as before.
-// TestBuiltinTreesCurrent fails when the table is stale, when a Go release
-// parses a pattern differently or when an analysis changes; go generate
-// ./rules writes it again.
+// TestGeneratedFilesAreCurrent fails when the table is stale, when a Go
+// release parses a pattern differently or when an analysis changes; go
+// generate ./rules writes it again.
 
 // encodedTree is a pattern's source, its encoded syntax.Parse(src,
 // syntax.Perl) tree, and its encoded facts (encodeFacts).

@@ -1,29 +1,13 @@
 package rules
 
 import (
-	"bytes"
 	"fmt"
-	"os"
 	"reflect"
 	"regexp/syntax"
 	"slices"
 	"testing"
 	"unsafe"
 )
-
-func TestBuiltinTreesCurrent(t *testing.T) {
-	want, err := TreesSource(Builtin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := os.ReadFile("builtin_trees.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatal("builtin_trees.go is stale: run go generate ./rules")
-	}
-}
 
 // sameTree reports whether a and b are the same tree in every field but
 // the parser's inline storage (Sub0, Rune0).

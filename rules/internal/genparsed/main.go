@@ -1,27 +1,20 @@
-// Command genparsed writes rules/builtin_parsed.go, the built-in rule files
-// in parsed form (rules.PreparsedSource), and rules/builtin_trees.go, their
-// patterns' parse trees (rules.TreesSource). Run it with go generate ./rules.
+// Command genparsed writes the files of rules.GeneratedFiles: the built-in
+// rule files in parsed form (builtin_parsed.go) and their patterns' parse
+// trees and literal facts (builtin_trees.go). Run it with go generate ./rules.
 package main
 
 import (
 	"fmt"
-	"io/fs"
 	"os"
 
 	"github.com/llmfleet/analyzer/rules"
 )
 
 func main() {
-	for _, out := range []struct {
-		name   string
-		source func(fs.FS) ([]byte, error)
-	}{
-		{"builtin_parsed.go", rules.PreparsedSource},
-		{"builtin_trees.go", rules.TreesSource},
-	} {
-		src, err := out.source(rules.Builtin)
+	for _, g := range rules.GeneratedFiles {
+		src, err := g.Source(rules.Builtin)
 		if err == nil {
-			err = os.WriteFile(out.name, src, 0o644)
+			err = os.WriteFile(g.Name, src, 0o644)
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "genparsed:", err)
