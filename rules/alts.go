@@ -81,12 +81,8 @@ func splitAlts(src string, captures bool) []alt {
 			a.lits, a.sets = requiredLiterals(p+tail), literalSets(p+tail)
 		}
 		if tail == "" {
-			if sre, err := parsePattern(p); err == nil {
-				sre = sre.Simplify()
-				if sre.Op == syntax.OpLiteral && sre.Flags&syntax.FoldCase == 0 &&
-					len(a.lits) == 1 && a.lits[0] == string(sre.Rune) {
-					a.re = nil
-				}
+			if lit, ok := plainLiteral(p); ok && len(a.lits) == 1 && a.lits[0] == lit {
+				a.re = nil
 			}
 		}
 		out = append(out, a)
@@ -232,4 +228,26 @@ func setsFlags(group string) bool {
 		}
 	}
 	return false
+}
+
+// plainLiteral returns the text every match of src is, when src is a plain
+// case-sensitive literal (its matches need no regex); from builtinTrees'
+// facts when it has src.
+func plainLiteral(src string) (string, bool) {
+	if f := builtinFacts(src); f != nil {
+		return f.plain, f.plainOK
+	}
+	return derivePlainLiteral(src)
+}
+
+// derivePlainLiteral is plainLiteral from the pattern's tree.
+func derivePlainLiteral(src string) (string, bool) {
+	re, err := parsePattern(src)
+	if err != nil {
+		return "", false
+	}
+	if re = re.Simplify(); re.Op != syntax.OpLiteral || re.Flags&syntax.FoldCase != 0 {
+		return "", false
+	}
+	return string(re.Rune), true
 }

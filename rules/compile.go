@@ -461,16 +461,28 @@ func compileRE(file string, line int, what, src string) (*lazyRegexp, *LoadError
 	if len(src) > maxPatternBytes {
 		return nil, &LoadError{file, line, fmt.Sprintf("%s: pattern of %d bytes, more than %d", what, len(src), maxPatternBytes)}
 	}
-	if syn, err := parsePattern(src); err == nil {
-		if n := progSize(syn.Simplify()); n > maxPatternInsts {
-			return nil, &LoadError{file, line, fmt.Sprintf("%s: pattern compiles to %d instructions, more than %d: split the rule or use literals", what, n, maxPatternInsts)}
-		}
+	if n := patternInsts(src); n > maxPatternInsts {
+		return nil, &LoadError{file, line, fmt.Sprintf("%s: pattern compiles to %d instructions, more than %d: split the rule or use literals", what, n, maxPatternInsts)}
 	}
 	re, err := compilePattern(src)
 	if err != nil {
 		return nil, &LoadError{file, line, fmt.Sprintf("%s: %v", what, err)}
 	}
 	return re, nil
+}
+
+// patternInsts is progSize of src's simplified tree, from builtinTrees'
+// facts when it has src; -1 when src does not parse (compilePattern says
+// why).
+func patternInsts(src string) int {
+	if f := builtinFacts(src); f != nil {
+		return f.progSize
+	}
+	syn, err := parsePattern(src)
+	if err != nil {
+		return -1
+	}
+	return progSize(syn.Simplify())
 }
 
 // progSize returns the instructions regexp/syntax compiles a simplified
@@ -811,8 +823,8 @@ func compileCount(rs RuleSpec, match *lazyRegexp, end bool, errs *Errors) *count
 // derived (the rule then runs on every line). From builtinTrees' facts when
 // it has src.
 func requiredLiterals(src string) []string {
-	if lits, _, ok := builtinFacts(src); ok {
-		return lits
+	if f := builtinFacts(src); f != nil {
+		return f.lits
 	}
 	return deriveRequiredLiterals(src)
 }
@@ -1080,8 +1092,8 @@ func foldVariants(rs []rune) []string {
 // before the regex spares it on lines that hold a common word ("engine")
 // but not the rest ("died"). From builtinTrees' facts when it has src.
 func literalSets(src string) [][]string {
-	if _, sets, ok := builtinFacts(src); ok {
-		return sets
+	if f := builtinFacts(src); f != nil {
+		return f.sets
 	}
 	return deriveLiteralSets(src)
 }
@@ -1156,7 +1168,16 @@ func anchoredPrefix(src string) string {
 
 // startLiterals returns literals of at least 3 bytes one of which every
 // match of src starts with (case-sensitive), or nil when there are none.
+// From builtinTrees' facts when it has src.
 func startLiterals(src string) []string {
+	if f := builtinFacts(src); f != nil {
+		return f.starts
+	}
+	return deriveStartLiterals(src)
+}
+
+// deriveStartLiterals is startLiterals from the pattern's tree.
+func deriveStartLiterals(src string) []string {
 	re, err := parsePattern(src)
 	if err != nil {
 		return nil

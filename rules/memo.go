@@ -22,7 +22,7 @@ type patternMemo struct {
 	trees map[string]*syntax.Regexp
 	res   map[string]*lazyRegexp
 	alts  map[string][]alt // by captures flag and source; callers get a copy
-	facts map[string]bool  // sources builtinFacts answered for (loadedPatterns)
+	facts map[string]*patternFacts
 }
 
 var memo patternMemo
@@ -32,7 +32,7 @@ func (m *patternMemo) begin() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.loads++; m.loads == 1 {
-		m.trees, m.res, m.alts, m.facts = map[string]*syntax.Regexp{}, map[string]*lazyRegexp{}, map[string][]alt{}, map[string]bool{}
+		m.trees, m.res, m.alts, m.facts = map[string]*syntax.Regexp{}, map[string]*lazyRegexp{}, map[string][]alt{}, map[string]*patternFacts{}
 	}
 }
 
@@ -61,6 +61,9 @@ func parsePattern(src string) (*syntax.Regexp, error) {
 // is safe to share).
 func compilePattern(src string) (*lazyRegexp, error) {
 	return memoized(&memo.res, src, func(s string) (*lazyRegexp, error) {
+		if f := builtinFacts(s); f != nil {
+			return &lazyRegexp{src: s, numSubexp: f.numSubexp, names: f.names}, nil
+		}
 		tree, err := parsePattern(s)
 		if err != nil {
 			return nil, err

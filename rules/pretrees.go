@@ -3,6 +3,7 @@ package rules
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"go/format"
 	"io/fs"
@@ -20,8 +21,9 @@ import (
 // sets: half of LoadBuiltin's time, most of it allocations, one or more
 // per rune and node. builtin_trees.go holds, per pattern, its tree in a
 // compact encoding (encodeTree), which decodeTree rebuilds in three
-// allocations when a Load first asks for it, and the two analyses'
-// results (encodeFacts). Static syntax.Regexp values in the binary were no
+// allocations when a Load first asks for it, and every analysis' result
+// (patternFacts, encodeFacts): with those, a Load decodes a tree only for
+// the prefix DFAs. Static syntax.Regexp values in the binary were no
 // faster than decoding, but they added 0.9 MB of pointers to its data,
 // resident for the whole run and scanned by every GC cycle; the encoding
 // is a quarter of that size and read only while loading. Trees and facts
@@ -57,19 +59,54 @@ func builtinTree(src string) *syntax.Regexp {
 	return nil
 }
 
-// builtinFacts returns requiredLiterals(src) and literalSets(src) from
-// builtinTrees, in slices of the caller's own; ok is false without them.
-func builtinFacts(src string) (lits []string, sets [][]string, ok bool) {
-	e := builtinEntry(src)
-	if e == nil {
-		return nil, nil, false
+// patternFacts is what a Load's analyses derive from one pattern's tree:
+// with it, a built-in pattern's tree is decoded only for the prefix DFAs.
+// Loads share it: its slices are read, never written.
+type patternFacts struct {
+	lits      []string   // requiredLiterals
+	sets      [][]string // literalSets
+	progSize  int        // progSize of the simplified tree (compileRE's cap)
+	numSubexp int        // the tree's MaxCap
+	names     []string   // the tree's CapNames
+	starts    []string   // startLiterals
+	span      int        // windowBounds' span: bytes, -1 unbounded
+	stops     byteSet    // windowBounds' stop bytes
+	plain     string     // plainLiteral, when plainOK
+	plainOK   bool
+}
+
+// deriveFacts is patternFacts from the pattern's tree, by the analyses
+// themselves (go generate, and the tests that hold the table to them).
+func deriveFacts(src string) (*patternFacts, error) {
+	tree, err := syntax.Parse(src, syntax.Perl)
+	if err != nil {
+		return nil, err
 	}
-	memo.mu.Lock()
-	if memo.facts != nil {
-		memo.facts[src] = true
+	f := &patternFacts{
+		lits: deriveRequiredLiterals(src), sets: deriveLiteralSets(src),
+		progSize: progSize(tree.Simplify()), numSubexp: tree.MaxCap(), names: tree.CapNames(),
+		starts: deriveStartLiterals(src),
 	}
-	memo.mu.Unlock()
-	return decodeFacts(e.facts)
+	f.span, f.stops = deriveWindowBounds(src)
+	f.plain, f.plainOK = derivePlainLiteral(src)
+	return f, nil
+}
+
+// errNoFacts: builtinTrees has no (readable) facts of a pattern.
+var errNoFacts = errors.New("no built-in facts")
+
+// builtinFacts returns the facts of src from builtinTrees, decoded once per
+// Load, or nil.
+func builtinFacts(src string) *patternFacts {
+	f, _ := memoized(&memo.facts, src, func(s string) (*patternFacts, error) {
+		if e := builtinEntry(s); e != nil {
+			if f, ok := decodeFacts(e.facts); ok {
+				return f, nil
+			}
+		}
+		return nil, errNoFacts
+	})
+	return f
 }
 
 // loadedPatterns returns, sorted, every pattern source a Load of fsys's
@@ -114,7 +151,11 @@ func TreesSource(fsys fs.FS) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		facts := encodeFacts(deriveRequiredLiterals(src), deriveLiteralSets(src))
+		f, err := deriveFacts(src)
+		if err != nil {
+			return nil, err
+		}
+		facts := encodeFacts(f)
 		fmt.Fprintf(&b, "{%s, %s, %s},\n", strconv.Quote(src), strconv.Quote(encodeTree(tree)), strconv.Quote(facts))
 	}
 	b.WriteString("}\n")
@@ -279,10 +320,12 @@ func (d *treeDecoder) node(depth int) *syntax.Regexp {
 	return re
 }
 
-// encodeFacts returns a pattern's requiredLiterals and literalSets in the
-// encoding decodeFacts reads, all numbers varints: nilOrLen of lits, each
-// literal after its length; nilOrLen of sets, then each set the same way.
-func encodeFacts(lits []string, sets [][]string) string {
+// encodeFacts returns f in the encoding decodeFacts reads, all numbers
+// varints: lits (nilOrLen, then each string after its length); nilOrLen of
+// sets, then each set as lits; progSize; numSubexp; names and starts as
+// lits; span (signed); the four words of stops; plain after nilOrLen
+// (nil: not plainOK).
+func encodeFacts(f *patternFacts) string {
 	strs := func(b []byte, l []string) []byte {
 		b = binary.AppendUvarint(b, nilOrLen(l == nil, len(l)))
 		for _, s := range l {
@@ -291,18 +334,39 @@ func encodeFacts(lits []string, sets [][]string) string {
 		}
 		return b
 	}
-	b := strs(nil, lits)
-	b = binary.AppendUvarint(b, nilOrLen(sets == nil, len(sets)))
-	for _, set := range sets {
+	b := strs(nil, f.lits)
+	b = binary.AppendUvarint(b, nilOrLen(f.sets == nil, len(f.sets)))
+	for _, set := range f.sets {
 		b = strs(b, set)
+	}
+	b = binary.AppendUvarint(b, uint64(f.progSize))
+	b = binary.AppendUvarint(b, uint64(f.numSubexp))
+	b = strs(b, f.names)
+	b = strs(b, f.starts)
+	b = binary.AppendVarint(b, int64(f.span))
+	for _, w := range f.stops {
+		b = binary.AppendUvarint(b, w)
+	}
+	b = binary.AppendUvarint(b, nilOrLen(!f.plainOK, len(f.plain)))
+	if f.plainOK {
+		b = append(b, f.plain...)
 	}
 	return string(b)
 }
 
 // decodeFacts reads what encodeFacts wrote; ok is false for anything
 // else. The strings are slices of enc.
-func decodeFacts(enc string) (lits []string, sets [][]string, ok bool) {
+func decodeFacts(enc string) (f *patternFacts, ok bool) {
 	d := treeDecoder{data: enc}
+	str := func(n uint64) string {
+		if d.bad || n > uint64(len(d.data)-d.pos) {
+			d.bad = true
+			return ""
+		}
+		s := d.data[d.pos : d.pos+int(n)]
+		d.pos += int(n)
+		return s
+	}
 	strs := func() []string {
 		n := d.uvarint()
 		if d.bad || n == 0 {
@@ -314,28 +378,42 @@ func decodeFacts(enc string) (lits []string, sets [][]string, ok bool) {
 		}
 		l := make([]string, n-1)
 		for i := range l {
-			m := d.uvarint()
-			if d.bad || m > uint64(len(d.data)-d.pos) {
-				d.bad = true
-				return nil
-			}
-			l[i] = d.data[d.pos : d.pos+int(m)]
-			d.pos += int(m)
+			l[i] = str(d.uvarint())
 		}
 		return l
 	}
-	lits = strs()
-	n := d.uvarint()
-	if n > 0 && n-1 <= uint64(len(d.data)-d.pos) {
-		sets = make([][]string, n-1)
-		for i := range sets {
-			sets[i] = strs()
+	count := func() int {
+		n := d.uvarint()
+		if n > math.MaxInt32 {
+			d.bad = true
+			return 0
+		}
+		return int(n)
+	}
+	f = &patternFacts{lits: strs()}
+	if n := d.uvarint(); n > 0 && n-1 <= uint64(len(d.data)-d.pos) {
+		f.sets = make([][]string, n-1)
+		for i := range f.sets {
+			f.sets[i] = strs()
 		}
 	} else if n > 0 {
 		d.bad = true
 	}
-	if d.bad || d.pos != len(enc) {
-		return nil, nil, false
+	f.progSize, f.numSubexp = count(), count()
+	f.names, f.starts = strs(), strs()
+	if span := d.varint(); span >= -1 && span <= math.MaxInt32 {
+		f.span = int(span)
+	} else {
+		d.bad = true
 	}
-	return lits, sets, true
+	for i := range f.stops {
+		f.stops[i] = d.uvarint()
+	}
+	if n := d.uvarint(); n > 0 {
+		f.plain, f.plainOK = str(n-1), true
+	}
+	if d.bad || d.pos != len(enc) {
+		return nil, false
+	}
+	return f, true
 }

@@ -40,10 +40,13 @@ func TestBuiltinTreesDecode(t *testing.T) {
 		if got == nil || !sameTree(got, want) || got.String() != want.String() {
 			t.Fatalf("%q: decoded %v, parsed %v", e.src, got, want)
 		}
-		lits, sets, ok := decodeFacts(e.facts)
-		wantLits, wantSets := deriveRequiredLiterals(e.src), deriveLiteralSets(e.src)
-		if !ok || !reflect.DeepEqual(lits, wantLits) || !reflect.DeepEqual(sets, wantSets) {
-			t.Fatalf("%q: facts %q %q, derived %q %q", e.src, lits, sets, wantLits, wantSets)
+		f, ok := decodeFacts(e.facts)
+		wantF, err := deriveFacts(e.src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok || !reflect.DeepEqual(f, wantF) {
+			t.Fatalf("%q: facts %+v, derived %+v", e.src, f, wantF)
 		}
 	}
 	srcs, err := loadedPatterns(Builtin)
@@ -68,34 +71,67 @@ func TestBuiltinTreesLoadTheSame(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	loadWith := func(table []encodedTree) *Set {
-		t.Helper()
+	loadWith := func(table []encodedTree) (*Set, error) {
 		saved := builtinTrees
 		builtinTrees = table
 		defer func() { builtinTrees = saved }()
-		s, err := LoadBuiltin()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
+		return LoadBuiltin()
 	}
-	if ok, path := sameData(reflect.ValueOf(withTable), reflect.ValueOf(loadWith(nil)), map[visit]bool{}, "Set"); !ok {
+	parsed, err := loadWith(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, path := sameData(reflect.ValueOf(withTable), reflect.ValueOf(parsed), map[visit]bool{}, "Set"); !ok {
 		t.Fatalf("the Set built from the table differs from the parsed one at %s", path)
 	}
-	// A table whose facts lack a required literal wherever they list two.
-	wrong := slices.Clone(builtinTrees)
-	changed := 0
-	for i, e := range wrong {
-		if lits, sets, _ := decodeFacts(e.facts); len(lits) >= 2 {
-			wrong[i].facts = encodeFacts(lits[1:], sets)
-			changed++
+	// Tables whose facts are wrong, one fact at a time: the Load fails or
+	// builds another Set.
+	for _, c := range []struct {
+		what  string
+		wrong func(f *patternFacts) bool
+	}{
+		{"a required literal fewer", func(f *patternFacts) bool {
+			f.lits = f.lits[min(1, len(f.lits)):]
+			return len(f.lits) > 0
+		}},
+		{"a literal set fewer", func(f *patternFacts) bool {
+			f.sets = f.sets[min(1, len(f.sets)):]
+			return len(f.sets) > 0
+		}},
+		{"one capture more", func(f *patternFacts) bool { f.numSubexp++; return true }},
+		{"a capture renamed", func(f *patternFacts) bool {
+			if len(f.names) < 2 {
+				return false
+			}
+			f.names = append(slices.Clone(f.names[:1]), "x"+f.names[1])
+			return true
+		}},
+		{"a start literal fewer", func(f *patternFacts) bool {
+			f.starts = f.starts[min(1, len(f.starts)):]
+			return len(f.starts) > 0
+		}},
+		{"a longer span", func(f *patternFacts) bool { f.span++; return f.span > 0 }},
+		{"a stop byte more", func(f *patternFacts) bool { had := f.stops.has('~'); f.stops.add('~'); return !had }},
+		{"no plain literal", func(f *patternFacts) bool { ok := f.plainOK; f.plainOK = false; return ok }},
+	} {
+		wrong := slices.Clone(builtinTrees)
+		changed := 0
+		for i, e := range wrong {
+			if f, _ := decodeFacts(e.facts); c.wrong(f) {
+				wrong[i].facts = encodeFacts(f)
+				changed++
+			}
 		}
-	}
-	if changed < 10 {
-		t.Fatalf("%d patterns have two required literals or more", changed)
-	}
-	if ok, _ := sameData(reflect.ValueOf(withTable), reflect.ValueOf(loadWith(wrong)), map[visit]bool{}, "Set"); ok {
-		t.Fatal("a Set built from wrong facts compares equal")
+		if changed < 3 {
+			t.Fatalf("%s: %d patterns have such a fact", c.what, changed)
+		}
+		s, err := loadWith(wrong)
+		if err != nil {
+			continue
+		}
+		if ok, _ := sameData(reflect.ValueOf(withTable), reflect.ValueOf(s), map[visit]bool{}, "Set"); ok {
+			t.Errorf("a Set built from facts with %s compares equal", c.what)
+		}
 	}
 }
 
@@ -228,12 +264,12 @@ func FuzzDecodeFacts(f *testing.F) {
 		f.Add(e.facts)
 	}
 	f.Fuzz(func(t *testing.T, enc string) {
-		lits, sets, ok := decodeFacts(enc)
+		f, ok := decodeFacts(enc)
 		if !ok {
 			return
 		}
-		if again := encodeFacts(lits, sets); again != enc {
-			t.Fatalf("%q decoded to %q %q, which encode as %q", enc, lits, sets, again)
+		if again := encodeFacts(f); again != enc {
+			t.Fatalf("%q decoded to %+v, which encodes as %q", enc, f, again)
 		}
 	})
 }

@@ -40,13 +40,21 @@ func (b *byteSet) addRange(lo, hi byte) {
 	}
 }
 
-// windowBounds returns matchSpan and stopBytes of re, parsed once (-1 and
-// no stop bytes for nil).
+// windowBounds returns matchSpan and stopBytes of re, from builtinTrees'
+// facts when it has re's source (-1 and no stop bytes for nil).
 func windowBounds(re *lazyRegexp) (span int, stops byteSet) {
 	if re == nil {
 		return -1, byteSet{}
 	}
-	tree, err := parsePattern(re.String())
+	if f := builtinFacts(re.String()); f != nil {
+		return f.span, f.stops
+	}
+	return deriveWindowBounds(re.String())
+}
+
+// deriveWindowBounds is windowBounds from the tree of src.
+func deriveWindowBounds(src string) (span int, stops byteSet) {
+	tree, err := parsePattern(src)
 	if err != nil {
 		return -1, byteSet{}
 	}
