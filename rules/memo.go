@@ -21,8 +21,8 @@ type patternMemo struct {
 	loads int // Loads in progress; the maps are dropped at zero
 	trees map[string]*syntax.Regexp
 	res   map[string]*lazyRegexp
-	alts  map[string][]alt // by captures flag and source; callers get a copy
-	facts map[string]*patternFacts
+	alts  map[string][]alt         // by captures flag and source; callers get a copy
+	facts map[string]*patternFacts // builtinFacts decoded, by source; loadedPatterns reads the keys
 }
 
 var memo patternMemo
