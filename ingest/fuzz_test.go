@@ -227,3 +227,16 @@ func stripByteByByte(raw []byte) []byte {
 	}
 	return out
 }
+
+// FuzzTrimRecord holds trimRecord to the bytes.Trim calls it replaces.
+func FuzzTrimRecord(f *testing.F) {
+	for _, s := range []string{`{"a":1}`, "\x1e{\"a\":1}\r", " \t\r\x1e \x1e{} \t\r", "\x1e", " ", "", "{ } \x1e", "\r\n{}\n\r"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		want := bytes.TrimRight(bytes.TrimLeft(line, "\x1e \t\r"), " \t\r")
+		if got := trimRecord(line); !bytes.Equal(got, want) {
+			t.Fatalf("trimRecord(%q) = %q, want %q", line, got, want)
+		}
+	})
+}

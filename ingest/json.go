@@ -173,7 +173,7 @@ func (r *run) readJSON() error {
 		if lineNo == 1 {
 			line = bytes.TrimPrefix(line, bom)
 		}
-		line = bytes.TrimRight(bytes.TrimLeft(line, "\x1e \t\r"), " \t\r")
+		line = trimRecord(line)
 		if r.st.Records == 0 && r.st.Malformed == 0 && string(line) == "{" {
 			return fmt.Errorf("ingest: line %d: multi-line JSON (journalctl -o json-pretty?) is not supported; use -o json or -o export", lineNo)
 		}
@@ -216,6 +216,26 @@ func (r *run) readJSON() error {
 		}
 	}
 	return r.flush(asm)
+}
+
+// trimRecord cuts what may surround a JSON line's object: a json-seq
+// record separator (RFC 7464), blanks, and a '\r' on either side. It is
+// bytes.TrimRight(bytes.TrimLeft(line, "\x1e \t\r"), " \t\r") without
+// building the cutsets for each line: a journalctl line has nothing to cut.
+func trimRecord(line []byte) []byte {
+	for len(line) > 0 {
+		if c := line[0]; c != 0x1e && c != ' ' && c != '\t' && c != '\r' {
+			break
+		}
+		line = line[1:]
+	}
+	for n := len(line); n > 0; n-- {
+		if c := line[n-1]; c != ' ' && c != '\t' && c != '\r' {
+			break
+		}
+		line = line[:n-1]
+	}
+	return line
 }
 
 // appLog reports whether a JSON line is an application's log record (a
