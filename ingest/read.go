@@ -67,9 +67,9 @@ type Stats struct {
 const (
 	maxErrors = 20
 	// readBufSize is the read buffer, in bytes: the most that format
-	// detection looks at, and the longest line read without a copy. At
-	// 256 KiB the bytes a read(2) writes are still in the core's cache
-	// when the parser reads them, which a 1 MiB buffer measured slower for.
+	// detection looks at, and the longest line read without a copy. It
+	// fits the core's cache, so the parser reads what read(2) just wrote
+	// from there; a 1 MiB buffer measured slower.
 	readBufSize   = 256 << 10
 	progressEvery = 4 << 20
 )
