@@ -20,10 +20,9 @@ import (
 // Socket is journald's native protocol socket.
 const Socket = "/run/systemd/journal/socket"
 
-var (
-	once    sync.Once
-	started error
-)
+// mu serializes Ensure within a test binary; a lock file does across
+// binaries.
+var mu sync.Mutex
 
 // alive reports whether a journald accepts datagrams on Socket (a socket
 // file left by a dead journald refuses the connection).
@@ -37,55 +36,59 @@ func alive() bool {
 }
 
 // Ensure makes sure a journald listens on Socket, starting
-// /lib/systemd/systemd-journald standalone when none does. Test binaries of
-// several packages run at once, so the start is serialized with a lock
-// file. Without root (or without the binary) the test is skipped.
+// /lib/systemd/systemd-journald standalone when none does. It looks on
+// every call, not once per test binary: a journald that exits during a
+// long run (it happened once on a fresh Debian root, cause unknown) is
+// started again, and the test logs that. Test binaries of several packages
+// run at once, so the start is serialized with a lock file. Without root
+// (or without the binary) the test is skipped.
 func Ensure(t testing.TB) {
 	t.Helper()
-	once.Do(func() {
-		if alive() {
-			return
-		}
-		if os.Geteuid() != 0 {
-			started = os.ErrPermission
-			return
-		}
-		if err := os.MkdirAll("/run/systemd/journal", 0o755); err != nil {
-			started = err
-			return
-		}
-		lock, err := os.OpenFile("/run/systemd/analyzer-test-journald.lock", os.O_CREATE|os.O_RDWR, 0o600)
-		if err != nil {
-			started = err
-			return
-		}
-		defer lock.Close()
-		if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-			started = err
-			return
-		}
-		defer func() { _ = syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) }()
-		if alive() { // another test binary started it meanwhile
-			return
-		}
-		cmd := exec.Command("/lib/systemd/systemd-journald")
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // outlives this test binary
-		if err := cmd.Start(); err != nil {
-			started = err
-			return
-		}
-		go func() { _ = cmd.Wait() }() // reap it when it exits; it outlives the test
-		for i := 0; i < 100; i++ {
-			if alive() {
-				return
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		started = os.ErrNotExist
-	})
-	if started != nil {
-		t.Skipf("needs a running systemd-journald (start it as root: mkdir -p /run/systemd/journal && /lib/systemd/systemd-journald &): %v", started)
+	mu.Lock()
+	defer mu.Unlock()
+	if alive() {
+		return
 	}
+	if err := start(); err != nil {
+		t.Skipf("needs a running systemd-journald (start it as root: mkdir -p /run/systemd/journal && /lib/systemd/systemd-journald &): %v", err)
+	}
+	t.Logf("no systemd-journald answered on %s: started one", Socket)
+}
+
+// start starts a standalone journald unless another test binary did
+// meanwhile, and waits up to 5 s for it to answer.
+func start() error {
+	if os.Geteuid() != 0 {
+		return os.ErrPermission
+	}
+	if err := os.MkdirAll("/run/systemd/journal", 0o755); err != nil {
+		return err
+	}
+	lock, err := os.OpenFile("/run/systemd/analyzer-test-journald.lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return err
+	}
+	defer func() { _ = syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) }()
+	if alive() { // another test binary started it meanwhile
+		return nil
+	}
+	cmd := exec.Command("/lib/systemd/systemd-journald")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // outlives this test binary
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	go func() { _ = cmd.Wait() }() // reap it when it exits; it outlives the test
+	for i := 0; i < 100; i++ {
+		if alive() {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return os.ErrNotExist
 }
 
 // JournalRemote is systemd-journal-remote, which writes journal files from
