@@ -478,6 +478,11 @@ func patternInsts(src string) int {
 	if f := builtinFacts(src); f != nil {
 		return f.progSize
 	}
+	return derivePatternInsts(src)
+}
+
+// derivePatternInsts is patternInsts from the pattern's tree.
+func derivePatternInsts(src string) int {
 	syn, err := parsePattern(src)
 	if err != nil {
 		return -1

@@ -84,7 +84,7 @@ func deriveFacts(src string) (*patternFacts, error) {
 	}
 	f := &patternFacts{
 		lits: deriveRequiredLiterals(src), sets: deriveLiteralSets(src),
-		progSize: progSize(tree.Simplify()), numSubexp: tree.MaxCap(), names: tree.CapNames(),
+		progSize: derivePatternInsts(src), numSubexp: tree.MaxCap(), names: tree.CapNames(),
 		starts: deriveStartLiterals(src),
 	}
 	f.span, f.stops = deriveWindowBounds(src)
