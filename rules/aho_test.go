@@ -216,3 +216,26 @@ func TestTrieStates(t *testing.T) {
 		t.Fatalf("table holds %d entries, room for %d", len(a.trans), cap(a.trans))
 	}
 }
+
+// TestACStatesWithinTable: literals whose prefixes need more states than
+// a transition can name are held to fewer bytes each, and every
+// occurrence is still found.
+func TestACStatesWithinTable(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	lits := make([]string, 6000) // 6,000 random 8-letter words: ~40,000 prefixes at depth 8
+	for i := range lits {
+		b := make([]byte, 8)
+		for j := range b {
+			b[j] = 'a' + byte(r.IntN(26))
+		}
+		lits[i] = string(b)
+	}
+	a := newAC(lits, acDepth)
+	if states := len(a.out); states > acMaxStates || a.depth >= acDepth {
+		t.Fatalf("%d states at depth %d; want at most %d states, fewer than %d bytes", states, a.depth, acMaxStates, acDepth)
+	}
+	text := "xx" + lits[17] + "y" + strings.ToUpper(lits[4000]) + lits[5999][:5]
+	if got, want := sortMatches(a.findAll(nil, text)), sortMatches(naiveFind(lits, text)); !slices.Equal(got, want) || len(want) == 0 {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+}
