@@ -2,16 +2,21 @@ package ingest
 
 import (
 	"context"
+	"runtime"
 
 	"github.com/llmfleet/analyzer/domain"
 )
 
 // aheadBatch is how many entries ReadAhead hands over at once, and
 // aheadDepth how many batches may wait: enough to keep both sides busy,
-// little enough to bound memory (a few MiB).
+// little enough to bound memory (a few MiB). Until fn has taken
+// aheadStartDepth batches, more may wait, when a second core can read
+// them: the caller's first fn call may first wait for something else (the
+// rule set to compile, pipeline.Analyze), and the reader goes on meanwhile.
 const (
-	aheadBatch = 512
-	aheadDepth = 4
+	aheadBatch      = 512
+	aheadDepth      = 4
+	aheadStartDepth = 16
 )
 
 // ReadAhead is ReadFile with the reading (decompression, JSON or export
@@ -32,7 +37,18 @@ func ReadAhead(ctx context.Context, path string, opt Options, fn func(domain.Ent
 func Ahead(ctx context.Context, read func(ctx context.Context, emit func(domain.Entry) error) (Stats, error), fn func(domain.Entry) error) (Stats, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	full := make(chan []domain.Entry, aheadDepth)
+	// The reader sends a batch for a token; fn's side gives a token back
+	// per batch taken, less those that bring the tokens down from the
+	// start depth to aheadDepth.
+	tokens := aheadDepth
+	if runtime.GOMAXPROCS(0) > 1 {
+		tokens = aheadStartDepth
+	}
+	credit := make(chan struct{}, tokens)
+	for range tokens {
+		credit <- struct{}{}
+	}
+	full := make(chan []domain.Entry, tokens)
 	free := make(chan []domain.Entry, aheadDepth+2)
 	var (
 		stats Stats
@@ -43,10 +59,11 @@ func Ahead(ctx context.Context, read func(ctx context.Context, emit func(domain.
 		batch := make([]domain.Entry, 0, aheadBatch)
 		send := func() error {
 			select {
-			case full <- batch:
+			case <-credit:
 			case <-ctx.Done():
 				return ctx.Err()
 			}
+			full <- batch // never blocks: a token per place
 			select {
 			case batch = <-free:
 			default:
@@ -74,6 +91,11 @@ func Ahead(ctx context.Context, read func(ctx context.Context, emit func(domain.
 			}
 		}
 		clear(batch)
+		if tokens > aheadDepth {
+			tokens--
+		} else {
+			credit <- struct{}{} // never blocks: the token this batch took
+		}
 		select {
 		case free <- batch[:0]:
 		default:

@@ -3,9 +3,12 @@ package ingest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -66,5 +69,70 @@ func TestReadAheadStopsOnError(t *testing.T) {
 	}
 	if _, err := ReadAhead(context.Background(), "../examples/nope.json", Options{}, func(domain.Entry) error { return nil }); err == nil {
 		t.Error("a missing file gave no error")
+	}
+}
+
+// With a second core, the reader gets up to aheadStartDepth batches ahead
+// while fn's first call waits (for the rules to compile, in a batch run),
+// and no more than aheadDepth once fn has taken that many; with one core,
+// aheadDepth from the start.
+func TestAheadReadsDeeperUntilFnStarts(t *testing.T) {
+	for _, procs := range []int{2, 1} {
+		t.Run(fmt.Sprintf("GOMAXPROCS=%d", procs), func(t *testing.T) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			start := aheadDepth
+			if procs > 1 {
+				start = aheadStartDepth
+			}
+			const total = 64 * aheadBatch
+			var emitted atomic.Int64
+			read := func(ctx context.Context, emit func(domain.Entry) error) (Stats, error) {
+				for i := range total {
+					emitted.Add(1)
+					if err := emit(domain.Entry{Message: strconv.Itoa(i)}); err != nil {
+						return Stats{}, err
+					}
+				}
+				return Stats{Entries: total}, nil
+			}
+			// settled is how far the reader got once it stopped.
+			settled := func() int64 {
+				last := int64(-1)
+				for n := emitted.Load(); n != last; n = emitted.Load() {
+					last = n
+					time.Sleep(20 * time.Millisecond)
+				}
+				return last
+			}
+			taken := 0
+			var first, later int64
+			_, err := Ahead(context.Background(), read, func(e domain.Entry) error {
+				if e.Message != strconv.Itoa(taken) {
+					t.Fatalf("entry %d is %q", taken, e.Message)
+				}
+				taken++
+				switch taken {
+				case 1:
+					first = settled()
+				case 40 * aheadBatch:
+					later = settled() - int64(taken)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Stopped: the batch fn holds, start-1 waiting, one filled and
+			// waiting for a token.
+			if want := int64(start+1) * aheadBatch; first != want {
+				t.Errorf("before fn returned once, the reader emitted %d entries, want %d", first, want)
+			}
+			if most := int64(aheadDepth+1) * aheadBatch; later > most {
+				t.Errorf("later the reader was %d entries ahead of fn, want at most %d", later, most)
+			}
+			if taken != total {
+				t.Errorf("fn took %d entries, want %d", taken, total)
+			}
+		})
 	}
 }

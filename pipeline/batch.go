@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -68,6 +69,12 @@ type BatchOptions struct {
 	// Warn, when set, receives one message per input with malformed
 	// records (and the first errors).
 	Warn func(msg string)
+	// Rules, when Analyze is given no set, returns it (rules.LoadSource):
+	// Analyze calls it once, on the caller's goroutine, when the first
+	// input's reader has started or, with no entries, at the end. So
+	// compiling the rules and parsing the input share two cores. Its error
+	// ends the run and is returned as it is.
+	Rules func() (*rules.Set, error)
 }
 
 // drainEvery is how many entries are read between two Tracker.Drain calls;
@@ -79,10 +86,10 @@ const (
 )
 
 // Analyze reads the inputs in order through one tracker (a host's journal
-// may be split over several files) and judges their attempts with set: the
-// path `analyzer explain`, `replay`, `ladder` and `fit` share. Each input is
-// read ahead (ingest.Ahead): parsed on one core while the tracker works on
-// another.
+// may be split over several files) and judges their attempts with set (nil:
+// opt.Rules' set): the path `analyzer explain`, `replay`, `ladder` and `fit`
+// share. Each input is read ahead (ingest.Ahead): parsed on one core while
+// the tracker works on another.
 //
 // Without emit it returns every attempt. With emit, the attempts go to emit
 // instead: each as soon as nothing later in the input can change it
@@ -91,16 +98,32 @@ const (
 // error of emit or of an input stops the run and is returned.
 func Analyze(ctx context.Context, set *rules.Set, inputs []Input, opt BatchOptions,
 	emit func(a *domain.Attempt, seq int) error) ([]*domain.Attempt, []InputResult, error) {
+	if set == nil && opt.Rules == nil {
+		return nil, nil, errors.New("pipeline: no rule set")
+	}
 	topt := opt.Tracker
 	topt.KeepLog = topt.KeepLog || opt.KeepLog
-	tr := tracker.New(set, topt)
-	if p := opt.Prior; p != nil {
-		for host, loc := range p.Zones {
-			tr.KnowZone(host, loc)
+	var tr *tracker.Tracker
+	var loadErr error
+	start := func() error {
+		if tr != nil {
+			return nil
 		}
-		for _, a := range p.Open {
-			tr.Resume(a)
+		if set == nil {
+			if set, loadErr = opt.Rules(); loadErr != nil {
+				return loadErr
+			}
 		}
+		tr = tracker.New(set, topt)
+		if p := opt.Prior; p != nil {
+			for host, loc := range p.Zones {
+				tr.KnowZone(host, loc)
+			}
+			for _, a := range p.Open {
+				tr.Resume(a)
+			}
+		}
+		return nil
 	}
 	var results []InputResult
 	var newest time.Time // of the entries read
@@ -121,6 +144,11 @@ func Analyze(ctx context.Context, set *rules.Set, inputs []Input, opt BatchOptio
 		stats, err := ingest.Ahead(ctx, func(ctx context.Context, fn func(domain.Entry) error) (ingest.Stats, error) {
 			return in.Read(ctx, iopt, fn)
 		}, func(e domain.Entry) error {
+			if tr == nil {
+				if err := start(); err != nil {
+					return err
+				}
+			}
 			res.Last = e.Cursor
 			if end := e.Field(ingest.FieldEndCursor); end != "" {
 				res.Last = end // a reassembled line ends at its last piece
@@ -138,6 +166,9 @@ func Analyze(ctx context.Context, set *rules.Set, inputs []Input, opt BatchOptio
 		if done != nil {
 			done()
 		}
+		if loadErr != nil {
+			return nil, nil, loadErr // the rules', not the input's
+		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", in.Name, err)
 		}
@@ -153,6 +184,9 @@ func Analyze(ctx context.Context, set *rules.Set, inputs []Input, opt BatchOptio
 			opt.Warn(fmt.Sprintf("%s: %d export records had lost the empty line that ends them; kept", in.Name, stats.Repaired))
 		}
 		results = append(results, res)
+	}
+	if err := start(); err != nil {
+		return nil, nil, err
 	}
 	tr.Finish()
 	if emit == nil {

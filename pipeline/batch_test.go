@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -80,4 +81,44 @@ func summary(a *domain.Attempt) string {
 		s += fmt.Sprintf(" %v", a.Findings[0].Captures)
 	}
 	return s
+}
+
+// TestAnalyzeLoadsRulesWhileReading: without a set, Analyze judges with
+// BatchOptions.Rules' (called once) exactly as with the set itself; a
+// load that fails ends the run with its own error, not one of the input;
+// with neither, Analyze refuses.
+func TestAnalyzeLoadsRulesWhileReading(t *testing.T) {
+	set := ruleSet(t)
+	in := pipeline.FileInputs(fixtures[:1])
+	want, _, err := pipeline.Analyze(context.Background(), set, in, pipeline.BatchOptions{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	got, _, err := pipeline.Analyze(context.Background(), nil, in, pipeline.BatchOptions{Rules: func() (*rules.Set, error) {
+		calls++
+		return set, nil
+	}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 {
+		t.Errorf("Rules called %d times, want 1", calls)
+	}
+	if len(got) != len(want) || len(got) == 0 {
+		t.Fatalf("%d attempts, want %d", len(got), len(want))
+	}
+	for i := range got {
+		if got[i].ID != want[i].ID || got[i].Verdict != want[i].Verdict || got[i].Phase != want[i].Phase {
+			t.Errorf("attempt %d: %s %s/%s, want %s %s/%s", i, got[i].ID, got[i].Verdict, got[i].Phase, want[i].ID, want[i].Verdict, want[i].Phase)
+		}
+	}
+	bad := errors.New("rules: x.yaml:1: bad")
+	_, _, err = pipeline.Analyze(context.Background(), nil, in, pipeline.BatchOptions{Rules: func() (*rules.Set, error) { return nil, bad }}, nil)
+	if err != bad {
+		t.Errorf("err = %v, want the load's own", err)
+	}
+	if _, _, err := pipeline.Analyze(context.Background(), nil, in, pipeline.BatchOptions{}, nil); err == nil {
+		t.Error("no set and no Rules: no error")
+	}
 }

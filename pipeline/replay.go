@@ -30,6 +30,8 @@ type ReplayOptions struct {
 	// NoPosition: the inputs are no files a later follower could go on
 	// from (a Loki query); no position is saved.
 	NoPosition bool
+	// Rules is BatchOptions': the rule set, when Replay is given none.
+	Rules func() (*rules.Set, error)
 }
 
 // ReplayTally is what a replay did.
@@ -92,7 +94,7 @@ func Replay(ctx context.Context, db ReplayStore, set *rules.Set, inputs []Input,
 	var batch []*domain.Attempt
 	lines := 0
 	saved := time.Now()
-	bopt := BatchOptions{KeepLog: true, Prior: &prior, Progress: opt.Progress, Warn: opt.Warn}
+	bopt := BatchOptions{KeepLog: true, Prior: &prior, Progress: opt.Progress, Warn: opt.Warn, Rules: opt.Rules}
 	_, results, err := Analyze(ctx, set, inputs, bopt, func(a *domain.Attempt, _ int) error {
 		if failed.Load() {
 			return errSaveFailed

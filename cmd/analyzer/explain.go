@@ -13,7 +13,6 @@ import (
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/internal/when"
 	"github.com/llmfleet/analyzer/report"
-	"github.com/llmfleet/analyzer/rules"
 )
 
 // explainOpts are explain's flags.
@@ -76,10 +75,7 @@ func runExplain(ctx context.Context, o *explainOpts, fs *pflag.FlagSet, files []
 	if o.format == "json" {
 		noEffect(fs, "-o json is never coloured", "color")
 	}
-	set, err := rules.LoadSource(o.rules)
-	if err != nil {
-		return err
-	}
+	load := loadRules(o.rules)
 	// Attempts are rendered as they end and written in start order at the
 	// end: memory holds the open attempts, not the input's history.
 	spool, err := report.NewSpool(o.format, "")
@@ -99,7 +95,7 @@ func runExplain(ctx context.Context, o *explainOpts, fs *pflag.FlagSet, files []
 		}
 		return spool.Add(a, seq)
 	}
-	if _, err := analyzeFiles(ctx, "explain", set, files, add); err != nil {
+	if _, err := analyzeFiles(ctx, "explain", nil, load, files, add); err != nil {
 		return err
 	}
 	if err := spool.WriteSorted(stdout); err != nil {

@@ -209,7 +209,7 @@ func fitAttempts(ctx context.Context, o *fitOpts, fs *pflag.FlagSet, files []str
 		if err != nil {
 			return nil, err
 		}
-		as, err := analyzeFiles(ctx, "fit", set, files, nil)
+		as, err := analyzeFiles(ctx, "fit", set, nil, files, nil)
 		return as, err
 	}
 	noEffect(fs, "the attempts come from the database, already judged (give FILEs to judge them with other rules)", "rules")

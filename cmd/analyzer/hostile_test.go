@@ -100,6 +100,40 @@ func TestHostileNamesAndRecords(t *testing.T) {
 	}
 }
 
+// TestReplayWithBadRulesLeavesNoDatabase: the rules compile while the
+// database opens, so a rule file that does not load fails the run with its
+// own error and removes the database the run made, but not one that was
+// there before.
+func TestReplayWithBadRulesLeavesNoDatabase(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "rules")
+	if err := os.Mkdir(bad, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bad, "x.yaml"), []byte("not: [valid\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	input := "../../examples/dankserver-night-ladder.journal.json"
+	db := filepath.Join(dir, "new.db")
+	err := run(context.Background(), []string{"replay", "--rules", bad, "--db", db, input})
+	if err == nil || !strings.Contains(err.Error(), "x.yaml:1") {
+		t.Fatalf("err = %v, want the rule file's", err)
+	}
+	if left, _ := filepath.Glob(db + "*"); len(left) > 0 {
+		t.Errorf("the run left %v", left)
+	}
+	old := filepath.Join(dir, "old.db")
+	if err := run(context.Background(), []string{"replay", "--db", old, input}); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(context.Background(), []string{"replay", "--rules", bad, "--db", old, input}); err == nil {
+		t.Fatal("no error")
+	}
+	if _, err := os.Stat(old); err != nil {
+		t.Errorf("the database that was there: %v", err)
+	}
+}
+
 // TestReplayOfADirectoryCreatesNothing: a wrong argument fails before the
 // database file is made.
 func TestReplayOfADirectoryCreatesNothing(t *testing.T) {

@@ -59,7 +59,7 @@ func wantAttempts(t *testing.T, path, host string) map[string]*domain.Attempt {
 	if err != nil {
 		t.Fatal(err)
 	}
-	as, err := analyzeFiles(context.Background(), "explain", set, []string{tmp}, nil)
+	as, err := analyzeFiles(context.Background(), "explain", set, nil, []string{tmp}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -85,7 +85,7 @@ func runLadder(ctx context.Context, o *ladderOpts, fs *pflag.FlagSet, files []st
 		if err != nil {
 			return err
 		}
-		if attempts, err = analyzeFiles(ctx, "ladder", set, files, nil); err != nil {
+		if attempts, err = analyzeFiles(ctx, "ladder", set, nil, files, nil); err != nil {
 			return err
 		}
 	} else {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"runtime/debug"
+	"sync"
 
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/pipeline"
@@ -30,18 +31,44 @@ func batchGC() {
 	}
 }
 
-// batchProcess tunes the process for a batch run: batchGC, and the ~20 MiB
-// of garbage compiling the rules left given back before the input is read.
+// batchProcess tunes the process for a batch run with its rules compiled:
+// batchGC, and the garbage compiling them left given back.
 func batchProcess() {
 	batchGC()
 	debug.FreeOSMemory()
 }
 
+// loadRules tunes the process for a batch run (batchGC), starts compiling
+// the rule files of source (rules.LoadSource) on a goroutine of its own,
+// giving back the garbage the compile left once it is done, and returns
+// what waits for the set: the run reads its first input meanwhile
+// (pipeline.BatchOptions.Rules).
+func loadRules(source string) func() (*rules.Set, error) {
+	type loaded struct {
+		set *rules.Set
+		err error
+	}
+	batchGC()
+	done := make(chan loaded, 1)
+	go func() {
+		set, err := rules.LoadSource(source)
+		debug.FreeOSMemory()
+		done <- loaded{set, err}
+	}()
+	return sync.OnceValues(func() (*rules.Set, error) {
+		l := <-done
+		return l.set, l.err
+	})
+}
+
 // analyzeFiles runs files through pipeline.Analyze (emit: see there) in a
-// process tuned for it, for the command verb (its progress bars say it).
-func analyzeFiles(ctx context.Context, verb string, set *rules.Set, files []string, emit func(a *domain.Attempt, seq int) error) ([]*domain.Attempt, error) {
-	batchProcess()
+// process tuned for it, for the command verb (its progress bars say it),
+// with set or, when it is nil, load's (loadRules).
+func analyzeFiles(ctx context.Context, verb string, set *rules.Set, load func() (*rules.Set, error), files []string, emit func(a *domain.Attempt, seq int) error) ([]*domain.Attempt, error) {
+	if set != nil {
+		batchProcess()
+	}
 	// The same bar replay draws, for a large file on a terminal.
-	as, _, err := pipeline.Analyze(ctx, set, pipeline.FileInputs(files), pipeline.BatchOptions{Warn: warn, Progress: progressFor(verb)}, emit)
+	as, _, err := pipeline.Analyze(ctx, set, pipeline.FileInputs(files), pipeline.BatchOptions{Warn: warn, Progress: progressFor(verb), Rules: load}, emit)
 	return as, err
 }

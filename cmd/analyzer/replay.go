@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	iofs "io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -14,7 +16,6 @@ import (
 	"github.com/llmfleet/analyzer/loki"
 	"github.com/llmfleet/analyzer/metrics"
 	"github.com/llmfleet/analyzer/pipeline"
-	"github.com/llmfleet/analyzer/rules"
 	"github.com/llmfleet/analyzer/store"
 )
 
@@ -74,10 +75,9 @@ func runReplay(ctx context.Context, o *replayOpts, fs *pflag.FlagSet, paths []st
 	if err != nil {
 		return err
 	}
-	set, err := rules.LoadSource(o.rules)
-	if err != nil {
-		return err
-	}
+	// The rules compile while the database opens and the first input is
+	// read (pipeline.ReplayOptions.Rules).
+	load := loadRules(o.rules)
 	if err := checkInputs(paths); err != nil {
 		return err // before the database is created
 	}
@@ -85,12 +85,22 @@ func runReplay(ctx context.Context, o *replayOpts, fs *pflag.FlagSet, paths []st
 		inputs = pipeline.FileInputs(paths)
 	}
 	announceDB(fs, o.db)
+	_, statErr := os.Stat(o.db)
 	db, err := store.Open(o.db)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	ropt := pipeline.ReplayOptions{Progress: progressFor("replay"), Warn: warn, NoPosition: o.from.url != ""}
+	defer func() {
+		db.Close()
+		// A rule file that does not load leaves no database behind that
+		// the run made.
+		if _, err := load(); err != nil && errors.Is(statErr, iofs.ErrNotExist) {
+			for _, f := range []string{o.db, o.db + "-wal", o.db + "-shm"} {
+				os.Remove(f)
+			}
+		}
+	}()
+	ropt := pipeline.ReplayOptions{Progress: progressFor("replay"), Warn: warn, NoPosition: o.from.url != "", Rules: load}
 	if o.notes {
 		w, err := notesWriter(db, metrics.New(metrics.Options{NoProcessMetrics: true}))
 		if err != nil {
@@ -101,8 +111,7 @@ func runReplay(ctx context.Context, o *replayOpts, fs *pflag.FlagSet, paths []st
 	if push != nil {
 		ropt.Sinks = append(ropt.Sinks, push)
 	}
-	batchProcess()
-	tally, err := pipeline.Replay(ctx, db, set, inputs, ropt)
+	tally, err := pipeline.Replay(ctx, db, nil, inputs, ropt)
 	if err != nil {
 		return err
 	}
