@@ -95,7 +95,7 @@ func runExplain(ctx context.Context, o *explainOpts, fs *pflag.FlagSet, files []
 		}
 		return spool.Add(a, seq)
 	}
-	if _, err := analyzeFiles(ctx, "explain", nil, load, files, add); err != nil {
+	if _, err := analyzeFiles(ctx, "explain", load, files, add); err != nil {
 		return err
 	}
 	if err := spool.WriteSorted(stdout); err != nil {

@@ -20,7 +20,6 @@ import (
 	"github.com/llmfleet/analyzer/ladder"
 	"github.com/llmfleet/analyzer/progress"
 	"github.com/llmfleet/analyzer/report"
-	"github.com/llmfleet/analyzer/rules"
 	"github.com/llmfleet/analyzer/store"
 )
 
@@ -205,12 +204,7 @@ func rungAttempts(as []*domain.Attempt, ls []ladder.Ladder) []*domain.Attempt {
 func fitAttempts(ctx context.Context, o *fitOpts, fs *pflag.FlagSet, files []string) ([]*domain.Attempt, error) {
 	if len(files) > 0 {
 		noEffect(fs, "FILEs are analyzed instead of a database", "db")
-		set, err := rules.LoadSource(o.rules)
-		if err != nil {
-			return nil, err
-		}
-		as, err := analyzeFiles(ctx, "fit", set, nil, files, nil)
-		return as, err
+		return analyzeFiles(ctx, "fit", loadRules(o.rules), files, nil)
 	}
 	noEffect(fs, "the attempts come from the database, already judged (give FILEs to judge them with other rules)", "rules")
 	if _, err := os.Stat(o.db); err != nil {

@@ -18,7 +18,6 @@ import (
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/ladder"
 	"github.com/llmfleet/analyzer/report"
-	"github.com/llmfleet/analyzer/rules"
 	"github.com/llmfleet/analyzer/store"
 )
 
@@ -81,11 +80,8 @@ func runLadder(ctx context.Context, o *ladderOpts, fs *pflag.FlagSet, files []st
 	}
 	var attempts []*domain.Attempt
 	if len(files) > 0 {
-		set, err := rules.LoadSource(o.rules)
-		if err != nil {
-			return err
-		}
-		if attempts, err = analyzeFiles(ctx, "ladder", set, nil, files, nil); err != nil {
+		var err error
+		if attempts, err = analyzeFiles(ctx, "ladder", loadRules(o.rules), files, nil); err != nil {
 			return err
 		}
 	} else {

@@ -225,7 +225,7 @@ func analyzeForTest(t *testing.T, files ...string) []*domain.Attempt {
 	if err != nil {
 		t.Fatal(err)
 	}
-	as, err := analyzeFiles(t.Context(), "explain", set, nil, files, nil)
+	as, err := analyzeFiles(t.Context(), "explain", loaded(set), files, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

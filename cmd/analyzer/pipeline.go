@@ -31,13 +31,6 @@ func batchGC() {
 	}
 }
 
-// batchProcess tunes the process for a batch run with its rules compiled:
-// batchGC, and the garbage compiling them left given back.
-func batchProcess() {
-	batchGC()
-	debug.FreeOSMemory()
-}
-
 // loadRules tunes the process for a batch run (batchGC), starts compiling
 // the rule files of source (rules.LoadSource) on a goroutine of its own,
 // giving back the garbage the compile left once it is done, and returns
@@ -63,12 +56,9 @@ func loadRules(source string) func() (*rules.Set, error) {
 
 // analyzeFiles runs files through pipeline.Analyze (emit: see there) in a
 // process tuned for it, for the command verb (its progress bars say it),
-// with set or, when it is nil, load's (loadRules).
-func analyzeFiles(ctx context.Context, verb string, set *rules.Set, load func() (*rules.Set, error), files []string, emit func(a *domain.Attempt, seq int) error) ([]*domain.Attempt, error) {
-	if set != nil {
-		batchProcess()
-	}
+// with the rule set load returns (loadRules).
+func analyzeFiles(ctx context.Context, verb string, load func() (*rules.Set, error), files []string, emit func(a *domain.Attempt, seq int) error) ([]*domain.Attempt, error) {
 	// The same bar replay draws, for a large file on a terminal.
-	as, _, err := pipeline.Analyze(ctx, set, pipeline.FileInputs(files), pipeline.BatchOptions{Warn: warn, Progress: progressFor(verb), Rules: load}, emit)
+	as, _, err := pipeline.Analyze(ctx, nil, pipeline.FileInputs(files), pipeline.BatchOptions{Warn: warn, Progress: progressFor(verb), Rules: load}, emit)
 	return as, err
 }

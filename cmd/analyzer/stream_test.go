@@ -104,7 +104,7 @@ func TestReplaySavesAttemptsAsTheyEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := analyzeFiles(t.Context(), "explain", set, nil, []string{input}, nil)
+	want, err := analyzeFiles(t.Context(), "explain", loaded(set), []string{input}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
