@@ -127,6 +127,9 @@ func TestAheadReadsDeeperUntilFnStarts(t *testing.T) {
 			if want := int64(start+1) * aheadBatch; first != want {
 				t.Errorf("before fn returned once, the reader emitted %d entries, want %d", first, want)
 			}
+			if procs > 1 && first <= int64(aheadDepth+1)*aheadBatch {
+				t.Errorf("with two cores the reader got no further ahead at the start (%d entries) than later", first)
+			}
 			if most := int64(aheadDepth+1) * aheadBatch; later > most {
 				t.Errorf("later the reader was %d entries ahead of fn, want at most %d", later, most)
 			}
