@@ -105,10 +105,7 @@ func Analyze(ctx context.Context, set *rules.Set, inputs []Input, opt BatchOptio
 	topt.KeepLog = topt.KeepLog || opt.KeepLog
 	var tr *tracker.Tracker
 	var loadErr error
-	start := func() error {
-		if tr != nil {
-			return nil
-		}
+	start := func() error { // once, while tr is nil
 		if set == nil {
 			if set, loadErr = opt.Rules(); loadErr != nil {
 				return loadErr
@@ -185,8 +182,10 @@ func Analyze(ctx context.Context, set *rules.Set, inputs []Input, opt BatchOptio
 		}
 		results = append(results, res)
 	}
-	if err := start(); err != nil {
-		return nil, nil, err
+	if tr == nil { // no entries
+		if err := start(); err != nil {
+			return nil, nil, err
+		}
 	}
 	tr.Finish()
 	if emit == nil {

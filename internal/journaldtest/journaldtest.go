@@ -52,7 +52,7 @@ func Ensure(t testing.TB) {
 	if err := start(); err != nil {
 		t.Skipf("needs a running systemd-journald (start it as root: mkdir -p /run/systemd/journal && /lib/systemd/systemd-journald &): %v", err)
 	}
-	t.Logf("no systemd-journald answered on %s: started one", Socket)
+	t.Logf("no systemd-journald answered on %s: one runs now (started here or by another test binary)", Socket)
 }
 
 // start starts a standalone journald unless another test binary did
