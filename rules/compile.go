@@ -43,7 +43,8 @@ type Set struct {
 	// frames are the shared traceback-frame phase markers (File.Frames).
 	frames []phaseMarker
 	// fatal is the shared vocabulary of death lines (File.Fatal).
-	fatal []fatalLine
+	fatal    []fatalLine
+	fatalIDs idSet // the matchers of fatal
 }
 
 // fatalLine is one compiled death line.
@@ -82,7 +83,9 @@ type Engine struct {
 	readyAlts   [][]alt  // per ready pattern; nil: run the whole regex
 	children    []string // engines that extend this one
 	phases      []phaseMarker
+	phaseIDs    idSet // the matchers of phases
 	shape       []shapeLine
+	shapeIDs    idSet // the matchers of shape
 	pre         *prefilter
 }
 
@@ -94,10 +97,9 @@ type phaseMarker struct {
 	forwardOnly bool
 	id          int   // prefilter matcher id
 	alts        []alt // re's alternatives; nil: run re
-	// others holds the ids of the markers after this one into another
-	// phase, as words of Line.cand from word othersFrom (otherPhaseAfter).
-	others     []uint64
-	othersFrom int
+	// others holds the markers after this one into another phase
+	// (otherPhaseAfter).
+	others idSet
 }
 
 type shapeLine struct {
@@ -301,6 +303,11 @@ func load(files []*File, names []string, errs Errors, lazy bool) (*Set, error) {
 		}
 	}
 	s.register()
+	fatalIDs := make([]int, len(s.fatal))
+	for i, f := range s.fatal {
+		fatalIDs[i] = f.id
+	}
+	s.fatalIDs = newIDSet(fatalIDs)
 	for _, e := range s.engines {
 		if e.Extends == "" {
 			continue
@@ -322,7 +329,7 @@ func load(files []*File, names []string, errs Errors, lazy bool) (*Set, error) {
 	for _, e := range s.engines {
 		// Shared frames after the engine's own markers: the first match wins.
 		e.phases = append(e.phases, s.frames...)
-		markOthers(e.phases)
+		e.markIDs()
 		e.stripPre, e.stripDFA = e.stripPre[:0], e.stripDFA[:0]
 		for _, re := range e.strip {
 			e.stripPre = append(e.stripPre, anchoredPrefix(re.String()))

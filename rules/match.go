@@ -125,7 +125,11 @@ func (e *Engine) PhaseLineIn(l *Line, reachedReady bool, current domain.Phase) (
 		return "", false, false
 	}
 	l = e.pre.line(l)
-	for i, m := range e.phases {
+	if !l.anyOf(e.phaseIDs) {
+		return "", false, false
+	}
+	for i := range e.phases {
+		m := &e.phases[i]
 		if m.afterReady && !reachedReady {
 			continue
 		}
@@ -145,43 +149,35 @@ func (e *Engine) PhaseLineIn(l *Line, reachedReady bool, current domain.Phase) (
 // otherPhaseAfter reports whether a marker after the i-th, into another
 // phase than the i-th's, is a candidate for l. It is asked once the engine
 // is ready, so the markers of after_ready phases count. On a serving
-// journal it is asked for nearly every line: a few words of l.cand are
-// tested against the marker's others instead of each later marker.
+// journal it is asked for nearly every line.
 func (e *Engine) otherPhaseAfter(l *Line, i int) bool {
-	m := &e.phases[i]
-	for k, w := range m.others {
-		if l.cand[m.othersFrom+k]&w != 0 {
-			return true
-		}
-	}
-	return false
+	return l.anyOf(e.phases[i].others)
 }
 
-// markOthers sets each marker's others (otherPhaseAfter), once the ids
-// are registered.
-func markOthers(ms []phaseMarker) {
+// markIDs sets the idSets of e's loops (phases, each marker's others,
+// shape), once the ids are registered and the parent's markers copied.
+func (e *Engine) markIDs() {
+	ms := e.phases
+	ids := make([]int, 0, len(ms))
 	for i := range ms {
-		m := &ms[i]
-		m.others, m.othersFrom = nil, 0
-		lo, hi := -1, -1
+		ids = ids[:0]
 		for _, o := range ms[i+1:] {
-			if o.phase != m.phase {
-				if lo < 0 || o.id/64 < lo {
-					lo = o.id / 64
-				}
-				hi = max(hi, o.id/64)
+			if o.phase != ms[i].phase {
+				ids = append(ids, o.id)
 			}
 		}
-		if lo < 0 {
-			continue
-		}
-		m.others, m.othersFrom = make([]uint64, hi-lo+1), lo
-		for _, o := range ms[i+1:] {
-			if o.phase != m.phase {
-				m.others[o.id/64-lo] |= 1 << (o.id % 64)
-			}
-		}
+		ms[i].others = newIDSet(ids)
 	}
+	ids = ids[:0]
+	for _, m := range ms {
+		ids = append(ids, m.id)
+	}
+	e.phaseIDs = newIDSet(ids)
+	ids = ids[:0]
+	for _, sl := range e.shape {
+		ids = append(ids, sl.id)
+	}
+	e.shapeIDs = newIDSet(ids)
 }
 
 // IsReadyEvidence reports whether a line is worth quoting as evidence of a
@@ -225,9 +221,13 @@ func (e *Engine) UpdateShapeLine(l *Line, shape domain.Shape) bool {
 		return false
 	}
 	l = e.pre.line(l)
+	if !l.anyOf(e.shapeIDs) {
+		return false
+	}
 	line := l.Text
 	changed := false
-	for _, sl := range e.shape {
+	for i := range e.shape {
+		sl := &e.shape[i]
 		if !l.may(sl.id) {
 			continue
 		}
@@ -796,7 +796,11 @@ func (s *Set) DetectWeighted(l *Line) (engine, version string, weight int, ok bo
 // vocabulary, and the exit status it states (-1: none).
 func (s *Set) FatalLine(l *Line) (exit int, ok bool) {
 	l = s.pre.line(l)
-	for _, f := range s.fatal {
+	if !l.anyOf(s.fatalIDs) {
+		return -1, false
+	}
+	for i := range s.fatal {
+		f := &s.fatal[i]
 		if !l.may(f.id) {
 			continue
 		}

@@ -51,3 +51,68 @@ func TestOtherPhaseAfterAgrees(t *testing.T) {
 		t.Errorf("%d answers true, %d engine lines of an extending engine: the test does not exercise otherPhaseAfter", yes, extended)
 	}
 }
+
+// TestIDSetsAgree: each loop's idSet says a line has a candidate exactly
+// when a walk over the loop's matchers finds one, for the phase markers
+// and shape lines of every built-in engine and for the fatal lines.
+func TestIDSetsAgree(t *testing.T) {
+	s, err := LoadBuiltin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bundledMessages(t)
+	for _, e := range s.engines {
+		for _, sl := range e.shape {
+			lines = append(lines, strings.Join(sl.lits, " "))
+		}
+	}
+	for _, f := range s.fatal {
+		lines = append(lines, strings.Join(f.lits, " "))
+	}
+	walk := func(l *Line, ids []int) bool {
+		for _, id := range ids {
+			if l.may(id) {
+				return true
+			}
+		}
+		return false
+	}
+	var fatal []int
+	for _, f := range s.fatal {
+		fatal = append(fatal, f.id)
+	}
+	yes := map[string]int{}
+	var l Line
+	for _, text := range lines {
+		s.Prepare(&l, text)
+		if got, want := l.anyOf(s.fatalIDs), walk(&l, fatal); got != want {
+			t.Fatalf("fatal, line %q: %v, want %v", text, got, want)
+		} else if want {
+			yes["fatal"]++
+		}
+		for _, e := range s.engines {
+			var phases, shape []int
+			for _, m := range e.phases {
+				phases = append(phases, m.id)
+			}
+			for _, sl := range e.shape {
+				shape = append(shape, sl.id)
+			}
+			if got, want := l.anyOf(e.phaseIDs), walk(&l, phases); got != want {
+				t.Fatalf("engine %s phases, line %q: %v, want %v", e.Name, text, got, want)
+			} else if want {
+				yes["phases"]++
+			}
+			if got, want := l.anyOf(e.shapeIDs), walk(&l, shape); got != want {
+				t.Fatalf("engine %s shape, line %q: %v, want %v", e.Name, text, got, want)
+			} else if want {
+				yes["shape"]++
+			}
+		}
+	}
+	for _, k := range []string{"fatal", "phases", "shape"} {
+		if yes[k] < 10 {
+			t.Errorf("%s: %d lines with a candidate: the test does not exercise its idSet", k, yes[k])
+		}
+	}
+}

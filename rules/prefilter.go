@@ -250,3 +250,38 @@ func (l *Line) first(k int) int {
 
 // may reports whether matcher id may match l.
 func (l *Line) may(id int) bool { return l.cand[id/64]&(1<<(id%64)) != 0 }
+
+// idSet is a set of matcher ids as words of Line.cand, from word from on.
+// A loop over many matchers tests its idSet first: on most lines none is
+// a candidate, and the loop then reads a word or two instead of every
+// matcher's struct.
+type idSet struct {
+	words []uint64
+	from  int
+}
+
+// newIDSet returns the set of ids (none negative).
+func newIDSet(ids []int) idSet {
+	if len(ids) == 0 {
+		return idSet{}
+	}
+	lo, hi := ids[0]/64, ids[0]/64
+	for _, id := range ids {
+		lo, hi = min(lo, id/64), max(hi, id/64)
+	}
+	s := idSet{words: make([]uint64, hi-lo+1), from: lo}
+	for _, id := range ids {
+		s.words[id/64-lo] |= 1 << (id % 64)
+	}
+	return s
+}
+
+// anyOf reports whether a matcher of s may match l.
+func (l *Line) anyOf(s idSet) bool {
+	for k, w := range s.words {
+		if l.cand[s.from+k]&w != 0 {
+			return true
+		}
+	}
+	return false
+}
