@@ -63,6 +63,23 @@ type vote struct{ max, n int }
 
 func (v vote) beats(w vote) bool { return v.max > w.max || (v.max == w.max && v.n > w.n) }
 
+// engineVote is the vote of one engine, or of one family in elect.
+type engineVote struct {
+	engine string
+	vote
+}
+
+// voteOf returns the vote of engine in votes, added when missing.
+func voteOf(votes *[]engineVote, engine string) *vote {
+	for i := range *votes {
+		if (*votes)[i].engine == engine {
+			return &(*votes)[i].vote
+		}
+	}
+	*votes = append(*votes, engineVote{engine: engine})
+	return &(*votes)[len(*votes)-1].vote
+}
+
 // detect weighs the engine evidence of l; it reports whether the engine
 // changed family (vLLM to SGLang, not llama.cpp to the Ollama that embeds
 // it): the lines so far must then be judged again with its profile.
@@ -86,10 +103,9 @@ func (j *Judge) detect(l *rules.Line) bool {
 		}
 		return false
 	}
-	v := j.votes[name]
+	v := voteOf(&j.votes, name)
 	v.n++
 	v.max = max(v.max, weight)
-	j.votes[name] = v
 	cur := j.family(a.Engine)
 	best, pick := j.elect(cur)
 	if pick == a.Engine {
@@ -114,26 +130,41 @@ func (j *Judge) family(e string) string {
 
 // elect weighs the votes: the strongest family wins (cur, the family of
 // the engine so far, unless another beats it); within it, pick is the
-// wrapper once it showed itself.
+// wrapper once it showed itself. Families and wrappers are taken in the
+// order their evidence came, so a tie always ends the same way. It runs on
+// every line that names an engine until the engine is locked: the totals
+// stay on the stack.
 func (j *Judge) elect(cur string) (best, pick string) {
-	totals := map[string]vote{}
-	for e, v := range j.votes {
-		f := j.family(e)
-		t := totals[f]
-		t.n += v.n
-		t.max = max(t.max, v.max)
-		totals[f] = t
+	var buf [8]engineVote
+	totals := buf[:0]
+	for _, v := range j.votes {
+		f := j.family(v.engine)
+		k := 0
+		for k < len(totals) && totals[k].engine != f {
+			k++
+		}
+		if k == len(totals) {
+			totals = append(totals, engineVote{engine: f})
+		}
+		totals[k].n += v.n
+		totals[k].max = max(totals[k].max, v.max)
 	}
 	best = cur
-	for f, t := range totals {
-		if best == "" || t.beats(totals[best]) {
-			best = f
+	var bestVote vote
+	for _, t := range totals {
+		if t.engine == cur {
+			bestVote = t.vote
+		}
+	}
+	for _, t := range totals {
+		if best == "" || t.beats(bestVote) {
+			best, bestVote = t.engine, t.vote
 		}
 	}
 	pick = best
-	for e := range j.votes {
-		if e != best && j.family(e) == best {
-			pick = e // the wrapper showed itself
+	for _, v := range j.votes {
+		if v.engine != best && j.family(v.engine) == best {
+			pick = v.engine // the wrapper showed itself
 		}
 	}
 	return best, pick

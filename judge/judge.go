@@ -79,7 +79,7 @@ type Judge struct {
 	early      []earlyLine       // lines kept to judge again when the engine changes
 	earlyBytes int               // their size
 	locked     bool              // the early lines overflowed: the engine no longer changes
-	votes      map[string]vote   // evidence per engine
+	votes      []engineVote      // evidence per engine, in the order it first came
 	readyEv    []domain.Evidence // readiness lines and the boot-shape lines around them
 	exc        excReader         // tracebacks and death lines
 	also       []domain.Evidence // restored: lines of root causes that lost to the verdict
@@ -127,7 +127,7 @@ type pending struct {
 // the lines will tell), judged by rule set s.
 func New(s *rules.Set, engine string, opt Options) *Judge {
 	j := &Judge{set: s, opt: opt.withDefaults(), seq: rules.SeqState{}, side: map[string]*pending{}, exit: -1,
-		eng: s.Fallback(), votes: map[string]vote{}}
+		eng: s.Fallback()}
 	j.a.Phase = domain.PhaseStart
 	j.a.Shape = domain.Shape{}
 	p := j.opt.Preset
@@ -136,7 +136,7 @@ func New(s *rules.Set, engine string, opt Options) *Judge {
 	}
 	if engine != "" {
 		j.setEngine(engine, "")
-		j.votes[engine] = vote{max: 1 << 20} // given, not detected
+		j.votes = append(j.votes, engineVote{engine, vote{max: 1 << 20}}) // given, not detected
 		j.locked = true
 	}
 	if p != nil {

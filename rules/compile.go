@@ -45,6 +45,8 @@ type Set struct {
 	// fatal is the shared vocabulary of death lines (File.Fatal).
 	fatal    []fatalLine
 	fatalIDs idSet // the matchers of fatal
+	// detectIDs holds the detection matchers of every engine.
+	detectIDs idSet
 }
 
 // fatalLine is one compiled death line.
@@ -308,6 +310,11 @@ func load(files []*File, names []string, errs Errors, lazy bool) (*Set, error) {
 		fatalIDs[i] = f.id
 	}
 	s.fatalIDs = newIDSet(fatalIDs)
+	var detectIDs []int
+	for _, e := range s.engines {
+		detectIDs = append(detectIDs, e.detectIDs...)
+	}
+	s.detectIDs = newIDSet(detectIDs)
 	for _, e := range s.engines {
 		if e.Extends == "" {
 			continue

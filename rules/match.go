@@ -755,6 +755,9 @@ func (s *Set) MatchEnd(env *EndEnv) []*Rule {
 // line identifies, the version it states and the weight of its evidence.
 func (s *Set) DetectWeighted(l *Line) (engine, version string, weight int, ok bool) {
 	l = s.pre.line(l)
+	if !l.anyOf(s.detectIDs) {
+		return "", "", 0, false
+	}
 	line := l.Text
 	for _, e := range s.engines {
 		for i, re := range e.detect {

@@ -54,7 +54,8 @@ func TestOtherPhaseAfterAgrees(t *testing.T) {
 
 // TestIDSetsAgree: each loop's idSet says a line has a candidate exactly
 // when a walk over the loop's matchers finds one, for the phase markers
-// and shape lines of every built-in engine and for the fatal lines.
+// and shape lines of every built-in engine, for the fatal lines and for
+// the engines' detection patterns.
 func TestIDSetsAgree(t *testing.T) {
 	s, err := LoadBuiltin()
 	if err != nil {
@@ -77,9 +78,12 @@ func TestIDSetsAgree(t *testing.T) {
 		}
 		return false
 	}
-	var fatal []int
+	var fatal, detect []int
 	for _, f := range s.fatal {
 		fatal = append(fatal, f.id)
+	}
+	for _, e := range s.engines {
+		detect = append(detect, e.detectIDs...)
 	}
 	yes := map[string]int{}
 	var l Line
@@ -89,6 +93,11 @@ func TestIDSetsAgree(t *testing.T) {
 			t.Fatalf("fatal, line %q: %v, want %v", text, got, want)
 		} else if want {
 			yes["fatal"]++
+		}
+		if got, want := l.anyOf(s.detectIDs), walk(&l, detect); got != want {
+			t.Fatalf("detect, line %q: %v, want %v", text, got, want)
+		} else if want {
+			yes["detect"]++
 		}
 		for _, e := range s.engines {
 			var phases, shape []int
@@ -110,7 +119,7 @@ func TestIDSetsAgree(t *testing.T) {
 			}
 		}
 	}
-	for _, k := range []string{"fatal", "phases", "shape"} {
+	for _, k := range []string{"fatal", "detect", "phases", "shape"} {
 		if yes[k] < 10 {
 			t.Errorf("%s: %d lines with a candidate: the test does not exercise its idSet", k, yes[k])
 		}
