@@ -16,16 +16,26 @@ import "slices"
 // bytes of each literal; each candidate it finds is then compared with the
 // literal's exact bytes, so the matches are exactly the case-sensitive
 // ones.
+//
+// The tables are flat arrays of numbers, so the built-in rules' automaton
+// can be made by go generate and read in place (builtin_ac.bin).
 type acAutomaton struct {
-	trans  []uint16 // state<<shift + class → next state, acOut set when it has output
-	class  [256]byte
-	shift  uint       // log2(stride)
-	out    [][]int32  // state → folded patterns ending there, its own and those of its suffix states
-	folded []acFolded // folded pattern id → the literals it stands for
-	lits   []string   // literal id → its exact bytes
-	long   bool       // some literal is longer than the DFA's depth
-	depth  int        // the most bytes of a literal the DFA holds
-	split  int        // texts this long or longer are read as two halves at once (findAll)
+	trans []uint16 // state<<shift + class → next state, acOut set when it has output
+	class [256]byte
+	shift uint // log2(stride)
+	// The folded patterns ending at state s, its own and those of its
+	// suffix states, are outs[outAt[s]:outAt[s+1]].
+	outAt []uint32
+	outs  []int32
+	// Folded pattern f is foldN[f] bytes long and stands for the literals
+	// foldLits[foldAt[f]:foldAt[f+1]].
+	foldN    []int32
+	foldAt   []uint32
+	foldLits []int32
+	lits     []string // literal id → its exact bytes
+	long     bool     // some literal is longer than the DFA's depth
+	depth    int      // the most bytes of a literal the DFA holds
+	split    int      // texts this long or longer are read as two halves at once (findAll)
 }
 
 // acFolded is one lower-cased literal: its length and the literals
@@ -76,13 +86,14 @@ func newAC(lits []string, depth int) *acAutomaton {
 		depth--
 		folded, foldedID = foldLiterals(lits, depth)
 	}
-	a := &acAutomaton{lits: lits, split: acSplit, folded: make([]acFolded, len(folded))}
+	a := &acAutomaton{lits: lits, split: acSplit}
+	byFolded := make([]acFolded, len(folded))
 	for i, l := range lits {
 		if l == "" {
 			continue
 		}
 		id := foldedID[i]
-		f := &a.folded[id]
+		f := &byFolded[id]
 		f.n = len(folded[id])
 		f.lits = append(f.lits, int32(i))
 		a.depth = max(a.depth, f.n)
@@ -112,23 +123,23 @@ func newAC(lits []string, depth int) *acAutomaton {
 	// so the table (kept for the set's life) is no larger.
 	size := trieStates(folded)
 	a.trans = make([]uint16, size<<a.shift)
-	a.out = make([][]int32, 1, size)
+	out := make([][]int32, 1, size)
 	for id, f := range folded {
 		s := 0
 		for i := 0; i < len(f); i++ {
 			t := s<<a.shift + int(a.class[f[i]])
 			if a.trans[t] == 0 {
-				a.trans[t] = uint16(len(a.out))
-				a.out = append(a.out, nil)
+				a.trans[t] = uint16(len(out))
+				out = append(out, nil)
 			}
 			s = int(a.trans[t])
 		}
-		a.out[s] = append(a.out[s], int32(id))
+		out[s] = append(out[s], int32(id))
 	}
 	// Breadth first: failure links, outputs of suffix states, and the
 	// missing transitions (the DFA).
-	fail := make([]int, len(a.out))
-	queue := make([]int, 0, len(a.out))
+	fail := make([]int, len(out))
+	queue := make([]int, 0, len(out))
 	for c := 1; c < stride; c++ {
 		if next := int(a.trans[c]); next != 0 {
 			queue = append(queue, next)
@@ -137,7 +148,7 @@ func newAC(lits []string, depth int) *acAutomaton {
 	for qi := 0; qi < len(queue); qi++ {
 		s := queue[qi]
 		f := fail[s]
-		a.out[s] = append(a.out[s], a.out[f]...)
+		out[s] = append(out[s], out[f]...)
 		row, frow := a.trans[s<<a.shift:][:stride], a.trans[f<<a.shift:][:stride]
 		for c := 1; c < stride; c++ {
 			next := int(row[c])
@@ -150,10 +161,24 @@ func newAC(lits []string, depth int) *acAutomaton {
 		}
 	}
 	for i, next := range a.trans {
-		if len(a.out[next]) > 0 {
+		if len(out[next]) > 0 {
 			a.trans[i] |= acOut
 		}
 	}
+	a.outAt = make([]uint32, 0, len(out)+1)
+	for _, o := range out {
+		a.outAt = append(a.outAt, uint32(len(a.outs)))
+		a.outs = append(a.outs, o...)
+	}
+	a.outAt = append(a.outAt, uint32(len(a.outs)))
+	a.foldN = make([]int32, len(byFolded))
+	a.foldAt = make([]uint32, 0, len(byFolded)+1)
+	for i, f := range byFolded {
+		a.foldN[i] = int32(f.n)
+		a.foldAt = append(a.foldAt, uint32(len(a.foldLits)))
+		a.foldLits = append(a.foldLits, f.lits...)
+	}
+	a.foldAt = append(a.foldAt, uint32(len(a.foldLits)))
 	return a
 }
 
@@ -289,10 +314,9 @@ func (a *acAutomaton) walk2(dst []acMatch, text string) ([]acMatch, bool) {
 // hits appends the literals of state s (its acOut cleared) that end at
 // end in text.
 func (a *acAutomaton) hits(dst []acMatch, text string, s uint32, end int) []acMatch {
-	for _, f := range a.out[s] {
-		fp := &a.folded[f]
-		start := end - fp.n
-		for _, li := range fp.lits {
+	for _, f := range a.outs[a.outAt[s]:a.outAt[s+1]] {
+		start := end - int(a.foldN[f])
+		for _, li := range a.foldLits[a.foldAt[f]:a.foldAt[f+1]] {
 			if l := a.lits[li]; len(l) <= len(text)-start && text[start:start+len(l)] == l {
 				dst = append(dst, acMatch{Lit: int(li), Start: start, End: start + len(l)})
 			}

@@ -6,9 +6,11 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/coregx/ahocorasick"
 )
@@ -53,6 +55,13 @@ func checkAC(t *testing.T, lits []string, text string) {
 		{1, 0}, {3, 0}, {acDepth, 0}, {1 << 30, 0}} {
 		depth := c.depth
 		a := newAC(lits, depth)
+		if c.split == 0 {
+			// The tables as builtin_ac.go holds them, read back.
+			var err error
+			if a, _, err = decodeAC(encodeAC(a, [32]byte{}), lits); err != nil {
+				t.Fatalf("depth %d: %v", depth, err)
+			}
+		}
 		a.split = c.split // 0: every text long enough is read as two walks
 		found := a.findAll([]acMatch{{Lit: -1, Start: 99, End: 99}}, text)
 		if found[0].Lit != -1 {
@@ -231,11 +240,54 @@ func TestACStatesWithinTable(t *testing.T) {
 		lits[i] = string(b)
 	}
 	a := newAC(lits, acDepth)
-	if states := len(a.out); states > acMaxStates || a.depth >= acDepth {
+	if states := len(a.outAt) - 1; states > acMaxStates || a.depth >= acDepth {
 		t.Fatalf("%d states at depth %d; want at most %d states, fewer than %d bytes", states, a.depth, acMaxStates, acDepth)
 	}
 	text := "xx" + lits[17] + "y" + strings.ToUpper(lits[4000]) + lits[5999][:5]
 	if got, want := sortMatches(a.findAll(nil, text)), sortMatches(naiveFind(lits, text)); !slices.Equal(got, want) || len(want) == 0 {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+}
+
+// TestBuiltinACEmbedded: the built-in rules take builtin_ac.go's tables in
+// place, they are the tables newAC builds, every transition stays in the
+// table, and a set with other literals builds its own.
+func TestBuiltinACEmbedded(t *testing.T) {
+	s, err := LoadBuiltin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := s.pre.ac
+	inTable := func(a *acAutomaton) bool {
+		p, lo := uintptr(unsafe.Pointer(&a.trans[0])), uintptr(unsafe.Pointer(&builtinACWords[0]))
+		return p >= lo && p < lo+4*uintptr(len(builtinACWords))
+	}
+	if !inTable(a) {
+		t.Fatal("LoadBuiltin built its automaton instead of reading builtin_ac.go")
+	}
+	want := newAC(a.lits, acDepth)
+	tables := func(a *acAutomaton) []any {
+		return []any{a.trans, a.class, a.shift, a.outAt, a.outs, a.foldN, a.foldAt, a.foldLits, a.long, a.depth, a.split, len(a.lits)}
+	}
+	if !reflect.DeepEqual(tables(a), tables(want)) {
+		t.Fatal("builtin_ac.go's tables differ from newAC's")
+	}
+	states := len(a.outAt) - 1
+	for i, tr := range a.trans {
+		if int(tr&^acOut) >= states {
+			t.Fatalf("transition %d leads to state %d of %d", i, tr&^acOut, states)
+		}
+	}
+	other := append(slices.Clone(a.lits), "a literal of another rule set")
+	c := builtinAC(other)
+	if inTable(c) {
+		t.Fatal("a set with other literals took the built-in tables")
+	}
+	if len(c.lits) != len(other) {
+		t.Fatalf("%d literals, want %d", len(c.lits), len(other))
+	}
+	text := "x a literal of another rule set, Traceback (most recent call last):"
+	if got, want := sortMatches(c.findAll(nil, text)), sortMatches(naiveFind(other, text)); !slices.Equal(got, want) || len(want) < 2 {
 		t.Fatalf("got %v, want %v", got, want)
 	}
 }

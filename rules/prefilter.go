@@ -119,7 +119,7 @@ func (p *prefilter) build() {
 	}
 	p.litID = nil
 	if len(pats) > 0 {
-		p.ac = newAC(pats, acDepth)
+		p.ac = builtinAC(pats)
 	}
 }
 

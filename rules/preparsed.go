@@ -34,6 +34,7 @@ type GeneratedFile struct {
 var GeneratedFiles = []GeneratedFile{
 	{"builtin_parsed.go", PreparsedSource},
 	{"builtin_trees.go", TreesSource},
+	{"builtin_ac.go", ACSource},
 }
 
 // preparsed is the built-in files as builtin_parsed.go's init sets them; nil

@@ -1,6 +1,7 @@
 // Command genparsed writes the files of rules.GeneratedFiles: the built-in
-// rule files in parsed form (builtin_parsed.go) and their patterns' parse
-// trees and literal facts (builtin_trees.go). Run it with go generate ./rules.
+// rule files in parsed form (builtin_parsed.go), their patterns' parse
+// trees and literal facts (builtin_trees.go), and the Aho-Corasick tables
+// of their literals (builtin_ac.go). Run it with go generate ./rules.
 package main
 
 import (
