@@ -33,9 +33,12 @@ func batchGC() {
 
 // loadRules tunes the process for a batch run (batchGC), starts compiling
 // the rule files of source (rules.LoadSource) on a goroutine of its own,
-// giving back the garbage the compile left once it is done, and returns
-// what waits for the set: the run reads its first input meanwhile
-// (pipeline.BatchOptions.Rules).
+// and returns what waits for the set: the run reads its first input
+// meanwhile (pipeline.BatchOptions.Rules). The compile's garbage (~5 MB)
+// waits for the first collection: giving it back to the OS at once
+// (debug.FreeOSMemory) cost a one-entry explain 16 % of its CPU, the
+// collection, the madvise and the page faults of taking it back, and
+// peak RSS on the 1M-line night journal stayed within 2 MB either way.
 func loadRules(source string) func() (*rules.Set, error) {
 	type loaded struct {
 		set *rules.Set
@@ -45,7 +48,6 @@ func loadRules(source string) func() (*rules.Set, error) {
 	done := make(chan loaded, 1)
 	go func() {
 		set, err := rules.LoadSource(source)
-		debug.FreeOSMemory()
 		done <- loaded{set, err}
 	}()
 	return sync.OnceValues(func() (*rules.Set, error) {
