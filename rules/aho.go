@@ -18,7 +18,7 @@ import "slices"
 // ones.
 //
 // The tables are flat arrays of numbers, so the built-in rules' automaton
-// can be made by go generate and read in place (builtin_ac.bin).
+// can be made by go generate and read in place (builtin_ac.go).
 type acAutomaton struct {
 	trans []uint16 // state<<shift + class → next state, acOut set when it has output
 	class [256]byte

@@ -2,11 +2,13 @@ package rules
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"regexp"
 	"regexp/syntax"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"unicode"
 )
 
 // prefixDFA answers "how long is the match of this regexp at the start of
@@ -219,32 +221,90 @@ func (d *prefixDFA) complete() bool {
 // builder steps once per class instead of once per byte (a log line's
 // patterns have 10-30 classes; building all 128 transitions one by one was
 // most of a short command's package initialization).
+//
+// Each instruction's bytes are a 128-bit set, and the classes are refined
+// by each set in turn: asking every instruction about every byte
+// (Inst.MatchRune) was half the cost of a pattern's DFA.
 func byteClasses(prog *syntax.Prog) (reps []rune, class [128]uint8) {
-	var runes []*syntax.Inst
+	sets := make([]asciiSet, 1, 32)
+	sets[0] = asciiSet{^uint64(0), ^uint64(0)}
 	for i := range prog.Inst {
-		switch prog.Inst[i].Op {
+		in := &prog.Inst[i]
+		switch in.Op {
 		case syntax.InstRune, syntax.InstRune1, syntax.InstRuneAny, syntax.InstRuneAnyNotNL:
-			runes = append(runes, &prog.Inst[i])
+		default:
+			continue
 		}
-	}
-	index := map[string]uint8{}
-	sig := make([]byte, (len(runes)+7)/8)
-	for c := range rune(128) {
-		clear(sig)
-		for j, in := range runes {
-			if in.MatchRune(c) {
-				sig[j/8] |= 1 << (j % 8)
+		m := runeSet(in)
+		for k, n := 0, len(sets); k < n; k++ {
+			in, out := sets[k].and(m), sets[k].andNot(m)
+			if !in.empty() && !out.empty() {
+				sets[k] = in
+				sets = append(sets, out)
 			}
 		}
-		k, ok := index[string(sig)]
-		if !ok {
-			k = uint8(len(reps))
-			index[string(sig)] = k
-			reps = append(reps, c)
+	}
+	// Classes numbered in the order of their first byte.
+	slices.SortFunc(sets, func(a, b asciiSet) int { return a.first() - b.first() })
+	for k, set := range sets {
+		reps = append(reps, rune(set.first()))
+		for c := range 128 {
+			if set.has(c) {
+				class[c] = uint8(k)
+			}
 		}
-		class[c] = k
 	}
 	return reps, class
+}
+
+// asciiSet is a set of the bytes 0-127.
+type asciiSet [2]uint64
+
+func (s asciiSet) has(c int) bool             { return s[c/64]&(1<<(c%64)) != 0 }
+func (s *asciiSet) add(c int)                 { s[c/64] |= 1 << (c % 64) }
+func (s asciiSet) and(t asciiSet) asciiSet    { return asciiSet{s[0] & t[0], s[1] & t[1]} }
+func (s asciiSet) andNot(t asciiSet) asciiSet { return asciiSet{s[0] &^ t[0], s[1] &^ t[1]} }
+func (s asciiSet) empty() bool                { return s[0]|s[1] == 0 }
+
+// first is the smallest byte of s (128 when empty).
+func (s asciiSet) first() int {
+	if s[0] != 0 {
+		return bits.TrailingZeros64(s[0])
+	}
+	return 64 + bits.TrailingZeros64(s[1])
+}
+
+// runeSet is the ASCII bytes rune instruction in matches, as
+// Inst.MatchRune decides: a single rune (a literal's) matches its case
+// folds too when the instruction folds case; a class's runes are ranges
+// with their folds already in them.
+func runeSet(in *syntax.Inst) asciiSet {
+	var s asciiSet
+	switch {
+	case in.Op == syntax.InstRuneAny:
+		return asciiSet{^uint64(0), ^uint64(0)}
+	case in.Op == syntax.InstRuneAnyNotNL:
+		return asciiSet{^uint64(0) &^ (1 << '\n'), ^uint64(0)}
+	case len(in.Rune) == 1:
+		r0 := in.Rune[0]
+		if r0 < 128 {
+			s.add(int(r0))
+		}
+		if syntax.Flags(in.Arg)&syntax.FoldCase != 0 {
+			for r := unicode.SimpleFold(r0); r != r0; r = unicode.SimpleFold(r) {
+				if r < 128 {
+					s.add(int(r))
+				}
+			}
+		}
+	default:
+		for j := 0; j+1 < len(in.Rune); j += 2 {
+			for c := max(in.Rune[j], 0); c <= in.Rune[j+1] && c < 128; c++ {
+				s.add(int(c))
+			}
+		}
+	}
+	return s
 }
 
 // dfaBuilder makes the states of a prefixDFA: each is the ordered list of

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"regexp"
+	"regexp/syntax"
 	"slices"
 	"strings"
 	"sync"
@@ -333,5 +334,63 @@ func BenchmarkPrefixDFAMatch(b *testing.B) {
 	}
 	if n == 0 {
 		b.Fatal("no match")
+	}
+}
+
+// TestByteClassesAsMatchRune: the classes refined from each instruction's
+// byte set are the partition asking Inst.MatchRune about every byte gives,
+// numbered the same way, for every pattern of the built-in rules and for
+// case folds, negated classes, dots and non-ASCII ranges.
+func TestByteClassesAsMatchRune(t *testing.T) {
+	srcs, err := loadedPatterns(Builtin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srcs = append(srcs, `(?i)kelvin|s`, `(?i)[k-s]x`, `[^\]]+`, `a.b`, `(?s:.)`, `[\x00-\x7f]`, `[é-ü]|\pL`, `(?i)é`, `\d+\s\w`)
+	reference := func(prog *syntax.Prog) (reps []rune, class [128]uint8) {
+		index := map[string]uint8{}
+		for c := range rune(128) {
+			var sig []byte
+			for i := range prog.Inst {
+				switch in := &prog.Inst[i]; in.Op {
+				case syntax.InstRune, syntax.InstRune1, syntax.InstRuneAny, syntax.InstRuneAnyNotNL:
+					b := byte('0')
+					if in.MatchRune(c) {
+						b = '1'
+					}
+					sig = append(sig, b)
+				}
+			}
+			k, ok := index[string(sig)]
+			if !ok {
+				k = uint8(len(reps))
+				index[string(sig)] = k
+				reps = append(reps, c)
+			}
+			class[c] = k
+		}
+		return reps, class
+	}
+	split := 0
+	for _, src := range srcs {
+		re, err := syntax.Parse(src, syntax.Perl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prog, err := syntax.Compile(re.Simplify())
+		if err != nil {
+			t.Fatal(err)
+		}
+		reps, class := byteClasses(prog)
+		wantReps, wantClass := reference(prog)
+		if !slices.Equal(reps, wantReps) || class != wantClass {
+			t.Fatalf("%q: reps %q classes %v, want %q %v", src, reps, class, wantReps, wantClass)
+		}
+		if len(reps) > 2 {
+			split++
+		}
+	}
+	if split < 100 {
+		t.Errorf("%d patterns with more than two classes: the test does not exercise byteClasses", split)
 	}
 }
