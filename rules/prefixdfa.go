@@ -83,7 +83,12 @@ func newPrefixDFA(expr string) *prefixDFA {
 	if err != nil {
 		return nil
 	}
-	prog, err := syntax.Compile(re.Simplify())
+	return prefixDFAOf(re.Simplify())
+}
+
+// prefixDFAOf is newPrefixDFA of a simplified tree.
+func prefixDFAOf(simple *syntax.Regexp) *prefixDFA {
+	prog, err := syntax.Compile(simple)
 	if err != nil || len(prog.Inst) > maxDFAProg {
 		return nil
 	}
@@ -433,10 +438,15 @@ type PrefixRegexp struct {
 // panics otherwise, or when expr does not compile (the patterns are the
 // program's own, not the rule files').
 func MustPrefixRegexp(expr string) PrefixRegexp {
-	if !anchoredAtStart(expr) {
+	re, err := parsePattern(expr)
+	if err != nil {
+		panic("rules: " + err.Error())
+	}
+	simple := re.Simplify()
+	if !anchoredTree(simple) {
 		panic("rules: " + expr + " is not anchored at the start")
 	}
-	return PrefixRegexp{regexp.MustCompile(expr), newPrefixDFA(expr)}
+	return PrefixRegexp{regexp.MustCompile(expr), prefixDFAOf(simple)}
 }
 
 // anchoredAtStart reports whether every match of expr begins at the start
@@ -446,17 +456,26 @@ func anchoredAtStart(expr string) bool {
 	if err != nil {
 		return false
 	}
-	re = re.Simplify()
-	return re.Op == syntax.OpConcat && len(re.Sub) > 0 && re.Sub[0].Op == syntax.OpBeginText
+	return anchoredTree(re.Simplify())
+}
+
+// anchoredTree is anchoredAtStart of a simplified tree.
+func anchoredTree(simple *syntax.Regexp) bool {
+	return simple.Op == syntax.OpConcat && len(simple.Sub) > 0 && simple.Sub[0].Op == syntax.OpBeginText
 }
 
 // startDFA is newPrefixDFA(expr) for a pattern anchored at the start, and
 // nil for any other: only then is "no match at the start" "no match".
 func startDFA(expr string) *prefixDFA {
-	if !anchoredAtStart(expr) {
+	re, err := parsePattern(expr)
+	if err != nil {
 		return nil
 	}
-	return newPrefixDFA(expr)
+	simple := re.Simplify()
+	if !anchoredTree(simple) {
+		return nil
+	}
+	return prefixDFAOf(simple)
 }
 
 // HasDFA reports whether p has a DFA (else every call runs the regexp).
