@@ -8,18 +8,9 @@ import (
 // TestOtherPhaseAfterAgrees: otherPhaseAfter's words answer as a walk
 // over the later markers does, for every marker of every built-in engine
 // (an engine extending another and the shared frames included), on the
-// example journals' messages and on lines made of each marker's literals.
+// example journals' messages and on lines made of each matcher's literals.
 func TestOtherPhaseAfterAgrees(t *testing.T) {
-	s, err := LoadBuiltin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := bundledMessages(t)
-	for _, e := range s.engines {
-		for _, m := range e.phases {
-			lines = append(lines, strings.Join(m.lits, " "))
-		}
-	}
+	s, lines := builtinAndLiteralLines(t)
 	walk := func(e *Engine, l *Line, i int) bool {
 		for _, o := range e.phases[i+1:] {
 			if l.may(o.id) && o.phase != e.phases[i].phase {
@@ -57,19 +48,7 @@ func TestOtherPhaseAfterAgrees(t *testing.T) {
 // and shape lines of every built-in engine, for the fatal lines and for
 // the engines' detection patterns.
 func TestIDSetsAgree(t *testing.T) {
-	s, err := LoadBuiltin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := bundledMessages(t)
-	for _, e := range s.engines {
-		for _, sl := range e.shape {
-			lines = append(lines, strings.Join(sl.lits, " "))
-		}
-	}
-	for _, f := range s.fatal {
-		lines = append(lines, strings.Join(f.lits, " "))
-	}
+	s, lines := builtinAndLiteralLines(t)
 	walk := func(l *Line, ids []int) bool {
 		for _, id := range ids {
 			if l.may(id) {
@@ -124,4 +103,28 @@ func TestIDSetsAgree(t *testing.T) {
 			t.Errorf("%s: %d lines with a candidate: the test does not exercise its idSet", k, yes[k])
 		}
 	}
+}
+
+// builtinAndLiteralLines returns the built-in set and the example journals'
+// messages, with a line made of the literals of each phase marker, shape
+// line and fatal line.
+func builtinAndLiteralLines(t *testing.T) (*Set, []string) {
+	t.Helper()
+	s, err := LoadBuiltin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bundledMessages(t)
+	for _, e := range s.engines {
+		for _, m := range e.phases {
+			lines = append(lines, strings.Join(m.lits, " "))
+		}
+		for _, sl := range e.shape {
+			lines = append(lines, strings.Join(sl.lits, " "))
+		}
+	}
+	for _, f := range s.fatal {
+		lines = append(lines, strings.Join(f.lits, " "))
+	}
+	return s, lines
 }
