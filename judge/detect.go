@@ -69,15 +69,16 @@ type engineVote struct {
 	vote
 }
 
-// voteOf returns the vote of engine in votes, added when missing.
-func voteOf(votes *[]engineVote, engine string) *vote {
-	for i := range *votes {
-		if (*votes)[i].engine == engine {
-			return &(*votes)[i].vote
+// addVote returns votes with engine in it (added last when missing) and
+// its index. It takes and returns the slice, so elect's totals can stay
+// on the stack.
+func addVote(votes []engineVote, engine string) ([]engineVote, int) {
+	for i := range votes {
+		if votes[i].engine == engine {
+			return votes, i
 		}
 	}
-	*votes = append(*votes, engineVote{engine: engine})
-	return &(*votes)[len(*votes)-1].vote
+	return append(votes, engineVote{engine: engine}), len(votes)
 }
 
 // detect weighs the engine evidence of l; it reports whether the engine
@@ -103,7 +104,9 @@ func (j *Judge) detect(l *rules.Line) bool {
 		}
 		return false
 	}
-	v := voteOf(&j.votes, name)
+	var k int
+	j.votes, k = addVote(j.votes, name)
+	v := &j.votes[k].vote
 	v.n++
 	v.max = max(v.max, weight)
 	cur := j.family(a.Engine)
@@ -138,14 +141,8 @@ func (j *Judge) elect(cur string) (best, pick string) {
 	var buf [8]engineVote
 	totals := buf[:0]
 	for _, v := range j.votes {
-		f := j.family(v.engine)
-		k := 0
-		for k < len(totals) && totals[k].engine != f {
-			k++
-		}
-		if k == len(totals) {
-			totals = append(totals, engineVote{engine: f})
-		}
+		var k int
+		totals, k = addVote(totals, j.family(v.engine))
 		totals[k].n += v.n
 		totals[k].max = max(totals[k].max, v.max)
 	}

@@ -449,17 +449,8 @@ func MustPrefixRegexp(expr string) PrefixRegexp {
 	return PrefixRegexp{regexp.MustCompile(expr), prefixDFAOf(simple)}
 }
 
-// anchoredAtStart reports whether every match of expr begins at the start
-// of the text (expr is ^ or \A followed by the rest).
-func anchoredAtStart(expr string) bool {
-	re, err := parsePattern(expr)
-	if err != nil {
-		return false
-	}
-	return anchoredTree(re.Simplify())
-}
-
-// anchoredTree is anchoredAtStart of a simplified tree.
+// anchoredTree reports whether every match of the simplified tree
+// begins at the start of the text (^ or \A followed by the rest).
 func anchoredTree(simple *syntax.Regexp) bool {
 	return simple.Op == syntax.OpConcat && len(simple.Sub) > 0 && simple.Sub[0].Op == syntax.OpBeginText
 }

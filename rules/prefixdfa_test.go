@@ -394,3 +394,13 @@ func TestByteClassesAsMatchRune(t *testing.T) {
 		t.Errorf("%d patterns with more than two classes: the test does not exercise byteClasses", split)
 	}
 }
+
+// anchoredAtStart reports whether every match of expr begins at the start
+// of the text (expr is ^ or \A followed by the rest).
+func anchoredAtStart(expr string) bool {
+	re, err := parsePattern(expr)
+	if err != nil {
+		return false
+	}
+	return anchoredTree(re.Simplify())
+}
