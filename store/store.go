@@ -197,10 +197,12 @@ func (d *DB) Writable(ctx context.Context) error {
 // analyzer.
 var ErrNewerSchema = errors.New("store: database is newer than this analyzer")
 
-// migrate applies the pending migrations. Each runs on one connection
-// inside BEGIN IMMEDIATE, which takes the write lock before reading
-// schema_migrations: two analyzer processes opening a new database at once
-// then apply each file exactly once instead of racing.
+// migrate applies the pending migrations, all in one transaction on one
+// connection inside BEGIN IMMEDIATE, which takes the write lock before
+// reading schema_migrations: two analyzer processes opening a new database
+// at once then apply each file exactly once instead of racing, and a
+// failing file leaves the database as it was. A database with none pending
+// is only read: opening it takes no write lock.
 func (d *DB) migrate(ctx context.Context) error {
 	if _, err := d.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version    INTEGER PRIMARY KEY,
@@ -213,25 +215,25 @@ func (d *DB) migrate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
+	applied, err := appliedVersions(ctx, d.db)
+	if err != nil {
+		return err
+	}
 	// A database a newer analyzer migrated has tables and columns this
 	// one does not know: writing to it could lose what they hold.
-	var newest int
-	if err := d.db.QueryRowContext(ctx, `SELECT COALESCE(max(version), 0) FROM schema_migrations`).Scan(&newest); err != nil {
-		return fmt.Errorf("store: schema version: %w", err)
+	if err := checkNotNewer(applied, ms); err != nil {
+		return err
 	}
-	if known := ms[len(ms)-1].Version; newest > known {
-		return fmt.Errorf("%w: the database has schema version %d, this analyzer knows up to %d; use the newer analyzer that migrated it",
-			ErrNewerSchema, newest, known)
+	if len(pending(ms, applied)) == 0 {
+		return nil
 	}
-	for _, m := range ms {
-		if err := d.applyMigration(ctx, m); err != nil {
-			return fmt.Errorf("store: migration %s: %w", m.Name, err)
-		}
-	}
-	return nil
+	return d.applyPending(ctx, ms)
 }
 
-func (d *DB) applyMigration(ctx context.Context, m migrations.Migration) (err error) {
+// applyPending applies the migrations of ms that schema_migrations does
+// not list, read again under the write lock: another process may have
+// applied them since.
+func (d *DB) applyPending(ctx context.Context, ms []migrations.Migration) (err error) {
 	conn, err := d.db.Conn(ctx)
 	if err != nil {
 		return err
@@ -245,21 +247,69 @@ func (d *DB) applyMigration(ctx context.Context, m migrations.Migration) (err er
 			_, _ = conn.ExecContext(context.Background(), "ROLLBACK")
 		}
 	}()
-	var n int
-	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = ?`, m.Version).Scan(&n); err != nil {
+	applied, err := appliedVersions(ctx, conn)
+	if err != nil {
 		return err
 	}
-	if n > 0 {
-		_, err = conn.ExecContext(ctx, "COMMIT")
+	if err := checkNotNewer(applied, ms); err != nil {
 		return err
 	}
-	if _, err := conn.ExecContext(ctx, m.SQL); err != nil {
-		return err
-	}
-	if _, err := conn.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
-		m.Version, m.Name, time.Now().UnixMicro()); err != nil {
-		return err
+	for _, m := range pending(ms, applied) {
+		if _, err := conn.ExecContext(ctx, m.SQL); err != nil {
+			return fmt.Errorf("store: migration %s: %w", m.Name, err)
+		}
+		if _, err := conn.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
+			m.Version, m.Name, time.Now().UnixMicro()); err != nil {
+			return fmt.Errorf("store: migration %s: %w", m.Name, err)
+		}
 	}
 	_, err = conn.ExecContext(ctx, "COMMIT")
 	return err
+}
+
+// appliedVersions is the set of versions schema_migrations lists.
+func appliedVersions(ctx context.Context, q interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}) (map[int]bool, error) {
+	rows, err := q.QueryContext(ctx, `SELECT version FROM schema_migrations`)
+	if err != nil {
+		return nil, fmt.Errorf("store: schema version: %w", err)
+	}
+	defer rows.Close()
+	applied := map[int]bool{}
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			return nil, fmt.Errorf("store: schema version: %w", err)
+		}
+		applied[v] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: schema version: %w", err)
+	}
+	return applied, nil
+}
+
+// checkNotNewer fails with ErrNewerSchema when applied holds a version
+// past the last of ms.
+func checkNotNewer(applied map[int]bool, ms []migrations.Migration) error {
+	known := ms[len(ms)-1].Version
+	for v := range applied {
+		if v > known {
+			return fmt.Errorf("%w: the database has schema version %d, this analyzer knows up to %d; use the newer analyzer that migrated it",
+				ErrNewerSchema, v, known)
+		}
+	}
+	return nil
+}
+
+// pending is the migrations of ms that applied does not list, in order.
+func pending(ms []migrations.Migration, applied map[int]bool) []migrations.Migration {
+	var out []migrations.Migration
+	for _, m := range ms {
+		if !applied[m.Version] {
+			out = append(out, m)
+		}
+	}
+	return out
 }

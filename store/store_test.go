@@ -468,30 +468,71 @@ func TestStatementJournalInMemory(t *testing.T) {
 	}
 }
 
+// TestMigrationErrorNamesFile: a migration that fails names its file, and
+// the pending files, applied in one transaction, leave nothing behind:
+// neither the failing one nor those before it.
 func TestMigrationErrorNamesFile(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "clash.db")
-	raw, err := sql.Open("sqlite3", path)
+	for _, c := range []struct {
+		clash, file string // a table the file also creates makes it fail
+	}{
+		{`CREATE TABLE attempts (x)`, "0001_init.sql"},
+		{`CREATE TABLE attempt_lines (x)`, "0011_lines_by_reference.sql"}, // after 0001 to 0010 ran
+	} {
+		path := filepath.Join(t.TempDir(), "clash.db")
+		raw, err := sql.Open("sqlite3", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := raw.Exec(c.clash); err != nil {
+			t.Fatal(err)
+		}
+		raw.Close()
+		if _, err = Open(path); err == nil || !strings.Contains(err.Error(), c.file) {
+			t.Fatalf("err = %v, want it to name %s", err, c.file)
+		}
+		raw, _ = sql.Open("sqlite3", path)
+		defer raw.Close()
+		var tables, rows int
+		if err := raw.QueryRow(`SELECT count(*) FROM sqlite_master WHERE name IN ('findings', 'evidence', 'ingest_positions', 'notes', 'attempt_log')`).Scan(&tables); err != nil {
+			t.Fatal(err)
+		}
+		if err := raw.QueryRow(`SELECT count(*) FROM schema_migrations`).Scan(&rows); err != nil {
+			t.Fatal(err)
+		}
+		if tables != 0 || rows != 0 {
+			t.Errorf("%s failing: %d tables and %d schema_migrations rows of the failed run remain", c.file, tables, rows)
+		}
+	}
+}
+
+// TestOpenMigratedTakesNoWriteLock: opening a database with no migration
+// pending only reads it, so it opens while a replay holds the write lock
+// (before, each file's check took the lock and waited out busy_timeout).
+func TestOpenMigratedTakesNoWriteLock(t *testing.T) {
+	db, path := openTemp(t)
+	db.Close()
+	raw, err := sql.Open("sqlite3", path+"?_busy_timeout=0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A table that 0001_init.sql also creates makes it fail.
-	if _, err := raw.Exec(`CREATE TABLE attempts (x)`); err != nil {
-		t.Fatal(err)
-	}
-	raw.Close()
-	_, err = Open(path)
-	if err == nil || !strings.Contains(err.Error(), "0001_init.sql") {
-		t.Fatalf("err = %v, want it to name 0001_init.sql", err)
-	}
-	// The failed migration left nothing half-applied.
-	raw, _ = sql.Open("sqlite3", path)
 	defer raw.Close()
-	var n int
-	if err := raw.QueryRow(`SELECT count(*) FROM sqlite_master WHERE name IN ('findings', 'evidence', 'ingest_positions')`).Scan(&n); err != nil {
+	ctx := context.Background()
+	writer, err := raw.Conn(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if n != 0 {
-		t.Errorf("%d tables of the failed migration remain", n)
+	defer writer.Close()
+	if _, err := writer.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _, _ = writer.ExecContext(ctx, "ROLLBACK") }()
+	db2, err := Open(path)
+	if err != nil {
+		t.Fatalf("open while another connection writes: %v", err)
+	}
+	defer db2.Close()
+	if n := count(t, db2, `SELECT count(*) FROM attempts`); n != 0 {
+		t.Errorf("attempts = %d, want 0", n)
 	}
 }
 
