@@ -237,7 +237,10 @@ func parseKV(s string) map[string]any {
 
 func parseNumber(tok string) (any, bool) {
 	t := strings.ReplaceAll(tok, ",", "")
-	if t == "" {
+	// Every number the parsers below take starts, after its sign, with a
+	// digit or '.' (the words they also take, "inf" and "nan", are
+	// refused below): a word fails here without their error values.
+	if d := strings.TrimLeft(t, "+-"); d == "" || d[0] != '.' && (d[0] < '0' || d[0] > '9') {
 		return nil, false
 	}
 	if n, err := strconv.ParseInt(t, 10, 64); err == nil {

@@ -164,3 +164,25 @@ func TestHostileRuleFiles(t *testing.T) {
 		t.Errorf("note of %d bytes", len(note))
 	}
 }
+
+// TestParseNumber: numbers in the forms strconv reads; words, infinities
+// and NaN are no numbers.
+func TestParseNumber(t *testing.T) {
+	for _, c := range []struct {
+		tok  string
+		want any
+	}{
+		{"8192", int64(8192)}, {"-3", int64(-3)}, {"+7", int64(7)}, {"1,024", int64(1024)},
+		{"0.9", 0.9}, {".5", 0.5}, {"-1.5e3", -1500.0}, {"0x1p-2", 0.25},
+		{"auto", nil}, {"None", nil}, {"inf", nil}, {"-Infinity", nil}, {"nan", nil},
+		{"", nil}, {",", nil}, {"-", nil}, {"--5", nil}, {"1e999", nil}, {"12GiB", nil},
+	} {
+		got, ok := parseNumber(c.tok)
+		if got != c.want || ok != (c.want != nil) {
+			t.Errorf("parseNumber(%q) = %v (%T), %v; want %v (%T)", c.tok, got, got, ok, c.want, c.want)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { parseNumber("auto") }); n != 0 {
+		t.Errorf("parseNumber of a word: %v allocations, want 0", n)
+	}
+}
