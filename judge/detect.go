@@ -22,7 +22,7 @@ const (
 // cursor and trimmed text for evidence.
 func (j *Judge) Line(text string, ev domain.Evidence) {
 	j.version++
-	l := &j.scan
+	l := j.scan
 	if j.locked && j.eng != nil && j.a.EngineVersion != "" && !j.eng.HasChildren() {
 		// The engine is settled (detect reads no more lines): cut the
 		// process prefix before the literal scan, not after it, so the

@@ -89,7 +89,7 @@ type Judge struct {
 	lastMarker *domain.Evidence  // the last phase-marker line: where a boot in progress got to
 	version    uint64
 
-	scan rules.Line    // the line being judged (reused)
+	scan *rules.Line   // the line being judged (reused; ShareScratch)
 	env  rules.LineEnv // its rule environment (reused)
 	// visit is set's line rules of visitEngine: looked up once per engine
 	// rather than per line.
@@ -127,7 +127,7 @@ type pending struct {
 // the lines will tell), judged by rule set s.
 func New(s *rules.Set, engine string, opt Options) *Judge {
 	j := &Judge{set: s, opt: opt.withDefaults(), seq: rules.SeqState{}, side: map[string]*pending{}, exit: -1,
-		eng: s.Fallback()}
+		eng: s.Fallback(), scan: new(rules.Line)}
 	j.a.Phase = domain.PhaseStart
 	j.a.Shape = domain.Shape{}
 	p := j.opt.Preset
@@ -149,6 +149,13 @@ func New(s *rules.Set, engine string, opt Options) *Judge {
 	}
 	return j
 }
+
+// ShareScratch makes j scan each line into l, which judges that are never
+// called concurrently (one tracker's) may share: a judge per attempt then
+// grows no buffer of its own (on a night journal, a boot every ~54 lines,
+// those buffers were 7 % of the bytes allocated). l holds nothing between
+// calls.
+func (j *Judge) ShareScratch(l *rules.Line) { j.scan = l }
 
 // SetRules swaps the rule set; findings so far stay. It counts as a change
 // (Version): notes, end rules and shape defaults come from the set.

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/llmfleet/analyzer/domain"
-	"github.com/llmfleet/analyzer/judge"
 )
 
 // Resume continues a journal attempt that an earlier run stored while it
@@ -175,7 +174,7 @@ func (t *Tracker) resumeState(a *domain.Attempt) *state {
 	c := *a
 	c.Shape, c.Timeline, c.Context = nil, nil, nil
 	c.Findings, c.Evidence, c.Note, c.Rule, c.Fingerprint = nil, nil, "", "", ""
-	st := &state{a: &c, j: judge.New(t.rules, "", t.opt), seq0: t.created, skipUntil: lastKnown(a), skipSeq: lastSeqnums(a), stopReq: a.StopRequested}
+	st := &state{a: &c, j: t.newJudge(), seq0: t.created, skipUntil: lastKnown(a), skipSeq: lastSeqnums(a), stopReq: a.StopRequested}
 	// The stored log goes on: number the new lines after the stored ones
 	// (the store adds only lines after the last it has).
 	st.log.total, st.log.headFull = a.Lines, a.Lines >= domain.LogHead

@@ -64,6 +64,7 @@ type Options = judge.Options
 type Tracker struct {
 	rules *rules.Set
 	opt   Options
+	scan  rules.Line // every judge's line buffer (judge.ShareScratch)
 
 	fields entryFields // of the last entry's Fields map
 
@@ -170,6 +171,14 @@ func New(set *rules.Set, opt Options) *Tracker {
 		pastedUnits: map[string]bool{}}
 }
 
+// newJudge is a judge for a new attempt, sharing t's line buffer: the
+// tracker calls one judge at a time.
+func (t *Tracker) newJudge() *judge.Judge {
+	j := judge.New(t.rules, "", t.opt)
+	j.ShareScratch(&t.scan)
+	return j
+}
+
 // SetRules swaps the rule set; attempts in progress keep their findings.
 func (t *Tracker) SetRules(set *rules.Set) {
 	t.rules = set
@@ -186,7 +195,7 @@ func attemptID(parts ...string) string {
 func (t *Tracker) newState(host, unit, inv string, at time.Time) *state {
 	a := &domain.Attempt{Host: host, Unit: unit, InvocationID: inv, StartedAt: at,
 		Phase: domain.PhaseStart, Verdict: domain.VerdictRunning, Shape: domain.Shape{}}
-	st := &state{a: a, j: judge.New(t.rules, "", t.opt), seq0: t.created}
+	st := &state{a: a, j: t.newJudge(), seq0: t.created}
 	t.created++
 	st.j.Start(at)
 	t.changed(st)
