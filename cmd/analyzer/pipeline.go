@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"sync"
 
+	"github.com/llmfleet/analyzer/cmd/analyzer/internal/early"
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/internal/thp"
 	"github.com/llmfleet/analyzer/pipeline"
@@ -23,7 +24,8 @@ import (
 // collections).
 const batchMemoryLimit = 38 << 20
 
-// batchGCPercent is a batch run's GC percentage (see batchGC).
+// batchGCPercent is a batch run's GC percentage (see batchGC and
+// early.FirstHeap).
 const batchGCPercent = 400
 
 // batchGC bounds a file replay's heap with a soft limit instead of a GC
@@ -33,17 +35,17 @@ const batchGCPercent = 400
 // batchMemoryLimit, so memory does not follow the size of the input.
 //
 // First it asks for huge pages (thp.AdviseHeap) for the heap a run fills
-// before its first collection, all of it fresh memory: the runtime's
-// minimum heap goal, 4 MiB at GOGC=100, scaled by the percentage. A short
-// run touches little more (explain of a 43.5k-line serving journal: ~20 %
-// less time); a long one faults its later growth once in a run of
-// seconds. Advising all of batchMemoryLimit saved a night ladder of 43.5k
+// before its first collection (early.FirstHeap; package early has asked
+// already for a command line it recognizes, and this call then does
+// nothing). A short run touches little more (explain of a 43.5k-line
+// serving journal: ~20 % less time); a long one faults its later growth
+// once in a run of seconds. Advising all of batchMemoryLimit saved a night ladder of 43.5k
 // lines 7 % more, but cost the serving journal 3 % (a block that fills
 // the limit puts the runtime over it, and it scavenges at once) and took
 // night 1M replay past 64 MiB. It is advice; where the kernel declines,
 // the run goes on as before.
 func batchGC() {
-	_ = thp.AdviseHeap(4 << 20 * batchGCPercent / 100)
+	_ = thp.AdviseHeap(early.FirstHeap)
 	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetGCPercent(batchGCPercent)
 		debug.SetMemoryLimit(batchMemoryLimit)

@@ -18,9 +18,9 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"sync"
+	"syscall"
 	"unsafe"
-
-	"golang.org/x/sys/unix"
 )
 
 // hugePage is the size of a transparent huge page on x86-64 and arm64
@@ -37,17 +37,33 @@ const hugePage = 2 << 20
 // of a run the block is fresh memory, which the runtime does not zero:
 // it costs address space, not memory.
 //
-// It does nothing when GODEBUG has disablethp=1, the runtime's own
+// It advises once per process: a later call returns the first one's
+// error. It does nothing when GODEBUG has disablethp=1, the runtime's own
 // switch against huge pages for the heap. The error is madvise's (EINVAL
 // where the kernel has no transparent huge pages); the run goes on
 // without them either way.
+//
+// The package imports only the standard library, so that a package
+// initializer may call it before most of a program's other packages are
+// initialized (Go initializes packages in import-path order, each after
+// its imports): their package-level data then lands in the advised space.
 func AdviseHeap(size int) error {
+	once.Do(func() { adviseErr = adviseHeap(size) })
+	return adviseErr
+}
+
+var (
+	once      sync.Once
+	adviseErr error
+)
+
+func adviseHeap(size int) error {
 	if disabled(os.Getenv("GODEBUG")) || size < 2*hugePage {
 		return nil
 	}
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	block := make([]byte, size)
-	return unix.Madvise(whole(block), unix.MADV_HUGEPAGE)
+	return syscall.Madvise(whole(block), syscall.MADV_HUGEPAGE)
 }
 
 // whole returns the 2 MiB-aligned pages inside b.

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -19,6 +20,7 @@ func TestAdviseHeapMarksReusedSpace(t *testing.T) {
 		t.Skip("kernel without transparent huge pages:", err)
 	}
 	t.Setenv("GODEBUG", "")
+	once = sync.Once{} // a fresh process's first call, whatever ran before
 	if err := AdviseHeap(32 << 20); err != nil {
 		t.Fatal(err)
 	}
@@ -124,5 +126,18 @@ func TestWhole(t *testing.T) {
 	}
 	if w := whole(b[:hugePage]); len(w) > hugePage {
 		t.Errorf("whole(2 MiB) = %d bytes", len(w))
+	}
+}
+
+// TestAdviseHeapOnce checks that a second call, from batchGC after a
+// package initializer advised, takes no second block.
+func TestAdviseHeapOnce(t *testing.T) {
+	first := AdviseHeap(4 << 20)
+	if allocs := testing.AllocsPerRun(3, func() {
+		if err := AdviseHeap(64 << 20); err != first {
+			t.Errorf("second AdviseHeap = %v, want the first call's %v", err, first)
+		}
+	}); allocs != 0 {
+		t.Errorf("a later AdviseHeap allocated %.0f times", allocs)
 	}
 }

@@ -1,0 +1,23 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/llmfleet/analyzer/cmd/analyzer/internal/early"
+)
+
+// TestEarlyKnowsTheBatchCommands keeps package early, which cannot import
+// main, in step with it: each verb it advises for is a command of the
+// root, and its first heap is the one batchGC's percentage gives.
+func TestEarlyKnowsTheBatchCommands(t *testing.T) {
+	root := newRootCmd()
+	for _, v := range early.BatchVerbs {
+		cmd, _, err := root.Find([]string{v})
+		if err != nil || cmd == root || cmd.Name() != v {
+			t.Errorf("early.BatchVerbs has %q, which is no command of analyzer", v)
+		}
+	}
+	if want := 4 << 20 * batchGCPercent / 100; early.FirstHeap != want {
+		t.Errorf("early.FirstHeap = %d, want %d (4 MiB × batchGCPercent / 100)", early.FirstHeap, want)
+	}
+}
