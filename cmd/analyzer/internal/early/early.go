@@ -6,12 +6,13 @@
 // rule set's prefix regexps, grpc, protobuf, Prometheus' client) then
 // allocate into 2 MiB pages instead of ~400 fresh 4 KiB ones: a one-entry
 // explain took ~8 % less CPU. main's batchGC advises too, for a batch
-// command run in a way Command does not recognize; the second call does
+// command line Batch does not recognize; the second call does
 // nothing.
 package early
 
 import (
 	"os"
+	"slices"
 
 	"github.com/llmfleet/analyzer/internal/thp"
 )
@@ -28,22 +29,14 @@ const FirstHeap = 4 << 20 * 400 / 100
 // may stall on compaction (https://go.dev/issue/61718).
 var BatchVerbs = []string{"explain", "replay", "ladder", "fit"}
 
-// Command returns the verb of a command line (os.Args[1:]) when it is one
-// of BatchVerbs, and "" otherwise: a flag before the verb, or none.
-func Command(args []string) string {
-	if len(args) == 0 {
-		return ""
-	}
-	for _, v := range BatchVerbs {
-		if args[0] == v {
-			return v
-		}
-	}
-	return ""
+// Batch reports whether a command line (os.Args[1:]) starts with one of
+// BatchVerbs; a flag before the verb, or no verb, is not recognized.
+func Batch(args []string) bool {
+	return len(args) > 0 && slices.Contains(BatchVerbs, args[0])
 }
 
 func init() {
-	if Command(os.Args[1:]) != "" {
+	if Batch(os.Args[1:]) {
 		_ = thp.AdviseHeap(FirstHeap)
 	}
 }

@@ -2,23 +2,23 @@ package early
 
 import "testing"
 
-func TestCommand(t *testing.T) {
+func TestBatch(t *testing.T) {
 	for _, c := range []struct {
 		args []string
-		want string
+		want bool
 	}{
-		{[]string{"explain", "a.json"}, "explain"},
-		{[]string{"replay", "--db", "x.db", "a.json"}, "replay"},
-		{[]string{"ladder"}, "ladder"},
-		{[]string{"fit", "--target", "x"}, "fit"},
-		{[]string{"serve", "--db", "x.db"}, ""},
-		{[]string{"watch"}, ""},
-		{[]string{"--rules", "dir", "explain"}, ""}, // a flag first: batchGC advises instead
-		{[]string{"explainx"}, ""},
-		{nil, ""},
+		{[]string{"explain", "a.json"}, true},
+		{[]string{"replay", "--db", "x.db", "a.json"}, true},
+		{[]string{"ladder"}, true},
+		{[]string{"fit", "--target", "x"}, true},
+		{[]string{"serve", "--db", "x.db"}, false},
+		{[]string{"watch"}, false},
+		{[]string{"--rules", "dir", "explain"}, false}, // a flag first: batchGC advises instead
+		{[]string{"explainx"}, false},
+		{nil, false},
 	} {
-		if got := Command(c.args); got != c.want {
-			t.Errorf("Command(%q) = %q, want %q", c.args, got, c.want)
+		if got := Batch(c.args); got != c.want {
+			t.Errorf("Batch(%q) = %v, want %v", c.args, got, c.want)
 		}
 	}
 }
