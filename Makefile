@@ -13,7 +13,7 @@ DB      ?= analyzer.db
 LISTEN  ?= 127.0.0.1:8080
 EXAMPLE := examples/dankserver-night-ladder.journal.json examples/dankclaw-day.journal.json
 
-.PHONY: all build test bench fuzz demo explain clean deps test-deps vulncheck deb
+.PHONY: all build test bench fuzz demo explain clean deps test-deps vulncheck deb pgo
 
 all: build
 
@@ -73,6 +73,12 @@ fuzz: deps
 bench: build
 	scripts/install-deps.sh bench
 	scripts/bench.sh
+
+# cmd/analyzer/default.pgo, the CPU profile every go build of the analyzer
+# is optimized with (profile-guided optimization), from explain and replay
+# of the bench's two journals; needs ../shared/tools (SHARED_TOOLS).
+pgo: deps
+	scripts/pgo-profile.sh
 
 clean:
 	rm -rf bin $(DB) $(DB)-wal $(DB)-shm
