@@ -3,6 +3,7 @@ package judge
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -168,3 +169,62 @@ func TestGuardsKeepMatches(t *testing.T) {
 		}
 	}
 }
+
+// TestReaderGateKeepsFatals: outside a traceback the exception reader
+// reads only the lines rules.Line.MayMatter lets by. Reading every line
+// instead finds the same fatal events, on the bundled journals and on
+// every corpus log, but for gateMisses.
+func TestReaderGateKeepsFatals(t *testing.T) {
+	set, err := rules.LoadBuiltin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := map[string][]string{"bundled": bundledMessages(t)}
+	paths, err := filepath.Glob("../testdata/corpus/*/log.txt")
+	if err != nil || len(paths) < 100 {
+		t.Fatalf("corpus logs: %d, %v", len(paths), err)
+	}
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logs[p] = strings.Split(string(data), "\n")
+	}
+	events := 0
+	for name, lines := range logs {
+		var gated, all excReader
+		for i, m := range lines {
+			ev := domain.Evidence{Message: m}
+			gated.line(m, set.NewLine(m).MayMatter(), i+1, ev, domain.PhaseStart, false)
+			all.line(m, true, i+1, ev, domain.PhaseStart, false)
+		}
+		if miss := len(all.fatals) - len(gated.fatals); miss != gateMisses[filepath.Base(filepath.Dir(name))] {
+			t.Errorf("%s: %d fatal events read through the gate, %d reading every line (known misses: gateMisses)", name, len(gated.fatals), len(all.fatals))
+			continue
+		} else if miss > 0 {
+			continue
+		}
+		for i, g := range gated.fatals {
+			a := all.fatals[i]
+			if g.Kind != a.Kind || g.Type != a.Type || g.Message != a.Message || g.Start != a.Start || g.Line != a.Line ||
+				!slices.Equal(g.Frames, a.Frames) {
+				t.Errorf("%s: fatal event %d through the gate %+v, reading every line %+v", name, i, g, a)
+			}
+		}
+		events += len(all.fatals)
+	}
+	if events < 100 {
+		t.Errorf("%d fatal events in all: the test does not exercise the reader", events)
+	}
+}
+
+// gateMisses are the corpus logs where the gate hides fatal events from
+// the reader, and how many: a level word in lower case
+// ("llama_model_load: error loading model", llamacpp-981, twice) and an
+// exception type that is dotted but has no suffix word
+// ("triton.runtime.errors.OutOfResources: ...", sglang-303;
+// "torch._dynamo.exc.BackendCompilerFailed: ...", vllm-216). The rules
+// name these failures all the same; a wider gate would read more lines
+// of every journal.
+var gateMisses = map[string]int{"llamacpp-981": 2, "sglang-303": 1, "vllm-216": 1}
