@@ -37,3 +37,36 @@ func TestIsErrorText(t *testing.T) {
 		}
 	}
 }
+
+func TestMayMatterShapes(t *testing.T) {
+	for s, want := range map[string]bool{
+		"[2024-12-11 21:39:23.552] [error] [WASI-NN] llama.cpp: llama_model_load: error loading model": true,
+		"[ CRITICAL ] disk full": true,
+		"[E] x":                  true,
+		"triton.runtime.errors.OutOfResources: out of resource: shared memory":             true,
+		"torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:":              true,
+		"(APIServer pid=1) INFO 10-01 21:40:04 [api_server.py:1885] Loaded in 3.2 seconds": false,
+		"[info] ready": false,
+		"[errors] 0":   false,
+		"x.y: z":       false,
+		"":             false,
+	} {
+		if got := mayMatterShapes(s); got != want {
+			t.Errorf("mayMatterShapes(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+// FuzzErrorLevelWord: errorLevelWord is levelWord naming an error or
+// critical level, without its upper-case copy.
+func FuzzErrorLevelWord(f *testing.F) {
+	for _, s := range []string{"E", " error ", "Err", "critical", "FATAL", "panic", "f", "warn", "ERRORS", "ſ", "\u212a"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		lv := levelWord(s)
+		if got, want := errorLevelWord(s), lv == "error" || lv == "critical"; got != want {
+			t.Fatalf("errorLevelWord(%q) = %v, levelWord %q", s, got, lv)
+		}
+	})
+}

@@ -214,7 +214,7 @@ func (l *Line) MayMatter() bool {
 	if l.pre.ac == nil {
 		return mayMatter(l.Text)
 	}
-	return l.has(wordMatters)
+	return l.has(wordMatters) || mayMatterShapes(l.Text)
 }
 
 // has tells whether a literal of kind k occurs in l.Text.

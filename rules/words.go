@@ -63,13 +63,65 @@ var errorWordsByFirst = func() (m [256][]string) {
 // which the reader reads whole, and in prose it let one line in twenty of
 // the night journal by (judge.TestReaderGateKeepsFatals).
 var mayMatterWords = []string{"Error", "Exception", "Traceback", `File "`, "panic", "terminate called",
-	"what()", "GGML_", "ERROR", "CRITICAL", "FATAL", "Exit", "Interrupt", "Unsupported", "] E ",
+	"what()", "GGML_", "ERR", "CRITICAL", "FATAL", "PANIC", "Exit", "Interrupt", "Unsupported", "] E ",
 	"direct cause", "During handling", "Timeout", "Violation", "Failure", "Fault"}
 
-// mayMatter tells whether s holds one of mayMatterWords.
+// mayMatter tells whether s holds one of mayMatterWords or mayMatterShapes.
 func mayMatter(s string) bool {
 	for _, w := range mayMatterWords {
 		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return mayMatterShapes(s)
+}
+
+// mayMatterShapes reports whether s may hold what the exception reader
+// takes but no word shows: a level in brackets as Envelope reads it
+// ("[error]", "[E]"), or an exception type that is dotted and has no
+// suffix word ("triton.runtime.errors.OutOfResources: ...", which
+// exceptionLine takes for its dot and message). Two byte scans: it runs
+// on the lines without a word, most of a journal.
+func mayMatterShapes(s string) bool {
+	if len(s) < 3 {
+		return false
+	}
+	for i := 0; ; {
+		k := strings.IndexByte(s[i:], '[')
+		if k < 0 {
+			break
+		}
+		i += k + 1
+		if j := strings.IndexByte(s[i:min(len(s), i+61)], ']'); j > 0 && errorLevelWord(s[i:i+j]) {
+			return true
+		}
+	}
+	for i := 0; ; {
+		k := strings.IndexByte(s[i:], ':')
+		if k < 0 {
+			return false
+		}
+		end := i + k
+		start := end
+		for start > 0 && isWordByte(s[start-1]) {
+			start--
+		}
+		if start < end && start > 0 && s[start-1] == '.' && 'A' <= s[start] && s[start] <= 'Z' {
+			return true
+		}
+		i = end + 1
+	}
+}
+
+// errorLevelWord reports whether levelWord(s) is "error" or "critical",
+// without building the upper-case copy levelWord compares.
+func errorLevelWord(s string) bool {
+	s = strings.TrimSpace(s)
+	if len(s) > len("CRITICAL") {
+		return false
+	}
+	for _, w := range []string{"E", "ERROR", "ERR", "CRITICAL", "FATAL", "PANIC", "F"} {
+		if strings.EqualFold(s, w) {
 			return true
 		}
 	}
