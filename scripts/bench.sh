@@ -57,14 +57,19 @@ for tool in jq /usr/bin/time; do
   command -v "$tool" >/dev/null || { echo "bench needs $tool (scripts/install-deps.sh bench)" >&2; exit 1; }
 done
 
-# once NAME CMD...: runs CMD once and appends "seconds peak_rss_kib" to
-# the results of NAME.
+# once NAME CMD...: appends "seconds peak-RSS-KiB" of one run of CMD to
+# res.NAME. The seconds are bash's clock around time(1), whose own %e
+# counts in 10 ms steps: at 43.5k lines a command takes ~0.1 s, and the
+# steps alone moved a ratio between 0.83 and 1.0. time(1)'s start adds
+# the same ~1 ms to every command.
 once() {
   local name=$1; shift
-  /usr/bin/time -f "%e %M" -o "$work/time" "$@" > "$work/out" 2>/dev/null || true
+  local t0=${EPOCHREALTIME/[.,]/} # µs, whatever the locale's decimal mark
+  /usr/bin/time -f "%M" -o "$work/time" "$@" > "$work/out" 2>/dev/null || true
+  local t1=${EPOCHREALTIME/[.,]/}
   # time(1) puts "Command exited with non-zero status N" before a failed
   # command's line.
-  tail -n 1 "$work/time" >> "$work/res.$name"
+  echo "$((t1 - t0)) $(tail -n 1 "$work/time")" | awk '{ printf "%.4f %s\n", $1 / 1e6, $2 }' >> "$work/res.$name"
 }
 # median FILE COLUMN: the median of a column of numbers.
 median() { awk -v c="$2" '{print $c}' "$1" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
@@ -73,7 +78,7 @@ median() { awk -v c="$2" '{print $c}' "$1" | sort -g | awk '{a[NR]=$1} END {prin
 # moves far less than it moves either time.
 same_round() { paste -d ' ' "$work/res.$1" "$work/res.$2" | awk '{ print ($1 > 0 ? $3 / $1 : 0) }' | sort -g | awk '{a[NR]=$1} END {printf "%.2f", a[int((NR+1)/2)]}'; }
 row() { # row LABEL LINES SECONDS RSS_KIB
-  awk -v l="$1" -v n="$2" -v t="$3" -v r="$4" 'BEGIN { printf "  %-44s %8.2f s %10.0f lines/s %7.0f MiB\n", l, t, (t > 0 ? n / t : 0), r / 1024 }'
+  awk -v l="$1" -v n="$2" -v t="$3" -v r="$4" 'BEGIN { printf "  %-44s %8.3f s %10.0f lines/s %7.0f MiB\n", l, t, (t > 0 ? n / t : 0), r / 1024 }'
 }
 
 go build -o "$work/analyzer-bench" ./cmd/analyzer-bench
@@ -128,10 +133,14 @@ for kind in serving night; do
     # was compared with was off by up to 1.7x.
     rm -f "$work"/res.*
     for _ in $(seq "$n"); do
-      once rep1 sh -c "rm -f '$work/b.db'*; exec ${pin1[*]} $an replay --db '$work/b.db' '$in'"
+      # A new database each run, removed outside the timed command (a
+      # shell and rm inside it cost ~5 ms, charged to replay alone).
+      rm -f "$work/b.db"*
+      once rep1 "${pin1[@]}" "$an" replay --db "$work/b.db" "$in"
       [ -n "$have_jc" ] && once jc "${pin1[@]}" journalctl --file "$inputs/in*.journal" -q --no-pager --grep "$literals"
       once exp1 "${pin1[@]}" "$an" explain --format json "$in"
-      once rep2 sh -c "rm -f '$work/b.db'*; exec ${pin2[*]} $an replay --db '$work/b.db' '$in'"
+      rm -f "$work/b.db"*
+      once rep2 "${pin2[@]}" "$an" replay --db "$work/b.db" "$in"
       once grep "${pin1[@]}" grep -E -c "$literals" "$in"
       once jq "${pin1[@]}" jq -c --arg re "$literals" 'select((.MESSAGE // "" | if type == "array" then implode else . end) | test($re))' "$in"
     done
