@@ -92,7 +92,12 @@ func findRank(s string) string {
 
 // levelWord normalizes a log level or returns "".
 func levelWord(s string) string {
-	switch strings.ToUpper(strings.TrimSpace(s)) {
+	return levelOf(strings.ToUpper(strings.TrimSpace(s)))
+}
+
+// levelOf is levelWord of a word already trimmed and in upper case.
+func levelOf(upper string) string {
+	switch upper {
 	case "E", "ERROR", "ERR":
 		return "error"
 	case "CRITICAL", "FATAL", "PANIC", "F":

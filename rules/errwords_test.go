@@ -42,6 +42,7 @@ func TestMayMatterShapes(t *testing.T) {
 	for s, want := range map[string]bool{
 		"[2024-12-11 21:39:23.552] [error] [WASI-NN] llama.cpp: llama_model_load: error loading model": true,
 		"[ CRITICAL ] disk full": true,
+		"[crıtıcal] disk full":   true, // strings.ToUpper maps the dotless ı to I
 		"[E] x":                  true,
 		"triton.runtime.errors.OutOfResources: out of resource: shared memory":             true,
 		"torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:":              true,
@@ -60,7 +61,7 @@ func TestMayMatterShapes(t *testing.T) {
 // FuzzErrorLevelWord: errorLevelWord is levelWord naming an error or
 // critical level, without its upper-case copy.
 func FuzzErrorLevelWord(f *testing.F) {
-	for _, s := range []string{"E", " error ", "Err", "critical", "FATAL", "panic", "f", "warn", "ERRORS", "ſ", "\u212a"} {
+	for _, s := range []string{"E", " error ", "Err", "critical", "FATAL", "panic", "f", "warn", "ERRORS", "ſ", "\u212a", "crıtıcal", "panıc", " fatal\t"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

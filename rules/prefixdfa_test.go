@@ -70,15 +70,6 @@ func TestPrefixDFAStripPatterns(t *testing.T) {
 	t.Logf("%d strip patterns with a DFA", dfas)
 }
 
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return false
-		}
-	}
-	return true
-}
-
 // TestPrefixDFARefuses: a pattern with an assertion the DFA cannot decide
 // or too many states gets none (at once, or failed once a text leads
 // there), and decides nothing; the others are built whole.

@@ -1,6 +1,9 @@
 package rules
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // The words and levels that make a line an error, in one place: the
 // judge (package judge: the last error lines of an unknown failure, the
@@ -113,17 +116,36 @@ func mayMatterShapes(s string) bool {
 	}
 }
 
-// errorLevelWord reports whether levelWord(s) is "error" or "critical",
-// without building the upper-case copy levelWord compares.
+// errorLevelWord reports whether levelWord(s) is "error" or "critical".
+// An ASCII word is put in upper case on the stack, not in a new string
+// as levelWord's strings.ToUpper does; any other goes to levelWord, whose
+// ToUpper also maps some non-ASCII letters to ASCII ones ("crıtıcal").
 func errorLevelWord(s string) bool {
 	s = strings.TrimSpace(s)
-	if len(s) > len("CRITICAL") {
-		return false
+	var buf [len("CRITICAL")]byte
+	if len(s) > len(buf) {
+		return !isASCII(s) && isErrorLevel(levelWord(s))
 	}
-	for _, w := range []string{"E", "ERROR", "ERR", "CRITICAL", "FATAL", "PANIC", "F"} {
-		if strings.EqualFold(s, w) {
-			return true
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			return isErrorLevel(levelWord(s))
+		}
+		if 'a' <= c && c <= 'z' {
+			c -= 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	return isErrorLevel(levelOf(string(buf[:len(s)])))
+}
+
+func isErrorLevel(level string) bool { return level == "error" || level == "critical" }
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
 		}
 	}
-	return false
+	return true
 }
