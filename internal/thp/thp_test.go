@@ -10,9 +10,9 @@ import (
 	"testing"
 )
 
-// TestAdviseHeapMarksReusedSpace checks the mechanism end to end: after
-// AdviseHeap and a collection, a large allocation lands in the advised
-// space, whose mapping /proc/self/smaps shows with the "hg" flag (VM_HUGEPAGE),
+// TestAdviseHeapMarksReusedSpace checks the mechanism end to end: right
+// after AdviseHeap (which collects the block itself), a large allocation
+// lands in the advised space, whose mapping /proc/self/smaps shows with the "hg" flag (VM_HUGEPAGE),
 // and where the kernel gives huge pages on request, touching it faults one in.
 func TestAdviseHeapMarksReusedSpace(t *testing.T) {
 	mode, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
@@ -24,7 +24,6 @@ func TestAdviseHeapMarksReusedSpace(t *testing.T) {
 	if err := AdviseHeap(32 << 20); err != nil {
 		t.Fatal(err)
 	}
-	runtime.GC()
 	fallbacks := vmstat(t, "thp_fault_fallback")
 	b := make([]byte, 8<<20)
 	for i := 0; i < len(b); i += 4096 {
@@ -126,6 +125,25 @@ func TestWhole(t *testing.T) {
 	}
 	if w := whole(b[:hugePage]); len(w) > hugePage {
 		t.Errorf("whole(2 MiB) = %d bytes", len(w))
+	}
+}
+
+// TestAdviseHeapCollectsBlock checks that the block is gone from the heap
+// when AdviseHeap returns: the allocations after it reuse the space
+// instead of waiting for a collection the block would bring on.
+func TestAdviseHeapCollectsBlock(t *testing.T) {
+	t.Setenv("GODEBUG", "")
+	once = sync.Once{}
+	const size = 64 << 20
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_ = AdviseHeap(size) // madvise's error does not matter here
+	runtime.ReadMemStats(&after)
+	if after.NumGC == before.NumGC {
+		t.Errorf("no collection during AdviseHeap (NumGC %d)", after.NumGC)
+	}
+	if after.HeapAlloc >= size {
+		t.Errorf("heap after AdviseHeap(%d): %d bytes allocated, want the block collected", size, after.HeapAlloc)
 	}
 }
 
