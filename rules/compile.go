@@ -67,8 +67,8 @@ type Engine struct {
 	BlockTokens int
 	Flags       map[string]string // shape key → the engine's flag (EngineSpec.Flags)
 	detect      []*lazyRegexp
-	detectW     []int        // weight of evidence per detect pattern
-	detectDFA   []*prefixDFA // per detect pattern anchored at the start: its DFA
+	detectW     []int      // weight of evidence per detect pattern
+	detectDFA   []*lazyDFA // per detect pattern: its DFA when anchored at the start (startDFA)
 	fallback    bool
 	detectLits  [][]string
 	detectIDs   []int // prefilter matcher ids, per detect pattern
@@ -76,8 +76,8 @@ type Engine struct {
 	bannerLits  [][]string
 	bannerIDs   []int
 	strip       []*lazyRegexp
-	stripPre    []string     // per strip regex: the text every match begins with ("" unknown)
-	stripDFA    []*prefixDFA // per strip regex: its DFA, nil when it has none
+	stripPre    []string   // per strip regex: the text every match begins with ("" unknown)
+	stripDFA    []*lazyDFA // per strip regex: its DFA (newPrefixDFA)
 	localTime   []*lazyRegexp
 	readyEv     []*lazyRegexp
 	readyLits   [][]string
@@ -340,7 +340,7 @@ func load(files []*File, names []string, errs Errors, lazy bool) (*Set, error) {
 		e.stripPre, e.stripDFA = e.stripPre[:0], e.stripDFA[:0]
 		for _, re := range e.strip {
 			e.stripPre = append(e.stripPre, anchoredPrefix(re.String()))
-			e.stripDFA = append(e.stripDFA, newPrefixDFA(re.String()))
+			e.stripDFA = append(e.stripDFA, &lazyDFA{expr: re.String(), build: newPrefixDFA})
 		}
 	}
 	s.pre.build()
@@ -563,7 +563,7 @@ func compileEngine(es EngineSpec) (*Engine, Errors) {
 			continue
 		}
 		e.detect = append(e.detect, re)
-		e.detectDFA = append(e.detectDFA, startDFA(re.String()))
+		e.detectDFA = append(e.detectDFA, &lazyDFA{expr: re.String(), build: startDFA})
 		e.detectW = append(e.detectW, d.Weight)
 		e.detectLits = append(e.detectLits, requiredLiterals(d.Match))
 	}

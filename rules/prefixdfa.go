@@ -455,6 +455,26 @@ func anchoredTree(simple *syntax.Regexp) bool {
 	return simple.Op == syntax.OpConcat && len(simple.Sub) > 0 && simple.Sub[0].Op == syntax.OpBeginText
 }
 
+// lazyDFA is the prefixDFA build(expr) makes, built on its first match: a
+// Load compiles the detect and strip patterns of every engine, a run
+// reads the lines of one or two, and building the DFAs of the others was
+// ~3 % of a one-entry explain. Safe for concurrent use.
+type lazyDFA struct {
+	once  sync.Once
+	expr  string
+	build func(expr string) *prefixDFA // nil when the pattern has no DFA
+	dfa   *prefixDFA
+}
+
+// get returns the DFA (nil: none), building it on the first call.
+func (l *lazyDFA) get() *prefixDFA {
+	l.once.Do(func() { l.dfa, l.build = l.build(l.expr), nil })
+	return l.dfa
+}
+
+// match is prefixDFA.match of get's DFA.
+func (l *lazyDFA) match(text string) (n int, ok, decided bool) { return l.get().match(text) }
+
 // startDFA is newPrefixDFA(expr) for a pattern anchored at the start, and
 // nil for any other: only then is "no match at the start" "no match".
 func startDFA(expr string) *prefixDFA {

@@ -41,7 +41,7 @@ func TestPrefixDFAStripPatterns(t *testing.T) {
 	dfas := 0
 	for _, e := range set.engines {
 		for i, re := range e.strip {
-			d := e.stripDFA[i]
+			d := e.stripDFA[i].get()
 			if d == nil {
 				continue
 			}
@@ -61,7 +61,7 @@ func TestPrefixDFAStripPatterns(t *testing.T) {
 			}
 		}
 	}
-	if v := set.Engine("vllm"); v == nil || len(v.stripDFA) == 0 || v.stripDFA[0] == nil {
+	if v := set.Engine("vllm"); v == nil || len(v.stripDFA) == 0 || v.stripDFA[0].get() == nil {
 		t.Fatal("vllm's process-prefix strip pattern has no DFA")
 	}
 	if got, want := set.Engine("vllm").StripLen(lines[1]), len("(EngineCore_DP0 pid=311) (RayWorkerWrapper pid=144, ip=10.0.0.7) "); got != want {
@@ -96,14 +96,14 @@ func TestPrefixDFARefuses(t *testing.T) {
 	}
 }
 
-// TestPrefixDFAConcurrentBuild: goroutines that build one DFA's states
-// while they match (as the live pipeline, the web handlers and a reload
-// share the envelope's patterns) agree with the regexp. make test runs it
-// under -race.
+// TestPrefixDFAConcurrentBuild: goroutines that build one DFA (a lazyDFA,
+// as an engine's strip and detect patterns are) and its states while they
+// match (as the live pipeline, the web handlers and a reload share the
+// patterns) agree with the regexp. make test runs it under -race.
 func TestPrefixDFAConcurrentBuild(t *testing.T) {
 	msgs := bundledMessages(t)
 	for _, p := range []PrefixRegexp{procPrefix, stampPrefix, sourcePrefix} {
-		d := newPrefixDFA(p.String())
+		d := &lazyDFA{expr: p.String(), build: newPrefixDFA}
 		var wg sync.WaitGroup
 		for g := range 4 {
 			wg.Go(func() {
@@ -121,7 +121,7 @@ func TestPrefixDFAConcurrentBuild(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		if !d.complete() {
+		if !d.get().complete() {
 			t.Errorf("%s: failed", p)
 		}
 	}
@@ -204,7 +204,7 @@ func TestDetectDFAs(t *testing.T) {
 	dfas, matched := 0, 0
 	for _, e := range set.engines {
 		for i, re := range e.detect {
-			d := e.detectDFA[i]
+			d := e.detectDFA[i].get()
 			if (d != nil) != anchoredAtStart(re.String()) {
 				t.Errorf("%s detect %q: DFA %v, anchored %v", e.Name, re, d != nil, anchoredAtStart(re.String()))
 			}
