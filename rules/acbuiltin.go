@@ -105,7 +105,7 @@ func decodeAC(words []uint32, lits []string) (*acAutomaton, [32]byte, error) {
 		binary.LittleEndian.PutUint32(digest[4*i:], words[1+i])
 	}
 	h := words[9:18]
-	a := &acAutomaton{shift: uint(h[0]), depth: int(h[1]), long: h[2] == 1, lits: lits, split: acSplit}
+	a := &acAutomaton{shift: uint(h[0]), depth: int(h[1]), long: h[2] == 1, lits: lits, split: acSplit, split4: acSplit4}
 	nTrans, nOutAt, nOuts, nFoldN, nFoldAt, nFoldLits := int(h[3]), int(h[4]), int(h[5]), int(h[6]), int(h[7]), int(h[8])
 	for i := range 64 {
 		binary.LittleEndian.PutUint32(a.class[4*i:], words[18+i])

@@ -51,8 +51,11 @@ func sortMatches(ms []acMatch) []acMatch {
 func checkAC(t *testing.T, lits []string, text string) {
 	t.Helper()
 	want := sortMatches(naiveFind(lits, text))
-	for _, c := range []struct{ depth, split int }{{1, acSplit}, {2, acSplit}, {3, acSplit}, {acDepth, acSplit}, {1 << 30, acSplit},
-		{1, 0}, {3, 0}, {acDepth, 0}, {1 << 30, 0}} {
+	two := math.MaxInt // split4: never four walks
+	for _, c := range []struct{ depth, split, split4 int }{{1, acSplit, acSplit4}, {2, acSplit, acSplit4}, {3, acSplit, acSplit4},
+		{acDepth, acSplit, acSplit4}, {1 << 30, acSplit, acSplit4},
+		{1, 0, two}, {3, 0, two}, {acDepth, 0, two}, {1 << 30, 0, two},
+		{1, 0, 0}, {2, 0, 0}, {3, 0, 0}, {acDepth, 0, 0}} {
 		depth := c.depth
 		a := newAC(lits, depth)
 		if c.split == 0 {
@@ -62,19 +65,20 @@ func checkAC(t *testing.T, lits []string, text string) {
 				t.Fatalf("depth %d: %v", depth, err)
 			}
 		}
-		a.split = c.split // 0: every text long enough is read as two walks
+		// 0: every text long enough is read as two walks, or four
+		a.split, a.split4 = c.split, c.split4
 		found := a.findAll([]acMatch{{Lit: -1, Start: 99, End: 99}}, text)
 		if found[0].Lit != -1 {
-			t.Fatalf("depth %d split %d: the matches already in dst were moved", depth, c.split)
+			t.Fatalf("depth %d split %d/%d: the matches already in dst were moved", depth, c.split, c.split4)
 		}
 		found = found[1:]
 		for i := 1; i < len(found); i++ {
 			if p, m := found[i-1], found[i]; p.End > m.End || p.End == m.End && p.Start > m.Start {
-				t.Fatalf("depth %d split %d, lits %q text %q: %v comes before %v", depth, c.split, lits, text, p, m)
+				t.Fatalf("depth %d split %d/%d, lits %q text %q: %v comes before %v", depth, c.split, c.split4, lits, text, p, m)
 			}
 		}
 		if got := sortMatches(found); !slices.Equal(got, want) {
-			t.Fatalf("depth %d split %d, lits %q text %q:\n got  %v\n want %v", depth, c.split, lits, text, got, want)
+			t.Fatalf("depth %d split %d/%d, lits %q text %q:\n got  %v\n want %v", depth, c.split, c.split4, lits, text, got, want)
 		}
 	}
 }
@@ -178,8 +182,8 @@ func exampleMessages(b *testing.B) []string {
 }
 
 // BenchmarkPrefilterAutomaton is why the prefilter has its own automaton:
-// the same literals and lines through acAutomaton (with and without the
-// two interleaved walks) and through github.com/coregx/ahocorasick's
+// the same literals and lines through acAutomaton (with four interleaved
+// walks on long lines, two, or one) and through github.com/coregx/ahocorasick's
 // FindAllOverlapping (which returns a new slice per line).
 func BenchmarkPrefilterAutomaton(b *testing.B) {
 	s, err := LoadBuiltin()
@@ -188,8 +192,10 @@ func BenchmarkPrefilterAutomaton(b *testing.B) {
 	}
 	msgs := exampleMessages(b)
 	oneWalk := *s.pre.ac
-	oneWalk.split = math.MaxInt // every text read as one walk: what acSplit gains
-	for name, ac := range map[string]*acAutomaton{"own": s.pre.ac, "own-one-walk": &oneWalk} {
+	oneWalk.split, oneWalk.split4 = math.MaxInt, math.MaxInt // every text read as one walk: what acSplit gains
+	twoWalks := *s.pre.ac
+	twoWalks.split4 = math.MaxInt // never four: what acSplit4 gains
+	for name, ac := range map[string]*acAutomaton{"own": s.pre.ac, "own-one-walk": &oneWalk, "own-two-walks": &twoWalks} {
 		b.Run(name, func(b *testing.B) {
 			var dst []acMatch
 			b.ReportAllocs()
