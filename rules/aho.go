@@ -344,6 +344,19 @@ func (a *acAutomaton) walk4(dst []acMatch, text string) ([]acMatch, bool) {
 	}
 	var kept [3][16]hit
 	var nk [3]int
+	// keep keeps aside a hit of walk k+2 that ends in its own quarter;
+	// false when there is no room left.
+	keep := func(k int, end int, s uint32) bool {
+		if end <= (k+1)*q {
+			return true
+		}
+		if nk[k] == len(kept[k]) {
+			return false
+		}
+		kept[k][nk[k]] = hit{end, s}
+		nk[k]++
+		return true
+	}
 	var s1, s2, s3, s4 uint32
 	for i := range steps {
 		s1 = uint32(trans[s1<<shift+uint32(class[t1[i]])])
@@ -359,18 +372,6 @@ func (a *acAutomaton) walk4(dst []acMatch, text string) ([]acMatch, bool) {
 			if s1 &^= acOut; i < q {
 				dst = a.hits(dst, text, s1, i+1)
 			}
-		}
-		// Each other walk keeps aside what ends in its own quarter.
-		keep := func(k int, end int, s uint32) bool {
-			if end <= (k+1)*q {
-				return true
-			}
-			if nk[k] == len(kept[k]) {
-				return false
-			}
-			kept[k][nk[k]] = hit{end, s}
-			nk[k]++
-			return true
 		}
 		if s2&acOut != 0 {
 			if s2 &^= acOut; !keep(0, q-d+i+1, s2) {

@@ -462,7 +462,7 @@ func anchoredTree(simple *syntax.Regexp) bool {
 type lazyDFA struct {
 	once  sync.Once
 	expr  string
-	build func(expr string) *prefixDFA // nil when the pattern has no DFA
+	build func(expr string) *prefixDFA // returns nil for a pattern without a DFA; nil once built
 	dfa   *prefixDFA
 }
 
