@@ -285,17 +285,20 @@ func (a *acAutomaton) walk(dst []acMatch, text string, from int, s uint32) []acM
 	return dst
 }
 
+// keptHit is a hit a later walk of walk2 or walk4 keeps aside until the
+// walks before it are done: the state (its acOut cleared) and where it ends.
+type keptHit struct {
+	end int
+	s   uint32
+}
+
 // walk2 is walk from 0 as two interleaved walks (findAll); false when the
 // second found more than it can keep aside, with dst then holding part.
 func (a *acAutomaton) walk2(dst []acMatch, text string) ([]acMatch, bool) {
 	trans, class, shift := a.trans, &a.class, a.shift
 	mid := len(text) / 2
 	from := mid - a.depth
-	type hit struct {
-		end int
-		s   uint32
-	}
-	var kept [16]hit
+	var kept [16]keptHit
 	nk := 0
 	var s1, s2 uint32
 	second := text[from:]
@@ -315,7 +318,7 @@ func (a *acAutomaton) walk2(dst []acMatch, text string) ([]acMatch, bool) {
 				if nk == len(kept) {
 					return dst, false
 				}
-				kept[nk] = hit{end, s2}
+				kept[nk] = keptHit{end, s2}
 				nk++
 			}
 		}
@@ -338,11 +341,7 @@ func (a *acAutomaton) walk4(dst []acMatch, text string) ([]acMatch, bool) {
 	steps := q + d
 	t1, t2, t3, t4 := text[:steps], text[q-d:2*q], text[2*q-d:3*q], text[3*q-d:4*q]
 	t2, t3, t4 = t2[:steps], t3[:steps], t4[:steps]
-	type hit struct {
-		end int
-		s   uint32
-	}
-	var kept [3][16]hit
+	var kept [3][16]keptHit
 	var nk [3]int
 	// keep keeps aside a hit of walk k+2 that ends in its own quarter;
 	// false when there is no room left.
@@ -353,7 +352,7 @@ func (a *acAutomaton) walk4(dst []acMatch, text string) ([]acMatch, bool) {
 		if nk[k] == len(kept[k]) {
 			return false
 		}
-		kept[k][nk[k]] = hit{end, s}
+		kept[k][nk[k]] = keptHit{end, s}
 		nk[k]++
 		return true
 	}
