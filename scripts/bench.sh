@@ -59,28 +59,29 @@ for tool in jq /usr/bin/time; do
   command -v "$tool" >/dev/null || { echo "bench needs $tool (scripts/install-deps.sh bench)" >&2; exit 1; }
 done
 
-# once NAME CMD...: appends "seconds peak-RSS-KiB" of one run of CMD to
-# res.NAME. The seconds are bash's clock around time(1), whose own %e
-# counts in 10 ms steps: at 43.5k lines a command takes ~0.1 s, and the
-# steps alone moved a ratio between 0.83 and 1.0. time(1)'s start adds
-# the same ~1 ms to every command.
+# once NAME CMD...: appends "wall-seconds peak-RSS-KiB CPU-seconds" of one
+# run of CMD to res.NAME. analyzer-bench -time takes the wall clock and the
+# CPU time (user + system, from wait4's rusage in microseconds: time(1)'s
+# own %e, %U and %S count in 10 ms steps, and at 43.5k lines a command
+# takes ~0.1 s); time(1) under it takes the peak RSS (a child of a Go
+# process would count that process's ~9 MiB until it execs). The two
+# starts add ~2 ms of CPU and wall to every command alike.
 once() {
   local name=$1; shift
-  local t0=${EPOCHREALTIME/[.,]/} # µs, whatever the locale's decimal mark
-  /usr/bin/time -f "%M" -o "$work/time" "$@" > "$work/out" 2>/dev/null || true
-  local t1=${EPOCHREALTIME/[.,]/}
+  rm -f "$work/cpu"
+  "$work/analyzer-bench" -time "$work/cpu" /usr/bin/time -f "%M" -o "$work/time" "$@" > "$work/out" 2>/dev/null || true
   # time(1) puts "Command exited with non-zero status N" before a failed
   # command's line.
-  echo "$((t1 - t0)) $(tail -n 1 "$work/time")" | awk '{ printf "%.4f %s\n", $1 / 1e6, $2 }' >> "$work/res.$name"
+  echo "$(cat "$work/cpu" 2>/dev/null || echo 0 0) $(tail -n 1 "$work/time")" | awk '{ printf "%.4f %s %.4f\n", $1, $3, $2 }' >> "$work/res.$name"
 }
 # median FILE COLUMN: the median of a column of numbers.
 median() { awk -v c="$2" '{print $c}' "$1" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-# same_round A B: the median over rounds of B's seconds / A's, each pair
-# measured in the same round: a ratio a busy minute of the shared cores
-# moves far less than it moves either time.
-same_round() { paste -d ' ' "$work/res.$1" "$work/res.$2" | awk '{ print ($1 > 0 ? $3 / $1 : 0) }' | sort -g | awk '{a[NR]=$1} END {printf "%.2f", a[int((NR+1)/2)]}'; }
-row() { # row LABEL LINES SECONDS RSS_KIB
-  awk -v l="$1" -v n="$2" -v t="$3" -v r="$4" 'BEGIN { printf "  %-44s %8.3f s %10.0f lines/s %7.0f MiB\n", l, t, (t > 0 ? n / t : 0), r / 1024 }'
+# same_round A B [COLUMN]: the median over rounds of B's seconds / A's
+# (wall, or column 3: CPU), each pair measured in the same round: a ratio a
+# busy minute of the shared cores moves far less than it moves either time.
+same_round() { paste -d ' ' "$work/res.$1" "$work/res.$2" | awk -v c="${3:-1}" '{ print ($c > 0 ? $(c + 3) / $c : 0) }' | sort -g | awk '{a[NR]=$1} END {printf "%.2f", a[int((NR+1)/2)]}'; }
+row() { # row LABEL LINES SECONDS RSS_KIB CPU_SECONDS
+  awk -v l="$1" -v n="$2" -v t="$3" -v r="$4" -v c="$5" 'BEGIN { printf "  %-44s %8.3f s %10.0f lines/s %7.0f MiB %8.3f s CPU\n", l, t, (t > 0 ? n / t : 0), r / 1024, c }'
 }
 
 go build -o "$work/analyzer-bench" ./cmd/analyzer-bench
@@ -94,14 +95,13 @@ install -m 0755 bin/analyzer "$an"
 echo "analyzer $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(nproc) cores, medians of $runs rounds ($big_runs for 1M lines), inputs in $(dirname "$inputs")"
 # The fixed cost of every command (starting the process, loading the rule
 # files), which the 43.5k-line inputs carry against journalctl: explain of
-# a one-entry journal, in milliseconds (time(1) counts in 10 ms steps).
+# a one-entry journal, in milliseconds of wall clock and of CPU.
 head -n 1 "$fixture" > "$inputs/one.json"
 for _ in $(seq 11); do
-  t0=$(date +%s%N)
-  "${pin1[@]}" "$an" explain --format json "$inputs/one.json" > /dev/null
-  echo $(( ($(date +%s%N) - t0) / 1000 )) >> "$work/res.one"
+  "$work/analyzer-bench" -time "$work/cpu" "${pin1[@]}" "$an" explain --format json "$inputs/one.json" > /dev/null
+  cat "$work/cpu" >> "$work/res.one"
 done
-printf "fixed cost: explain of a one-entry journal, one core: %.1f ms (median of 11)\n" "$(median "$work/res.one" 1 | awk '{print $1 / 1000}')"
+printf "fixed cost: explain of a one-entry journal, one core: %.1f ms wall, %.1f ms CPU (medians of 11)\n" "$(median "$work/res.one" 1 | awk '{print $1 * 1000}')" "$(median "$work/res.one" 2 | awk '{print $1 * 1000}')"
 rm -f "$inputs/one.json"
 for kind in serving night; do
   for size in $sizes; do
@@ -147,7 +147,7 @@ for kind in serving night; do
       once jq "${pin1[@]}" jq -c --arg re "$literals" 'select((.MESSAGE // "" | if type == "array" then implode else . end) | test($re))' "$in"
     done
     rm -f "$inputs"/in*.journal
-    r() { row "$1" "$lines" "$(median "$work/res.$2" 1)" "$(median "$work/res.$2" 2)"; }
+    r() { row "$1" "$lines" "$(median "$work/res.$2" 1)" "$(median "$work/res.$2" 2)" "$(median "$work/res.$2" 3)"; }
     r "analyzer replay, one core" rep1
     r "analyzer explain --format json, one core" exp1
     r "analyzer replay, two cores" rep2
@@ -161,6 +161,12 @@ for kind in serving night; do
     printf "  same-round ratios, medians (above 1: the analyzer is faster): replay vs jq %sx, vs grep %sx" "$(same_round rep1 jq)" "$(same_round rep1 grep)"
     [ -n "$have_jc" ] && printf ", vs journalctl --grep %sx (explain %sx)" "$(same_round rep1 jc)" "$(same_round exp1 jc)"
     printf "; two cores vs one %sx\n" "$(same_round rep2 rep1)"
+    # The one-core commands again on CPU time, which a neighbour's load
+    # on the shared cores moves least (two cores use more CPU to take
+    # less wall time, so their ratio is wall time's only).
+    printf "  on CPU time (user + system): replay vs jq %sx" "$(same_round rep1 jq 3)"
+    [ -n "$have_jc" ] && printf ", vs journalctl --grep %sx (explain %sx)" "$(same_round rep1 jc 3)" "$(same_round exp1 jc 3)"
+    echo
     rm -f "$in"
   done
 done

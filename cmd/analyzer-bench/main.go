@@ -33,7 +33,15 @@ func main() {
 	runs := flag.Int("runs", 100, "attempts to append")
 	pagesDB := flag.String("pages", "", "instead: time the web pages of serve on this database while -writer is replayed into it")
 	writer := flag.String("writer", "", "with -pages: the input replayed meanwhile")
+	timeOut := flag.String("time", "", "instead: run the command after the flags and write its wall and CPU seconds to this file")
 	flag.Parse()
+	if *timeOut != "" {
+		code, err := timeCommand(*timeOut, flag.Args())
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "analyzer-bench:", err)
+		}
+		os.Exit(code)
+	}
 	var err error
 	if *pagesDB != "" {
 		err = pages(*bin, *pagesDB, *writer, *runs)
