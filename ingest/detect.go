@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -20,9 +19,10 @@ const (
 	FormatJSONSeq        // journalctl -o json-seq: RS (0x1E) + object + LF (RFC 7464)
 	FormatExport         // journalctl -o export (systemd.io/JOURNAL_EXPORT_FORMATS)
 	FormatText           // plain engine output, one entry per line
+	FormatJournal        // a binary journal file (systemd.io/JOURNAL_FILE_FORMAT)
 )
 
-var formatNames = [...]string{"auto", "json", "json-seq", "export", "text"}
+var formatNames = [...]string{"auto", "json", "json-seq", "export", "text", "journal"}
 
 // String returns the format's name as accepted by ParseFormat.
 func (f Format) String() string {
@@ -32,19 +32,16 @@ func (f Format) String() string {
 	return fmt.Sprintf("Format(%d)", int(f))
 }
 
-// ParseFormat parses a format name: auto, json, json-seq, export or text.
+// ParseFormat parses a format name: auto, json, json-seq, export, text or
+// journal.
 func ParseFormat(s string) (Format, error) {
 	for i, n := range formatNames {
 		if strings.EqualFold(s, n) {
 			return Format(i), nil
 		}
 	}
-	return FormatAuto, fmt.Errorf("ingest: unknown format %q (want auto, json, json-seq, export or text)", s)
+	return FormatAuto, fmt.Errorf("ingest: unknown format %q (want auto, json, json-seq, export, text or journal)", s)
 }
-
-// ErrBinaryJournal is returned for a binary .journal file, which must be
-// converted first (journalctl --file=F -o export).
-var ErrBinaryJournal = errors.New("ingest: binary journal file; convert it with journalctl --file=FILE -o export (or -o json --all)")
 
 // journalMagic starts a binary journal file (systemd journal-def.h).
 var journalMagic = []byte("LPKSHHRH")
@@ -56,8 +53,8 @@ var journalMagic = []byte("LPKSHHRH")
 // anything else → FormatText. journalctl's "-- ..." info lines before the
 // data are skipped; input holding only such lines is FormatJSON. It reads
 // from the underlying reader only as far as needed (safe on a live pipe) and
-// looks no further than r's buffer size. Errors: ErrBinaryJournal, or a read
-// error other than io.EOF.
+// looks no further than r's buffer size. A binary journal file's magic
+// bytes → FormatJournal. Errors: a read error other than io.EOF.
 func DetectFormat(r *bufio.Reader) (Format, error) {
 	pos, want, info := 0, 1, false
 	for {
@@ -67,7 +64,7 @@ func DetectFormat(r *bufio.Reader) (Format, error) {
 		}
 		full := err != nil || len(b) >= r.Size() // no more bytes will come
 		if bytes.HasPrefix(b, journalMagic) {
-			return FormatAuto, ErrBinaryJournal
+			return FormatJournal, nil
 		}
 		if !full && (len(b) < len(journalMagic) && bytes.HasPrefix(journalMagic, b) ||
 			len(b) < len(bom) && bytes.HasPrefix(bom, b)) {

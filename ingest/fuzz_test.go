@@ -64,10 +64,10 @@ func FuzzJSONRecord(f *testing.F) {
 }
 
 // FuzzRead runs every input format's reader (journald JSON, export, plain
-// text with every paste envelope, compressed input) on arbitrary bytes: it
-// must end within its budget of time and allocated bytes, emit no more
-// entries than the input has bytes, and keep each message under the line
-// cap. Its seeds include a journal-JSON field nested 9,990 deep and
+// text with every paste envelope, binary journal files, compressed input)
+// on arbitrary bytes: it must end within its budget of time and allocated
+// bytes, emit no more entries than the input has bytes, and keep each
+// message under the line cap. Its seeds include a journal-JSON field nested 9,990 deep and
 // compressed inputs of each kind.
 func FuzzRead(f *testing.F) {
 	seedLines(f, 20)
@@ -75,8 +75,12 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte("Oct 01 21:40:00 h systemd[1]: Started x.service - X.\nOct 01 21:40:01 h x[2]: Traceback (most recent call last):\n"))
 	f.Add([]byte("2025-01-01T10:00:00.1Z stdout P a\n2025-01-01T10:00:00.2Z stdout F b\n"))
 	f.Add([]byte(`{"level":"error","msg":"x","fields":{"message":"y"}}` + "\n"))
-	for _, fm := range []Format{FormatAuto, FormatJSON, FormatExport, FormatText} {
+	for _, fm := range []Format{FormatAuto, FormatJSON, FormatExport, FormatText, FormatJournal} {
 		f.Add([]byte{byte(fm)})
+	}
+	for _, compact := range []bool{false, true} {
+		j, _ := testJournal(compact, testJournalEntries, nil)
+		f.Add(j)
 	}
 	deep := strings.Repeat("[", 9990) + strings.Repeat("]", 9990)
 	f.Add([]byte(`{"__REALTIME_TIMESTAMP":"1","MESSAGE":"x","X":` + deep + "}\n"))
@@ -92,7 +96,7 @@ func FuzzRead(f *testing.F) {
 	}
 	f.Add(xzTool(f, plain, "-0"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, fm := range []Format{FormatAuto, FormatJSON, FormatExport, FormatText} {
+		for _, fm := range []Format{FormatAuto, FormatJSON, FormatExport, FormatText, FormatJournal} {
 			n := 0
 			// What one input may cost: the read buffers, a decoder's window
 			// (64 MiB at most) and the entries; and no quadratic work.

@@ -77,9 +77,9 @@ const (
 // ReadFile reads path ("-" = standard input), detects its format unless
 // opt.Format is set, and calls fn for each entry in order (gzip input is
 // decompressed). Malformed lines are counted in Stats and skipped. It stops
-// at the first error of fn (returned as is), of reading, of ctx, or
-// ErrBinaryJournal, and returns it with the stats so far; the error does not
-// repeat the path, except os.Open's.
+// at the first error of fn (returned as is), of reading or of ctx, and
+// returns it with the stats so far; the error does not repeat the path,
+// except os.Open's.
 //
 // A reassembled line arrives with its first piece's Cursor; the cursor of
 // the last record it consumed is in Fields[FieldEndCursor].
@@ -198,6 +198,8 @@ func (r *run) read() error {
 		return r.readExport()
 	case FormatText:
 		return r.readText()
+	case FormatJournal:
+		return r.readJournal()
 	}
 	return fmt.Errorf("ingest: unknown format %v", f)
 }
@@ -366,7 +368,7 @@ func (r *run) refuseNonLog() error {
 		return fmt.Errorf("%w: the input is empty; %s", ErrNotALog, expected)
 	}
 	if bytes.HasPrefix(b, journalMagic) {
-		return ErrBinaryJournal
+		return nil // binary, by its format
 	}
 	bad := 0
 	for i := 0; i < len(b); {

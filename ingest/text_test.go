@@ -225,8 +225,8 @@ func TestDetectFormat(t *testing.T) {
 			}
 		})
 	}
-	if _, err := DetectFormat(bufio.NewReader(strings.NewReader("LPKSHHRH\x00\x00\x00"))); !errors.Is(err, ErrBinaryJournal) {
-		t.Errorf("binary journal: %v", err)
+	if f, err := DetectFormat(bufio.NewReader(strings.NewReader("LPKSHHRH\x00\x00\x00"))); f != FormatJournal || err != nil {
+		t.Errorf("binary journal: %v, %v; want %v", f, err, FormatJournal)
 	}
 	// Nothing is consumed.
 	br := bufio.NewReader(strings.NewReader("__CURSOR=a\nMESSAGE=x\n"))

@@ -1,9 +1,11 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/llmfleet/analyzer/domain"
@@ -24,8 +26,12 @@ type Input struct {
 }
 
 // FileInputs are files ("-": standard input) as inputs, read by
-// ingest.ReadFile.
+// ingest.ReadFile, in the order given, except that binary journal files
+// take the places they hold among the paths in the order of their first
+// entries (ingest.JournalFileHead): a rotated journal's files, however a
+// shell lists them.
 func FileInputs(paths []string) []Input {
+	paths = journalsInOrder(paths)
 	inputs := make([]Input, len(paths))
 	for i, p := range paths {
 		inputs[i] = Input{Name: p, Read: func(ctx context.Context, opt ingest.Options, fn func(domain.Entry) error) (ingest.Stats, error) {
@@ -33,6 +39,31 @@ func FileInputs(paths []string) []Input {
 		}}
 	}
 	return inputs
+}
+
+// journalsInOrder returns paths with its binary journal files sorted by
+// their first entry's time, in the slots they occupied.
+func journalsInOrder(paths []string) []string {
+	type journal struct {
+		slot int
+		head uint64
+	}
+	var js []journal
+	for i, p := range paths {
+		if head, ok := ingest.JournalFileHead(p); ok {
+			js = append(js, journal{i, head})
+		}
+	}
+	if len(js) < 2 {
+		return paths
+	}
+	sorted := slices.Clone(js)
+	slices.SortStableFunc(sorted, func(a, b journal) int { return cmp.Compare(a.head, b.head) })
+	out := slices.Clone(paths)
+	for k, j := range js {
+		out[j.slot] = paths[sorted[k].slot]
+	}
+	return out
 }
 
 // InputResult is what one input contributed to Analyze.

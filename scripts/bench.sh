@@ -3,7 +3,8 @@
 # on two kinds of journal, each at 43.5k and 1M lines, next to baselines
 # measured in the same run on the same content: jq and grep -E selecting
 # the lines the rules look for, and journalctl --grep on a real journal
-# file of the same entries (made with systemd-journal-remote). Then page
+# file of the same entries (made with systemd-journal-remote), which the
+# analyzer then reads too. Then page
 # latency with 10k attempts in the database while a replay writes to it,
 # and the note latency (needs root).
 #
@@ -141,6 +142,14 @@ for kind in serving night; do
       once rep1 "${pin1[@]}" "$an" replay --db "$work/b.db" "$in"
       [ -n "$have_jc" ] && once jc "${pin1[@]}" journalctl --file "$inputs/in*.journal" -q --no-pager --grep "$literals"
       once exp1 "${pin1[@]}" "$an" explain --format json "$in"
+      if [ -n "$have_jc" ]; then
+        # The same entries from the journal file journalctl reads (the
+        # analyzer reads binary journal files too; the shell's order of
+        # rotated files does not matter).
+        rm -f "$work/b.db"*
+        once rep1j "${pin1[@]}" "$an" replay --db "$work/b.db" "$inputs"/in*.journal
+        once exp1j "${pin1[@]}" "$an" explain --format json "$inputs"/in*.journal
+      fi
       rm -f "$work/b.db"*
       once rep2 "${pin2[@]}" "$an" replay --db "$work/b.db" "$in"
       once grep "${pin1[@]}" grep -E -c "$literals" "$in"
@@ -154,6 +163,8 @@ for kind in serving night; do
     r "jq select on the rule literals, one core" jq
     r "grep -E -c on the rule literals, one core" grep
     if [ -n "$have_jc" ]; then
+      r "analyzer replay of the journal file, one core" rep1j
+      r "analyzer explain of the journal file, one core" exp1j
       r "journalctl --file --grep, one core" jc
     elif [ -x /lib/systemd/systemd-journal-remote ]; then
       echo "  journalctl --file --grep: systemd-journal-remote wrote no readable journal"
@@ -167,6 +178,10 @@ for kind in serving night; do
     printf "  on CPU time (user + system): replay vs jq %sx" "$(same_round rep1 jq 3)"
     [ -n "$have_jc" ] && printf ", vs journalctl --grep %sx (explain %sx)" "$(same_round rep1 jc 3)" "$(same_round exp1 jc 3)"
     echo
+    if [ -n "$have_jc" ]; then
+      printf "  reading the journal file journalctl reads: replay vs journalctl --grep %sx (explain %sx); on CPU time %sx (%sx)\n" \
+        "$(same_round rep1j jc)" "$(same_round exp1j jc)" "$(same_round rep1j jc 3)" "$(same_round exp1j jc 3)"
+    fi
     rm -f "$in"
   done
 done
