@@ -89,12 +89,17 @@ type flatRecord struct {
 	arena []byte          // decoded values of the last parse
 	over  bool            // the last parse stopped at maxRecordFields
 	gen   uint64          // parses since r was made (reset counts them)
+	// realtime is __REALTIME_TIMESTAMP in µs when realtimeOK: set by a
+	// reader that has it as a number (a journal file's entry), so that
+	// recordTime need not read its digits back.
+	realtime   int64
+	realtimeOK bool
 }
 
 func (r *flatRecord) reset() {
 	r.names, r.slots, r.kept, r.vals = r.names[:0], r.slots[:0], r.kept[:0], r.vals[:0]
 	r.at = [numSlots]int32{}
-	r.over = false
+	r.over, r.realtimeOK = false, false
 	r.gen++
 }
 
@@ -177,7 +182,7 @@ func (r *flatRecord) clone() *flatRecord {
 	}
 	buf := make([]byte, 0, size)
 	c := &flatRecord{names: append([]string(nil), r.names...), slots: append([]int8(nil), r.slots...), kept: append([]bool(nil), r.kept...),
-		vals: make([][]byte, len(r.vals)), at: r.at}
+		vals: make([][]byte, len(r.vals)), at: r.at, realtime: r.realtime, realtimeOK: r.realtimeOK}
 	for i, v := range r.vals {
 		if v == nil {
 			continue

@@ -8,7 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"math/bits"
 	"os"
+	"slices"
 	"strconv"
 
 	"github.com/klauspost/compress/zstd"
@@ -61,6 +64,10 @@ const (
 	// holds values no entry uses, must not take memory without bound. Past
 	// it, the values kept are dropped (counted as malformed).
 	journalKeptMax = 32 << 20
+
+	// journalFreshMax is how many values of one entry alone wait for it
+	// outside the map (see journalReader.lookup).
+	journalFreshMax = 64
 )
 
 // errJournalLZ4 is the error for a DATA object compressed with LZ4, which
@@ -80,8 +87,10 @@ type journalData struct {
 
 // journalItem is an entry's reference to a DATA object, as last resolved.
 type journalItem struct {
-	off uint64
-	d   *journalData
+	off  uint64
+	d    *journalData
+	uses uint64 // entries in a row that had it, not yet taken from d.left
+	boot bool   // d.boot
 }
 
 // journalReader holds the state of one journal file's read.
@@ -93,14 +102,14 @@ type journalReader struct {
 	seqnumID   [16]byte
 	data       map[uint64]*journalData // DATA objects entries will still use
 	keptSize   int                     // bytes of values in data
-	prev       []journalItem           // the last entry's items: the next one mostly repeats them
-	prevWhole  bool                    // the record still starts with prev's fields (none was missing)
-	items      []journalItem
-	cursorHead []byte   // "s=SEQNUM_ID;i="
-	boot       [16]byte // the last entry's boot ID
-	bootHex    []byte   // and in hex
-	buf        []byte   // the entry object being read
-	scratch    []byte   // the entry's synthesized values
+	fresh      []journalItem           // data objects of n_entries 1 not used yet (see lookup)
+	items      []journalItem           // the last entry's items: the next one mostly repeats them
+	itemsWhole bool                    // the record still starts with items' fields (none was missing)
+	cursorHead []byte                  // "s=SEQNUM_ID;i="
+	boot       [16]byte                // the last entry's boot ID
+	bootHex    []byte                  // and in hex
+	buf        []byte                  // the entry object being read
+	scratch    []byte                  // the entry's synthesized values
 	rec        flatRecord
 	zstd       *zstd.Decoder
 	synth      [4]struct {
@@ -234,18 +243,10 @@ func (jr *journalReader) dataObject(at uint64, flags byte, body uint64) error {
 		jr.r.malformed("%s: data object at byte %d of %d bytes (%d at most): skipped", jr.r.source, at, body+journalObjHeader, uint64(jr.r.recordCap)+fixed+journalObjHeader)
 		return jr.skip(body)
 	}
-	// The buffer grows as bytes arrive: a size the file does not hold
-	// costs no memory.
-	var buf bytes.Buffer
-	n, err := io.CopyN(&buf, jr.r.br, int64(body))
-	jr.off += uint64(n)
-	if err != nil {
-		if err == io.EOF {
-			return nil
-		}
+	b, err := jr.readBody(body)
+	if err != nil || b == nil {
 		return err
 	}
-	b := buf.Bytes()
 	nEntries := binary.LittleEndian.Uint64(b[40:48])
 	payload := b[fixed:]
 	if flags&(journalObjXZ|journalObjLZ4|journalObjZSTD) != 0 {
@@ -264,15 +265,42 @@ func (jr *journalReader) dataObject(at uint64, flags byte, body uint64) error {
 	if jr.keptSize+len(payload) > journalKeptMax {
 		jr.r.malformed("%s: data object at byte %d: the values kept for later entries pass %d MiB; dropped (later entries may lack fields)", jr.r.source, at, journalKeptMax>>20)
 		clear(jr.data)
-		jr.prev, jr.keptSize = jr.prev[:0], 0
+		jr.items, jr.itemsWhole, jr.fresh, jr.keptSize = jr.items[:0], false, jr.fresh[:0], 0
 	}
 	name := fieldName(payload[:eq])
 	slot := jr.asm.keep.slot(name)
 	d := &journalData{name: name, slot: slot, kept: jr.asm.keep.inFields(name, slot), val: payload[eq+1:], left: nEntries,
 		boot: name == "_BOOT_ID"}
-	jr.data[at] = d
+	if nEntries == 1 && len(jr.fresh) < journalFreshMax {
+		jr.fresh = append(jr.fresh, journalItem{off: at, d: d})
+	} else {
+		jr.data[at] = d
+	}
 	jr.keptSize += len(payload)
 	return nil
+}
+
+// readBody reads the n bytes of an object's body into a new buffer of its
+// own, or returns nil when the file ends first. A body of more than what
+// the read buffer holds is read into a buffer that grows as bytes arrive:
+// a size the file does not hold costs no memory.
+func (jr *journalReader) readBody(n uint64) ([]byte, error) {
+	if n <= readBufSize {
+		b := make([]byte, n)
+		got, err := io.ReadFull(jr.r.br, b)
+		jr.off += uint64(got)
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return nil, nil
+		}
+		return b, err
+	}
+	var buf bytes.Buffer
+	got, err := io.CopyN(&buf, jr.r.br, int64(n))
+	jr.off += uint64(got)
+	if err == io.EOF {
+		return nil, nil
+	}
+	return buf.Bytes(), err
 }
 
 // decompress returns a compressed DATA payload decoded, up to the record cap.
@@ -341,7 +369,6 @@ func (jr *journalReader) entryObject(at uint64, body uint64) error {
 
 	rec := &jr.rec
 	rec.reset()
-	jr.items = jr.items[:0]
 	itemOff := func(p uint64) uint64 {
 		if jr.compact {
 			return uint64(le.Uint32(b[p:]))
@@ -349,12 +376,14 @@ func (jr *journalReader) entryObject(at uint64, body uint64) error {
 		return le.Uint64(b[p:])
 	}
 	// The items the last entry began with are still the record's first
-	// fields (reset keeps the arrays): take them in place, as the JSON
-	// reader takes a run of members it has seen (copying pointers costs
-	// write barriers).
+	// fields (reset keeps the arrays) and jr.items' first: take them in
+	// place, as the JSON reader takes a run of members it has seen
+	// (copying pointers costs write barriers), and count their use there.
+	items := jr.items
 	p, j := fixed, 0
-	if jr.prevWhole {
-		for ; j < len(jr.prev) && p < body && itemOff(p) == jr.prev[j].off; j, p = j+1, p+itemSize {
+	if jr.itemsWhole {
+		for ; j < len(items) && p < body && itemOff(p) == items[j].off; j, p = j+1, p+itemSize {
+			items[j].uses++
 		}
 		rec.names, rec.slots, rec.kept, rec.vals = rec.names[:j], rec.slots[:j], rec.kept[:j], rec.vals[:j]
 		for k, slot := range rec.slots {
@@ -362,32 +391,29 @@ func (jr *journalReader) entryObject(at uint64, body uint64) error {
 				rec.at[slot] = int32(k + 1)
 			}
 		}
-		jr.items = append(jr.items, jr.prev[:j]...)
-		for _, it := range jr.prev[:j] {
-			jr.used(it)
-		}
 	}
+	for _, it := range items[j:] {
+		jr.settle(it)
+	}
+	items = items[:j]
 	missing := 0
 	for ; p < body; p += itemSize {
 		o := itemOff(p)
-		d := jr.data[o]
+		d := jr.lookup(o)
 		if d == nil {
 			missing++
 			continue
 		}
-		it := journalItem{o, d}
-		jr.items = append(jr.items, it)
-		jr.used(it)
+		items = append(items, journalItem{off: o, d: d, uses: 1, boot: d.boot})
 		rec.add(d.name, d.slot, d.kept, d.val)
 	}
-	jr.prev, jr.items = jr.items, jr.prev
-	jr.prevWhole = missing == 0
+	jr.items, jr.itemsWhole = items, missing == 0
 	if missing > 0 {
 		jr.r.malformed("%s: entry object at byte %d: %d of its fields are not in the file before it", jr.r.source, at, missing)
 	}
 	boot := false
-	for _, it := range jr.prev {
-		boot = boot || it.d.boot
+	for _, it := range items {
+		boot = boot || it.boot
 	}
 
 	// __CURSOR as sd_journal_get_cursor(3) words it, then the times and
@@ -401,15 +427,15 @@ func (jr *journalReader) entryObject(at uint64, body uint64) error {
 		jr.bootHex = hex.AppendEncode(jr.bootHex[:0], bootID)
 	}
 	s := append(jr.scratch[:0], jr.cursorHead...)
-	s = strconv.AppendUint(s, seqnum, 16)
+	s = appendHex(s, seqnum)
 	s = append(s, ";b="...)
 	s = append(s, jr.bootHex...)
 	s = append(s, ";m="...)
-	s = strconv.AppendUint(s, monotonic, 16)
+	s = appendHex(s, monotonic)
 	s = append(s, ";t="...)
-	s = strconv.AppendUint(s, realtime, 16)
+	s = appendHex(s, realtime)
 	s = append(s, ";x="...)
-	s = strconv.AppendUint(s, xor, 16)
+	s = appendHex(s, xor)
 	c := len(s)
 	s = strconv.AppendUint(s, realtime, 10)
 	rt := len(s)
@@ -417,6 +443,9 @@ func (jr *journalReader) entryObject(at uint64, body uint64) error {
 	jr.scratch = s
 	jr.synthField(0, s[:c:c])
 	jr.synthField(1, s[c:rt:rt])
+	if jr.synth[1].slot == slotRealtime && realtime <= math.MaxInt64 {
+		rec.realtime, rec.realtimeOK = int64(realtime), true
+	}
 	jr.synthField(2, s[rt:])
 	if !boot {
 		jr.synthField(3, jr.bootHex)
@@ -424,13 +453,49 @@ func (jr *journalReader) entryObject(at uint64, body uint64) error {
 	return jr.r.pushFlat(jr.asm, rec)
 }
 
-// used counts one more entry that used data object it, and forgets the
-// object when that was the last its n_entries counter announced.
-func (jr *journalReader) used(it journalItem) {
-	if it.d.left--; it.d.left == 0 {
-		delete(jr.data, it.off)
-		jr.keptSize -= len(it.d.name) + 1 + len(it.d.val)
+// lookup returns the data object at offset o, nil when none was read.
+// One entry's own values, used by it alone, are the last objects before
+// it: they are looked for first in fresh, and taken out of it.
+func (jr *journalReader) lookup(o uint64) *journalData {
+	for i := len(jr.fresh) - 1; i >= 0; i-- {
+		if it := jr.fresh[i]; it.off == o {
+			jr.fresh = slices.Delete(jr.fresh, i, i+1)
+			jr.keptSize -= len(it.d.name) + 1 + len(it.d.val)
+			it.d.left = 0 // its one use
+			return it.d
+		}
 	}
+	return jr.data[o]
+}
+
+// settle counts the uses of data object it by the entries that had it
+// in a row, and forgets the object when they were the last its n_entries
+// counter announced.
+func (jr *journalReader) settle(it journalItem) {
+	d := it.d
+	if d.left > it.uses {
+		d.left -= it.uses
+		return
+	}
+	if d.left > 0 {
+		d.left = 0
+		delete(jr.data, it.off)
+		jr.keptSize -= len(d.name) + 1 + len(d.val)
+	}
+}
+
+// appendHex is strconv.AppendUint(b, v, 16) (%llx), without its division
+// loop: a cursor holds four such numbers per entry.
+func appendHex(b []byte, v uint64) []byte {
+	const digits = "0123456789abcdef"
+	n := (max(bits.Len64(v), 1) + 3) / 4
+	b = slices.Grow(b, n)
+	out := b[len(b) : len(b)+n]
+	for i := n - 1; i >= 0; i-- {
+		out[i] = digits[v&0xf]
+		v >>= 4
+	}
+	return b[:len(b)+n]
 }
 
 // synthField adds synthesized field i with value v to the record.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -260,4 +261,12 @@ func FuzzJournalFile(f *testing.F) {
 			t.Fatalf("%d entries from %d bytes", n, len(data))
 		}
 	})
+}
+
+func TestAppendHex(t *testing.T) {
+	for _, v := range []uint64{0, 1, 0xf, 0x10, 0xabc, 1<<63 - 1, 1 << 63, ^uint64(0), 0x65bfeda25e000} {
+		if got, want := string(appendHex([]byte("x"), v)), "x"+strconv.FormatUint(v, 16); got != want {
+			t.Errorf("appendHex(%d) = %q, want %q", v, got, want)
+		}
+	}
 }

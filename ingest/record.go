@@ -215,6 +215,9 @@ func (keep fieldSet) inFields(name string, s int8) bool {
 
 // recordTime returns __REALTIME_TIMESTAMP, or _SOURCE_REALTIME_TIMESTAMP.
 func recordTime(r *flatRecord) (time.Time, bool) {
+	if r.realtimeOK {
+		return time.UnixMicro(r.realtime).In(time.Local), true
+	}
 	for _, s := range [...]int8{slotRealtime, slotSourceRealtime} {
 		if v := r.get(s); len(v) > 0 {
 			if us, ok := digits(v); ok {
