@@ -68,6 +68,10 @@ const (
 	// journalFreshMax is how many values of one entry alone wait for it
 	// outside the map (see journalReader.lookup).
 	journalFreshMax = 64
+
+	// journalArenaMax is the size past which the arena of those values is
+	// emptied even while some still wait.
+	journalArenaMax = 1 << 20
 )
 
 // errJournalLZ4 is the error for a DATA object compressed with LZ4, which
@@ -103,6 +107,7 @@ type journalReader struct {
 	data       map[uint64]*journalData // DATA objects entries will still use
 	keptSize   int                     // bytes of values in data
 	fresh      []journalItem           // data objects of n_entries 1 not used yet (see lookup)
+	arena      []byte                  // their values, until no fresh object is left
 	items      []journalItem           // the last entry's items: the next one mostly repeats them
 	itemsWhole bool                    // the record still starts with items' fields (none was missing)
 	cursorHead []byte                  // "s=SEQNUM_ID;i="
@@ -243,12 +248,34 @@ func (jr *journalReader) dataObject(at uint64, flags byte, body uint64) error {
 		jr.r.malformed("%s: data object at byte %d of %d bytes (%d at most): skipped", jr.r.source, at, body+journalObjHeader, uint64(jr.r.recordCap)+fixed+journalObjHeader)
 		return jr.skip(body)
 	}
-	b, err := jr.readBody(body)
-	if err != nil || b == nil {
+	var head [journalDataCompact - journalObjHeader]byte
+	got, err := io.ReadFull(jr.r.br, head[:fixed])
+	jr.off += uint64(got)
+	if err != nil {
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return nil
+		}
 		return err
 	}
-	nEntries := binary.LittleEndian.Uint64(b[40:48])
-	payload := b[fixed:]
+	nEntries := binary.LittleEndian.Uint64(head[40:48])
+	var payload []byte
+	if n := body - fixed; nEntries == 1 && len(jr.fresh) < journalFreshMax && n <= readBufSize {
+		// A value of one entry alone is read into the arena its entry
+		// empties (see entryObject).
+		start := len(jr.arena)
+		jr.arena = slices.Grow(jr.arena, int(n))[:start+int(n)]
+		payload = jr.arena[start:]
+		got, err = io.ReadFull(jr.r.br, payload)
+		jr.off += uint64(got)
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return nil
+		}
+	} else {
+		payload, err = jr.readBody(n)
+	}
+	if err != nil || payload == nil {
+		return err
+	}
 	if flags&(journalObjXZ|journalObjLZ4|journalObjZSTD) != 0 {
 		if payload, err = jr.decompress(flags, payload); err != nil {
 			jr.r.malformed("%s: data object at byte %d: %v", jr.r.source, at, err)
@@ -450,7 +477,23 @@ func (jr *journalReader) entryObject(at uint64, body uint64) error {
 	if !boot {
 		jr.synthField(3, jr.bootHex)
 	}
-	return jr.r.pushFlat(jr.asm, rec)
+	if err := jr.r.pushFlat(jr.asm, rec); err != nil {
+		return err
+	}
+	// The entry's own values are in the Entry now (normalize copies them;
+	// a partial line's record is cloned): their arena is free, once no
+	// value in it waits for an entry still. Values that wait too long
+	// (no entry of the file uses them) move out of it.
+	if len(jr.fresh) > 0 && len(jr.arena) > journalArenaMax {
+		for _, it := range jr.fresh {
+			it.d.val = bytes.Clone(it.d.val)
+		}
+		jr.arena = jr.arena[:0]
+	}
+	if len(jr.fresh) == 0 {
+		jr.arena = jr.arena[:0]
+	}
+	return nil
 }
 
 // lookup returns the data object at offset o, nil when none was read.
