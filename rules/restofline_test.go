@@ -28,11 +28,16 @@ func TestRestOfLineAgrees(t *testing.T) {
 		{`a((?P<in>.*))$`, false}, // the rest in a nested capture
 		{`(a.*)$|b`, false},       // an alternation
 		{`a.+$`, false},
+		{`(?:a.*)$`, true},      // no capture: the head comes from the tree
+		{`a[^\n]*$`, false},     // a class, which the parser keeps as one
+		{`a\\.*$`, true},        // an escaped backslash, then the rest
+		{`a\.*$`, false},        // a literal dot, repeated
+		{`(?P<d>a\.*)$`, false}, // the same in a capture
 	}
 	texts := []string{
 		"", "a", "ab", "abb", "non-default args: {'model': 'x'}", "xx non-default args: {",
 		"config ", "config a\nb", "a\nab", "x\xffconfig \xfe", "aWb W_X is set", "W_A not W_B is",
-		"aaab\n", "zab\xffq",
+		"aaab\n", "zab\xffq", `a\`, `a\\x`, "a...", "a.", "a\n.",
 	}
 	for _, f := range forms {
 		p := &lazyRegexp{src: f.src}
@@ -102,4 +107,27 @@ func agree(t *testing.T, p *lazyRegexp, want *regexp.Regexp, s string) bool {
 		t.Errorf("%q on %q: MatchString %v, regexp's %v", p.src, s, !m, m)
 	}
 	return m
+}
+
+func TestHeadSource(t *testing.T) {
+	for _, c := range []struct {
+		src       string
+		inCapture bool
+		head      string
+		ok        bool
+	}{
+		{`config (?P<cfg>.*)$`, true, `config (?P<cfg>)`, true},
+		{`non-default args: (?P<args>\{.*)$`, true, `non-default args: (?P<args>\{)`, true},
+		{`a(?P<lazy>.*?)$`, true, `a(?P<lazy>)`, true},
+		{`^x.*$`, false, `^x`, true},
+		{`a\\.*$`, false, `a\\`, true},
+		{`a\.*$`, false, "", false},
+		{`(?:a.*)$`, false, "", false}, // the tree's head is printed instead
+		{`a.*`, false, "", false},
+		{`(a.*$`, true, "", false},
+	} {
+		if head, ok := headSource(c.src, c.inCapture); head != c.head || ok != c.ok {
+			t.Errorf("headSource(%q, %v) = %q, %v; want %q, %v", c.src, c.inCapture, head, ok, c.head, c.ok)
+		}
+	}
 }

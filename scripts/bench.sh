@@ -163,8 +163,8 @@ for kind in serving night; do
     r "jq select on the rule literals, one core" jq
     r "grep -E -c on the rule literals, one core" grep
     if [ -n "$have_jc" ]; then
-      r "analyzer replay of the journal file, one core" rep1j
-      r "analyzer explain of the journal file, one core" exp1j
+      r "analyzer replay of the .journal, one core" rep1j
+      r "analyzer explain of the .journal, one core" exp1j
       r "journalctl --file --grep, one core" jc
     elif [ -x /lib/systemd/systemd-journal-remote ]; then
       echo "  journalctl --file --grep: systemd-journal-remote wrote no readable journal"
