@@ -94,12 +94,18 @@ type flatRecord struct {
 	// recordTime need not read its digits back.
 	realtime   int64
 	realtimeOK bool
+	// keptFrom, when not 0, is the gen of an earlier parse into r whose
+	// fields for Entry.Fields (fieldSet.inFields) were these, in this
+	// order with these values: a reader that knows it (a journal file's
+	// entry sharing its DATA objects with the last one) spares the
+	// byte comparison of fieldsMemo.same.
+	keptFrom uint64
 }
 
 func (r *flatRecord) reset() {
 	r.names, r.slots, r.kept, r.vals = r.names[:0], r.slots[:0], r.kept[:0], r.vals[:0]
 	r.at = [numSlots]int32{}
-	r.over, r.realtimeOK = false, false
+	r.over, r.realtimeOK, r.keptFrom = false, false, 0
 	r.gen++
 }
 

@@ -117,6 +117,7 @@ type journalReader struct {
 	scratch    []byte                  // the entry's synthesized values
 	rec        flatRecord
 	zstd       *zstd.Decoder
+	synthFixed bool // no synthesized field goes to Entry.Fields (__CURSOR, __REALTIME_TIMESTAMP are members)
 	synth      [4]struct {
 		slot int8
 		kept bool
@@ -134,6 +135,7 @@ func (r *run) readJournal() error {
 		slot := jr.asm.keep.slot(name)
 		jr.synth[i].slot, jr.synth[i].kept = slot, jr.asm.keep.inFields(name, slot)
 	}
+	jr.synthFixed = !jr.synth[2].kept && !jr.synth[3].kept // the monotonic time and the boot ID stay out of Entry.Fields
 	defer func() {
 		if jr.zstd != nil {
 			jr.zstd.Close()
@@ -395,6 +397,7 @@ func (jr *journalReader) entryObject(at uint64, body uint64) error {
 	bootID, xor := b[24:40], le.Uint64(b[40:])
 
 	rec := &jr.rec
+	prevGen := rec.gen
 	rec.reset()
 	itemOff := func(p uint64) uint64 {
 		if jr.compact {
@@ -419,7 +422,12 @@ func (jr *journalReader) entryObject(at uint64, body uint64) error {
 			}
 		}
 	}
+	// Whether the fields that go to Entry.Fields are the last record's:
+	// the items that changed hold none of them (nor do the synthesized
+	// fields, which change with every entry).
+	keptSame := jr.itemsWhole && jr.synthFixed
 	for _, it := range items[j:] {
+		keptSame = keptSame && !it.d.kept
 		jr.settle(it)
 	}
 	items = items[:j]
@@ -431,8 +439,12 @@ func (jr *journalReader) entryObject(at uint64, body uint64) error {
 			missing++
 			continue
 		}
+		keptSame = keptSame && !d.kept
 		items = append(items, journalItem{off: o, d: d, uses: 1, boot: d.boot})
 		rec.add(d.name, d.slot, d.kept, d.val)
+	}
+	if keptSame && missing == 0 {
+		rec.keptFrom = prevGen
 	}
 	jr.items, jr.itemsWhole = items, missing == 0
 	if missing > 0 {

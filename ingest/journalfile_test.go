@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -312,5 +313,37 @@ func TestJournalFileLingeringValue(t *testing.T) {
 	}
 	if last := es[2200]; last.Message != "last" || last.Fields["X"] != "late" {
 		t.Errorf("last entry: %q, X=%q", last.Message, last.Fields["X"])
+	}
+}
+
+// TestJournalFileSharedFields: entries whose DATA objects for Entry.Fields
+// are the last entry's share its Fields map without a comparison; one
+// changed, added or dropped gives a map of its own with the right values.
+func TestJournalFileSharedFields(t *testing.T) {
+	entries := [][]string{
+		{"_HOSTNAME=h", "X=1", "MESSAGE=a"},
+		{"_HOSTNAME=h", "X=1", "MESSAGE=b"},
+		{"_HOSTNAME=h", "X=2", "MESSAGE=c"},
+		{"_HOSTNAME=h", "X=2", "MESSAGE=d", "Y=not kept"},
+		{"_HOSTNAME=h", "X=2", "MESSAGE=e", "Z=9"},
+		{"_HOSTNAME=h", "MESSAGE=f"},
+		{"_HOSTNAME=h", "MESSAGE=g"},
+	}
+	b, _ := testJournal(true, entries, nil)
+	var es []domain.Entry
+	if _, err := Read(context.Background(), bytes.NewReader(b), "j", Options{Fields: []string{"X", "Z"}}, func(e domain.Entry) error {
+		es = append(es, e)
+		return nil
+	}); err != nil || len(es) != 7 {
+		t.Fatalf("err %v, %d entries", err, len(es))
+	}
+	for i, want := range []string{"map[X:1]", "map[X:1]", "map[X:2]", "map[X:2]", "map[X:2 Z:9]", "map[]", "map[]"} {
+		if got := fmt.Sprint(es[i].Fields); got != want {
+			t.Errorf("entry %d: Fields %s, want %s", i, got, want)
+		}
+	}
+	same := func(i, j int) bool { return reflect.ValueOf(es[i].Fields).Pointer() == reflect.ValueOf(es[j].Fields).Pointer() }
+	if !same(0, 1) || same(1, 2) || !same(2, 3) || same(3, 4) {
+		t.Errorf("maps shared: 0-1 %v, 1-2 %v, 2-3 %v, 3-4 %v", same(0, 1), same(1, 2), same(2, 3), same(3, 4))
 	}
 }

@@ -84,6 +84,7 @@ type fieldsMemo struct {
 	vals  []byte // the values, end to end
 	ends  []int  // where each value ends in vals
 	m     map[string]string
+	gen   uint64 // flatRecord.gen of the last record m was found for
 }
 
 // same tells whether the kept fields of r are the ones m was built from.
@@ -149,12 +150,13 @@ func (c *textCache) normalizeAt(r *flatRecord, msg []byte, truncated bool, sourc
 		}
 	}
 	// Entries share an unchanged Fields map: it is read-only (Entry.Fields).
-	if c.fields.same(r) {
+	if r.keptFrom != 0 && r.keptFrom == c.fields.gen && c.fields.m != nil || c.fields.same(r) {
 		e.Fields = c.fields.m
 	} else {
 		e.Fields = fields(r)
 		c.fields.remember(r, e.Fields)
 	}
+	c.fields.gen = r.gen
 	return e
 }
 
