@@ -342,7 +342,9 @@ func TestJournalFileSharedFields(t *testing.T) {
 			t.Errorf("entry %d: Fields %s, want %s", i, got, want)
 		}
 	}
-	same := func(i, j int) bool { return reflect.ValueOf(es[i].Fields).Pointer() == reflect.ValueOf(es[j].Fields).Pointer() }
+	same := func(i, j int) bool {
+		return reflect.ValueOf(es[i].Fields).Pointer() == reflect.ValueOf(es[j].Fields).Pointer()
+	}
 	if !same(0, 1) || same(1, 2) || !same(2, 3) || same(3, 4) {
 		t.Errorf("maps shared: 0-1 %v, 1-2 %v, 2-3 %v, 3-4 %v", same(0, 1), same(1, 2), same(2, 3), same(3, 4))
 	}
