@@ -5,7 +5,8 @@
 # directory). The profile is the work the speed targets are measured on,
 # `explain` and `replay` of the team's two generators (SHARED_TOOLS,
 # ../shared/tools): serving-journal.py (vLLM in podman serving traffic) and
-# night-journal.py (a boot ladder every night), 300k and 200k lines. Each
+# night-journal.py (a boot ladder every night), 300k and 200k lines, read
+# as JSON and as the journal file systemd-journal-remote writes. Each
 # command's samples count by the time it takes, so neither journal is
 # weighted by hand. The binary profiled is built without a profile
 # (-pgo=off): default.pgo never learns from itself.
@@ -30,6 +31,16 @@ for kind in serving night; do
   "$work/analyzer" explain --cpuprofile "$work/$kind-explain.prof" --format json "$in" > /dev/null
   "$work/analyzer" replay --cpuprofile "$work/$kind-replay.prof" --db "$work/$kind.db" "$in" > /dev/null
   profiles+=("$work/$kind-explain.prof" "$work/$kind-replay.prof")
+  # The same entries as the journal file systemd-journal-remote writes,
+  # which make bench reads too.
+  if [ -x /lib/systemd/systemd-journal-remote ]; then
+    python3 scripts/json2export.py "$in" > "$work/$kind.export"
+    /lib/systemd/systemd-journal-remote -o "$work/$kind.journal" "$work/$kind.export" 2> /dev/null
+    rm -f "$work/$kind.export" "$work/$kind.db"*
+    "$work/analyzer" explain --cpuprofile "$work/$kind-jexplain.prof" --format json "$work/$kind"*.journal > /dev/null
+    "$work/analyzer" replay --cpuprofile "$work/$kind-jreplay.prof" --db "$work/$kind.db" "$work/$kind"*.journal > /dev/null
+    profiles+=("$work/$kind-jexplain.prof" "$work/$kind-jreplay.prof")
+  fi
 done
 go tool pprof -proto "${profiles[@]}" > "$work/default.pgo" 2> /dev/null
 mv "$work/default.pgo" cmd/analyzer/default.pgo
