@@ -69,6 +69,9 @@ const (
 	// outside the map (see journalReader.lookup).
 	journalFreshMax = 64
 
+	// journalSeekMin is the least skip that seeks instead of reading.
+	journalSeekMin = 64 << 10
+
 	// journalArenaMax is the size past which the arena of those values is
 	// emptied even while some still wait.
 	journalArenaMax = 1 << 20
@@ -117,7 +120,8 @@ type journalReader struct {
 	scratch    []byte                  // the entry's synthesized values
 	rec        flatRecord
 	zstd       *zstd.Decoder
-	synthFixed bool // no synthesized field goes to Entry.Fields (__CURSOR, __REALTIME_TIMESTAMP are members)
+	seeker     io.Seeker // the file, when skip may seek in it
+	synthFixed bool      // no synthesized field goes to Entry.Fields (__CURSOR, __REALTIME_TIMESTAMP are members)
 	synth      [4]struct {
 		slot int8
 		kept bool
@@ -136,6 +140,10 @@ func (r *run) readJournal() error {
 		jr.synth[i].slot, jr.synth[i].kept = slot, jr.asm.keep.inFields(name, slot)
 	}
 	jr.synthFixed = !jr.synth[2].kept && !jr.synth[3].kept // the monotonic time and the boot ID stay out of Entry.Fields
+	if r.rw.src == io.Reader(r.cr) {
+		// Not decompressed: seekable when the file is (see skip).
+		jr.seeker, _ = r.cr.r.(io.Seeker)
+	}
 	defer func() {
 		if jr.zstd != nil {
 			jr.zstd.Close()
@@ -223,8 +231,20 @@ func (jr *journalReader) header() (tail uint64, err error) {
 	return tail, nil
 }
 
-// skip passes over n bytes of the file.
+// skip passes over n bytes of the file: by seeking when the file is
+// seekable and n is large (a journal file's entry arrays and hash tables,
+// ~40 % of its bytes, need not be read at all), else by reading them.
 func (jr *journalReader) skip(n uint64) error {
+	if held := uint64(jr.r.br.Buffered()); n >= journalSeekMin && n > held && jr.seeker != nil && len(jr.r.rw.pending) == 0 {
+		if rest := n - held; rest <= math.MaxInt32 {
+			if _, err := jr.seeker.Seek(int64(rest), io.SeekCurrent); err == nil {
+				jr.r.br.Reset(jr.r.rw) // drops the held bytes, the skip's first
+				jr.r.cr.n += int64(rest)
+				jr.off += n
+				return nil
+			}
+		}
+	}
 	for n > 0 {
 		step := int(min(n, 1<<30))
 		got, err := jr.r.br.Discard(step)

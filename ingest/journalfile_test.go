@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"reflect"
 	"slices"
 	"strconv"
@@ -23,8 +24,9 @@ import (
 // 264-byte header (systemd 252's), then for each entry the DATA objects of
 // its fields not stored yet and its ENTRY object, each at an 8-byte
 // boundary. The hash tables and entry arrays are left out: the reader
-// needs none. pack, when set, may compress a payload and return the
-// object flag saying how. It returns the file and each object's offset.
+// needs none; an entry ["#array N"] is an entry array object of N bytes
+// instead. pack, when set, may compress a payload and return the object
+// flag saying how. It returns the file and each object's offset.
 func testJournal(compact bool, entries [][]string, pack func(payload []byte) (byte, []byte)) ([]byte, []int) {
 	le := binary.LittleEndian
 	uses := map[string]uint64{}
@@ -55,7 +57,16 @@ func testJournal(compact bool, entries [][]string, pack func(payload []byte) (by
 		return uint64(at)
 	}
 	stored := map[string]uint64{}
-	for i, e := range entries {
+	seq := 0
+	for _, e := range entries {
+		if len(e) == 1 && strings.HasPrefix(e[0], "#array ") {
+			// An entry array of that many bytes, which the reader skips.
+			n, _ := strconv.Atoi(strings.TrimPrefix(e[0], "#array "))
+			object(6, 0, make([]byte, n))
+			continue
+		}
+		i := seq
+		seq++
 		var offs []uint64
 		for _, f := range e {
 			if o, ok := stored[f]; ok {
@@ -91,7 +102,7 @@ func testJournal(compact bool, entries [][]string, pack func(payload []byte) (by
 	}
 	le.PutUint64(b[96:], uint64(len(b)-264))
 	le.PutUint64(b[136:], uint64(objs[len(objs)-1]))
-	le.PutUint64(b[152:], uint64(len(entries)))
+	le.PutUint64(b[152:], uint64(seq))
 	return b, objs
 }
 
@@ -347,5 +358,33 @@ func TestJournalFileSharedFields(t *testing.T) {
 	}
 	if !same(0, 1) || same(1, 2) || !same(2, 3) || same(3, 4) {
 		t.Errorf("maps shared: 0-1 %v, 1-2 %v, 2-3 %v, 3-4 %v", same(0, 1), same(1, 2), same(2, 3), same(3, 4))
+	}
+}
+
+// TestJournalFileSkipsBySeeking: objects the reader does not need are
+// passed over by seeking in a seekable file, by reading otherwise, with
+// the same entries; the seek starts inside the read buffer or past it.
+func TestJournalFileSkipsBySeeking(t *testing.T) {
+	entries := [][]string{{"MESSAGE=a", "X=1"}, {"#array 300000"}, {"MESSAGE=b", "X=1"}, {"#array 70000"}, {"MESSAGE=c"}}
+	for i := 0; i < 3000; i++ {
+		entries = append(entries, []string{fmt.Sprintf("MESSAGE=%d", i), "X=1"})
+	}
+	entries = append(entries, []string{"#array 1000000"}, []string{"MESSAGE=last", "X=1"})
+	b, _ := testJournal(false, entries, nil)
+	var seek, read []string
+	for _, c := range []struct {
+		r   io.Reader
+		out *[]string
+	}{{bytes.NewReader(b), &seek}, {io.MultiReader(bytes.NewReader(b)), &read}} {
+		st, err := Read(context.Background(), c.r, "j", Options{}, func(e domain.Entry) error {
+			*c.out = append(*c.out, e.Message+" "+e.Fields["X"])
+			return nil
+		})
+		if err != nil || st.Malformed != 0 || st.Bytes != int64(len(b)) {
+			t.Fatalf("err %v, %d malformed %q, %d of %d bytes", err, st.Malformed, st.Errors, st.Bytes, len(b))
+		}
+	}
+	if len(seek) != 3004 || !slices.Equal(seek, read) || seek[3003] != "last 1" || seek[2] != "c " {
+		t.Errorf("%d entries seeking, %d reading; last %q", len(seek), len(read), seek[len(seek)-1])
 	}
 }
