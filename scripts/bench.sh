@@ -179,8 +179,8 @@ for kind in serving night; do
     [ -n "$have_jc" ] && printf ", vs journalctl --grep %sx (explain %sx)" "$(same_round rep1 jc 3)" "$(same_round exp1 jc 3)"
     echo
     if [ -n "$have_jc" ]; then
-      printf "  reading the journal file journalctl reads: replay vs journalctl --grep %sx (explain %sx); on CPU time %sx (%sx)\n" \
-        "$(same_round rep1j jc)" "$(same_round exp1j jc)" "$(same_round rep1j jc 3)" "$(same_round exp1j jc 3)"
+      printf "  reading the journal file journalctl reads: replay vs journalctl --grep %sx (explain %sx); on CPU time %sx (%sx); replay vs jq on the JSON %sx\n" \
+        "$(same_round rep1j jc)" "$(same_round exp1j jc)" "$(same_round rep1j jc 3)" "$(same_round exp1j jc 3)" "$(same_round rep1j jq)"
     fi
     rm -f "$in"
   done
