@@ -15,6 +15,7 @@ import (
 	"strconv"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
 )
 
 // A binary journal file (systemd's on-disk format: systemd.io/JOURNAL_FILE_FORMAT,
@@ -76,11 +77,6 @@ const (
 	// emptied even while some still wait.
 	journalArenaMax = 1 << 20
 )
-
-// errJournalLZ4 is the error for a DATA object compressed with LZ4, which
-// this reader does not decode (systemd's default has been zstd since
-// version 249; xz and zstd objects are read).
-var errJournalLZ4 = errors.New("LZ4-compressed data object (convert the file with journalctl --file=FILE -o export)")
 
 // journalData is one DATA object, decoded.
 type journalData struct {
@@ -352,6 +348,27 @@ func (jr *journalReader) readBody(n uint64) ([]byte, error) {
 	return buf.Bytes(), err
 }
 
+// lz4Blob decodes an LZ4-compressed DATA payload as systemd writes one
+// (src/basic/compress.c: the decoded size as a little-endian 64-bit
+// number, then one LZ4 block), up to limit bytes. LZ4 writes at most 255
+// bytes for one it reads, so a size past that ratio is refused before
+// its buffer is allocated.
+func lz4Blob(payload []byte, limit int64) ([]byte, error) {
+	if len(payload) < 8 {
+		return nil, errors.New("LZ4 data object shorter than its size")
+	}
+	size := binary.LittleEndian.Uint64(payload)
+	if size > uint64(limit) || size > 255*uint64(len(payload))+16 {
+		return nil, fmt.Errorf("LZ4 data object of %d bytes claims %d decompressed (%d at most)", len(payload), size, min(uint64(limit), 255*uint64(len(payload))+16))
+	}
+	out := make([]byte, size)
+	n, err := lz4.UncompressBlock(payload[8:], out)
+	if err != nil {
+		return nil, fmt.Errorf("lz4: %w", err)
+	}
+	return out[:n], nil
+}
+
 // decompress returns a compressed DATA payload decoded, up to the record cap.
 func (jr *journalReader) decompress(flags byte, payload []byte) ([]byte, error) {
 	limit := int64(jr.r.recordCap)
@@ -377,7 +394,7 @@ func (jr *journalReader) decompress(flags byte, payload []byte) ([]byte, error) 
 		}
 		src = x
 	default:
-		return nil, errJournalLZ4
+		return lz4Blob(payload, limit)
 	}
 	out, err := io.ReadAll(io.LimitReader(src, limit+1))
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
 
 	"github.com/llmfleet/analyzer/domain"
 	"github.com/llmfleet/analyzer/internal/fuzzcost"
@@ -160,14 +161,24 @@ func TestJournalFileCompressedValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	xz := xzTool(t, []byte("X=from xz"), "-0")
+	// LZ4 as systemd writes it: the decoded size, then one block.
+	long := []byte(testJournalEntries[3][1])
+	block := make([]byte, lz4.CompressBlockBound(len(long)))
+	n, err := lz4.CompressBlock(long, block, nil)
+	if err != nil || n == 0 {
+		t.Fatalf("lz4: %d, %v", n, err)
+	}
 	pack := func(p []byte) (byte, []byte) {
 		switch string(p) {
 		case "X=1":
 			return journalObjZSTD, zw.EncodeAll([]byte("X=from zstd"), nil)
 		case "X=2":
 			return journalObjXZ, xz
+		case string(long):
+			return journalObjLZ4, append(binary.LittleEndian.AppendUint64(nil, uint64(len(long))), block[:n]...)
 		case "_SYSTEMD_UNIT=vllm.service":
-			return journalObjLZ4, []byte("\x04\x22\x4d\x18not really")
+			// 10 bytes that claim 1 MiB: refused before it is allocated.
+			return journalObjLZ4, append(binary.LittleEndian.AppendUint64(nil, 1<<20), 0, 0)
 		}
 		return 0, p
 	}
@@ -176,11 +187,12 @@ func TestJournalFileCompressedValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if es[0].Fields["X"] != "from zstd" || es[1].Fields["X"] != "from xz" || es[0].Unit != "" || es[0].Message != "first line" {
-		t.Errorf("entries %+v / %+v", es[0], es[1])
+	if es[0].Fields["X"] != "from zstd" || es[1].Fields["X"] != "from xz" || es[0].Unit != "" || es[0].Message != "first line" ||
+		es[3].Message != strings.TrimSpace(string(long[len("MESSAGE="):])) {
+		t.Errorf("entries %+v / %+v / %.30q", es[0], es[1], es[3].Message)
 	}
-	// The LZ4 object, then each of the three entries that lack it.
-	if st.Malformed != 4 || !strings.Contains(st.Errors[0], "LZ4") {
+	// The claiming LZ4 object, then each of the three entries that lack it.
+	if st.Malformed != 4 || !strings.Contains(st.Errors[0], "claims 1048576") {
 		t.Errorf("%d malformed: %q", st.Malformed, st.Errors)
 	}
 	// A value that decompresses past the record cap is refused.
@@ -242,7 +254,7 @@ func TestJournalFileDamaged(t *testing.T) {
 }
 
 // FuzzJournalFile reads mutations of built journal files (both layouts,
-// compressed values): within the budget FuzzRead allows, an entry per 64
+// zstd and LZ4 values): within the budget FuzzRead allows, an entry per 64
 // bytes of input at most (an ENTRY object's fixed part), messages under
 // the line cap.
 func FuzzJournalFile(f *testing.F) {
@@ -255,6 +267,14 @@ func FuzzJournalFile(f *testing.F) {
 		f.Add(j)
 		j, _ = testJournal(compact, testJournalEntries, func(p []byte) (byte, []byte) {
 			return journalObjZSTD, zw.EncodeAll(p, nil)
+		})
+		f.Add(j)
+		j, _ = testJournal(compact, testJournalEntries, func(p []byte) (byte, []byte) {
+			block := make([]byte, lz4.CompressBlockBound(len(p)))
+			if n, err := lz4.CompressBlock(p, block, nil); err == nil && n > 0 {
+				return journalObjLZ4, append(binary.LittleEndian.AppendUint64(nil, uint64(len(p))), block[:n]...)
+			}
+			return 0, p
 		})
 		f.Add(j)
 	}
