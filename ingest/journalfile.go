@@ -53,7 +53,7 @@ const (
 	journalKeyedHash      = 1 << 2
 	journalCompressedZSTD = 1 << 3
 	journalCompact        = 1 << 4
-	journalKnownFlags     = 1<<5 - 1
+	journalKnownFlags     = journalCompressedXZ | journalCompressedLZ4 | journalKeyedHash | journalCompressedZSTD | journalCompact
 
 	// DATA object flags.
 	journalObjXZ   = 1 << 0
