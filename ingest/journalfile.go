@@ -595,12 +595,17 @@ func (jr *journalReader) synthField(i int, v []byte) {
 	jr.rec.add(synthesized[i], jr.synth[i].slot, jr.synth[i].kept, v)
 }
 
-// JournalFileHead reports whether the file at path is a binary journal
-// file and, if so, the realtime of its first entry (µs since the epoch,
+// JournalFileHead reports whether the regular file at path is a binary
+// journal file and, if so, the realtime of its first entry (µs since the epoch,
 // header field head_entry_realtime; 0 for a file without entries). The
 // files of one rotated journal are read in that order (a shell lists
 // system.journal, the newest, before system@….journal).
 func JournalFileHead(path string) (realtime uint64, ok bool) {
+	// Only a regular file: reading the head of a pipe (a shell's
+	// <(journalctl -o json)) would take those bytes from its reader.
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+		return 0, false
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, false

@@ -2,9 +2,15 @@ package pipeline_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/ingest"
 	"github.com/llmfleet/analyzer/internal/journaldtest"
 	"github.com/llmfleet/analyzer/pipeline"
 )
@@ -51,5 +57,42 @@ func TestRotatedJournalFilesInOrder(t *testing.T) {
 		if g.ID != w.ID || g.Verdict != w.Verdict || g.Phase != w.Phase || g.Engine != w.Engine || len(g.Evidence) != len(w.Evidence) {
 			t.Errorf("attempt %d: %s %s/%s %s, want %s %s/%s %s", i, g.ID, g.Verdict, g.Phase, g.Engine, w.ID, w.Verdict, w.Phase, w.Engine)
 		}
+	}
+}
+
+// TestFileInputsLeavePipesUnread: ordering journal files looks at the
+// head of regular files only; a pipe given as a path (a shell's
+// <(journalctl -o json)) keeps every byte for its reader.
+func TestFileInputsLeavePipesUnread(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("no FIFO here:", err)
+	}
+	line := `{"MESSAGE":"hello","__REALTIME_TIMESTAMP":"1","__CURSOR":"c"}` + "\n"
+	go func() {
+		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err == nil {
+			_, _ = f.WriteString(strings.Repeat(line, 10))
+			f.Close()
+		}
+	}()
+	var got []string
+	done := make(chan error, 1)
+	go func() {
+		in := pipeline.FileInputs([]string{fifo})
+		_, err := in[0].Read(context.Background(), ingest.Options{}, func(e domain.Entry) error {
+			got = append(got, e.Message)
+			return nil
+		})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil || len(got) != 10 || got[0] != "hello" {
+			t.Fatalf("err %v, %d entries from the pipe: %q", err, len(got), got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the pipe's reader still waits after 10 s: its first bytes were taken")
 	}
 }
