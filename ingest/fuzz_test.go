@@ -97,24 +97,30 @@ func FuzzRead(f *testing.F) {
 	f.Add(xzTool(f, plain, "-0"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, fm := range []Format{FormatAuto, FormatJSON, FormatExport, FormatText, FormatJournal} {
-			n := 0
-			// What one input may cost: the read buffers, a decoder's window
-			// (64 MiB at most) and the entries; and no quadratic work.
-			fuzzcost.Check(t, fuzzcost.Budget{Bytes: 96 << 20, Time: race.Budget(time.Second)}, func() {
-				_, _ = Read(context.Background(), bytes.NewReader(data), "fuzz", Options{Format: fm, MaxLineBytes: 4096},
-					func(e domain.Entry) error {
-						n++
-						if len(e.Message) > 64<<10 {
-							t.Fatalf("format %v: a message of %d bytes from %d input bytes", fm, len(e.Message), len(data))
-						}
-						return nil
-					})
-			})
-			if n > 2*len(data)+2 {
+			if n := fuzzRead(t, data, fm); n > 2*len(data)+2 {
 				t.Fatalf("format %v: %d entries from %d bytes", fm, n, len(data))
 			}
 		}
 	})
+}
+
+// fuzzRead reads data in format fm within what one input may cost (the
+// read buffers, a decoder's window of 64 MiB at most and the entries; no
+// quadratic work), fails on a message past the line cap, and returns how
+// many entries it read.
+func fuzzRead(t *testing.T, data []byte, fm Format) int {
+	n := 0
+	fuzzcost.Check(t, fuzzcost.Budget{Bytes: 96 << 20, Time: race.Budget(time.Second)}, func() {
+		_, _ = Read(context.Background(), bytes.NewReader(data), "fuzz", Options{Format: fm, MaxLineBytes: 4096},
+			func(e domain.Entry) error {
+				n++
+				if len(e.Message) > 64<<10 {
+					t.Fatalf("format %v: a message of %d bytes from %d input bytes", fm, len(e.Message), len(data))
+				}
+				return nil
+			})
+	})
+	return n
 }
 
 // FuzzFlatRecord checks the reader's shortcuts in parseFlat against a fresh

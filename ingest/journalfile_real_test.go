@@ -37,16 +37,8 @@ func TestJournalFileAsJournalctlJSON(t *testing.T) {
 			half := len(recs) / 2
 			journaldtest.AppendJournal(t, file, recs[:half])
 			journaldtest.AppendJournal(t, file, recs[half:])
-			out, err := exec.Command("journalctl", "--file", file, "-o", "json", "--all", "--no-pager").Output()
-			if err != nil {
-				t.Fatalf("journalctl: %v", err)
-			}
-			js := filepath.Join(dir, "journalctl.json")
-			if err := os.WriteFile(js, out, 0o644); err != nil {
-				t.Fatal(err)
-			}
 			got, gst := readEntries(t, file)
-			want, wst := readEntries(t, js)
+			want, wst := journalctlEntries(t, file)
 			if gst.Format != ingest.FormatJournal || gst.Malformed != 0 || wst.Malformed != 0 {
 				t.Fatalf("journal file: %v, %d malformed %v; journalctl's JSON: %d malformed", gst.Format, gst.Malformed, gst.Errors, wst.Malformed)
 			}
@@ -54,13 +46,11 @@ func TestJournalFileAsJournalctlJSON(t *testing.T) {
 			if len(got) != len(want) || len(want) != len(orig) {
 				t.Fatalf("%d entries from the journal file, %d from journalctl's JSON, %d from the capture uploaded", len(got), len(want), len(orig))
 			}
+			if d := firstDifference(got, want); d != "" {
+				t.Fatal(d)
+			}
 			long := 0
-			for i := range want {
-				g, w := got[i], want[i]
-				g.Source, w.Source = "", ""
-				if !reflect.DeepEqual(g, w) {
-					t.Fatalf("entry %d:\n got %+v\nwant %+v", i, g, w)
-				}
+			for _, w := range want {
 				if len(w.Message) > 512 {
 					long++
 				}
@@ -70,6 +60,34 @@ func TestJournalFileAsJournalctlJSON(t *testing.T) {
 			}
 		})
 	}
+}
+
+// journalctlEntries is what ingest reads from journalctl -o json of the
+// journal file at path.
+func journalctlEntries(t *testing.T, path string) ([]domain.Entry, ingest.Stats) {
+	t.Helper()
+	out, err := exec.Command("journalctl", "--file", path, "-o", "json", "--all", "--no-pager").Output()
+	if err != nil {
+		t.Fatalf("journalctl --file %s: %v", path, err)
+	}
+	js := filepath.Join(t.TempDir(), "journalctl.json")
+	if err := os.WriteFile(js, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return readEntries(t, js)
+}
+
+// firstDifference describes the first entry of got that differs from
+// want's (Source aside: it names the file read), or returns "".
+func firstDifference(got, want []domain.Entry) string {
+	for i := range min(len(got), len(want)) {
+		g, w := got[i], want[i]
+		g.Source, w.Source = "", ""
+		if !reflect.DeepEqual(g, w) {
+			return fmt.Sprintf("entry %d:\n got %+v\nwant %+v", i, g, w)
+		}
+	}
+	return ""
 }
 
 func readEntries(t *testing.T, path string) ([]domain.Entry, ingest.Stats) {
@@ -126,28 +144,18 @@ func TestJournaldFilesAsJournalctlJSON(t *testing.T) {
 			if err := os.WriteFile(cp, b, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			out, err := exec.Command("journalctl", "--file", cp, "-o", "json", "--all", "--no-pager").Output()
-			if err != nil {
-				t.Fatalf("journalctl --file %s: %v", f, err)
-			}
-			js := filepath.Join(dir, "journalctl.json")
-			if err := os.WriteFile(js, out, 0o600); err != nil {
-				t.Fatal(err)
-			}
 			got, gst := readEntries(t, cp)
-			want, _ := readEntries(t, js)
+			want, _ := journalctlEntries(t, cp)
 			if gst.Malformed != 0 || len(got) != len(want) {
 				mismatch = fmt.Sprintf("%s: %d entries, %d malformed %q; journalctl's JSON: %d", f, len(got), gst.Malformed, gst.Errors, len(want))
 				continue
 			}
-			for i := range want {
-				g, w := got[i], want[i]
-				g.Source, w.Source = "", ""
-				if !reflect.DeepEqual(g, w) {
-					mismatch = fmt.Sprintf("%s, entry %d:\n got %+v\nwant %+v", f, i, g, w)
-					break
-				}
-				seen = seen || g.Message == marker
+			if d := firstDifference(got, want); d != "" {
+				mismatch = f + ", " + d
+				continue
+			}
+			for _, e := range got {
+				seen = seen || e.Message == marker
 			}
 		}
 	}

@@ -17,8 +17,6 @@ import (
 	"github.com/pierrec/lz4/v4"
 
 	"github.com/llmfleet/analyzer/domain"
-	"github.com/llmfleet/analyzer/internal/fuzzcost"
-	"github.com/llmfleet/analyzer/internal/race"
 )
 
 // testJournal builds a journal file as journal-def.h lays it out: a
@@ -279,18 +277,7 @@ func FuzzJournalFile(f *testing.F) {
 		f.Add(j)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		n := 0
-		fuzzcost.Check(t, fuzzcost.Budget{Bytes: 96 << 20, Time: race.Budget(time.Second)}, func() {
-			_, _ = Read(context.Background(), bytes.NewReader(data), "fuzz", Options{Format: FormatJournal, MaxLineBytes: 4096},
-				func(e domain.Entry) error {
-					n++
-					if len(e.Message) > 64<<10 {
-						t.Fatalf("a message of %d bytes from %d input bytes", len(e.Message), len(data))
-					}
-					return nil
-				})
-		})
-		if n > len(data)/64+1 {
+		if n := fuzzRead(t, data, FormatJournal); n > len(data)/64+1 {
 			t.Fatalf("%d entries from %d bytes", n, len(data))
 		}
 	})
