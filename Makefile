@@ -13,7 +13,7 @@ DB      ?= analyzer.db
 LISTEN  ?= 127.0.0.1:8080
 EXAMPLE := examples/dankserver-night-ladder.journal.json examples/dankclaw-day.journal.json
 
-.PHONY: all build test bench fuzz demo explain clean deps test-deps vulncheck deb pgo
+.PHONY: all build test bench fuzz demo explain clean deps test-deps vulncheck deb pgo schema
 
 all: build
 
@@ -79,6 +79,13 @@ bench: build
 # of the bench's two journals; needs ../shared/tools (SHARED_TOOLS).
 pgo: deps
 	scripts/pgo-profile.sh
+
+# migrations/schema.snapshot, the schema a new database is created with:
+# every migration file applied in order (run after adding one; a test
+# fails until then).
+schema: deps
+	$(GO) run ./cmd/schema-snapshot > migrations/schema.snapshot.new
+	mv migrations/schema.snapshot.new migrations/schema.snapshot
 
 clean:
 	rm -rf bin $(DB) $(DB)-wal $(DB)-shm

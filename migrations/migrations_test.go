@@ -1,8 +1,10 @@
 package migrations
 
 import (
+	"context"
 	"database/sql"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -114,4 +116,92 @@ func columns(t *testing.T, db *sql.DB, table string) map[string]bool {
 		t.Fatal(err)
 	}
 	return cols
+}
+
+// TestSnapshotIsTheMigratedSchema: schema.snapshot is what make schema
+// writes for the files as they are, and running it on an empty database
+// leaves the schema and rows the files leave.
+func TestSnapshotIsTheMigratedSchema(t *testing.T) {
+	ctx := context.Background()
+	ms, err := List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	version, text, err := Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := ms[len(ms)-1]; version != last.Version {
+		t.Fatalf("schema.snapshot covers migrations up to %d, the files go to %s: run make schema", version, last.Name)
+	}
+	migrated := memoryDB(t)
+	want, err := WriteSnapshot(ctx, migrated, ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text != want {
+		t.Errorf("schema.snapshot is not what the files leave: run make schema\n got:\n%s\nwant:\n%s", text, want)
+	}
+	fromSnapshot := memoryDB(t)
+	if _, err := fromSnapshot.Exec(text); err != nil {
+		t.Fatal(err)
+	}
+	a, err := Schema(ctx, migrated)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Schema(ctx, fromSnapshot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(a, b) {
+		t.Errorf("the snapshot's schema differs from the files':\n%q\n%q", b, a)
+	}
+	for _, table := range tables(t, migrated) {
+		var n, m int
+		q := `SELECT count(*) FROM "` + table + `"`
+		if err := migrated.QueryRow(q).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if err := fromSnapshot.QueryRow(q).Scan(&m); err != nil {
+			t.Fatal(err)
+		}
+		if n != m {
+			t.Errorf("table %s: %d rows from the snapshot, %d from the files", table, m, n)
+		}
+	}
+}
+
+// memoryDB is an empty in-memory database on one connection.
+func memoryDB(t *testing.T) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite3", ":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// tables lists db's tables.
+func tables(t *testing.T, db *sql.DB) []string {
+	t.Helper()
+	rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type = 'table'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

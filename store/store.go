@@ -64,9 +64,10 @@ func init() {
 }
 
 // Open opens (creating if needed) the SQLite database at path and applies
-// the migrations it has not applied yet, in version order, each in its own
-// transaction. The error names the migration file that failed. path is a
-// file path; it must not contain '?'.
+// the migrations it has not applied yet, in version order, in one
+// transaction (a new database gets their schema.snapshot). The error names
+// the migration file that failed. path is a file path; it must not contain
+// '?'.
 func Open(path string) (*DB, error) {
 	if path == "" {
 		return nil, errors.New("store: empty database path")
@@ -254,17 +255,51 @@ func (d *DB) applyPending(ctx context.Context, ms []migrations.Migration) (err e
 	if err := checkNotNewer(applied, ms); err != nil {
 		return err
 	}
+	fresh, err := isEmpty(ctx, conn)
+	if err != nil {
+		return err
+	}
+	// An empty database gets the schema the files leave in one step: the
+	// files rebuild tables and reparse the schema as they go.
+	if v, snapshot, snapErr := migrations.Snapshot(); fresh && len(applied) == 0 && snapErr == nil && v == ms[len(ms)-1].Version {
+		if _, err := conn.ExecContext(ctx, snapshot); err != nil {
+			return fmt.Errorf("store: migrations' schema.snapshot: %w", err)
+		}
+		for _, m := range ms {
+			if err := recordApplied(ctx, conn, m); err != nil {
+				return err
+			}
+			applied[m.Version] = true
+		}
+	}
 	for _, m := range pending(ms, applied) {
 		if _, err := conn.ExecContext(ctx, m.SQL); err != nil {
 			return fmt.Errorf("store: migration %s: %w", m.Name, err)
 		}
-		if _, err := conn.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
-			m.Version, m.Name, time.Now().UnixMicro()); err != nil {
-			return fmt.Errorf("store: migration %s: %w", m.Name, err)
+		if err := recordApplied(ctx, conn, m); err != nil {
+			return err
 		}
 	}
 	_, err = conn.ExecContext(ctx, "COMMIT")
 	return err
+}
+
+// recordApplied lists m in schema_migrations.
+func recordApplied(ctx context.Context, conn *sql.Conn, m migrations.Migration) error {
+	if _, err := conn.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
+		m.Version, m.Name, time.Now().UnixMicro()); err != nil {
+		return fmt.Errorf("store: migration %s: %w", m.Name, err)
+	}
+	return nil
+}
+
+// isEmpty reports whether the database holds nothing but schema_migrations.
+func isEmpty(ctx context.Context, conn *sql.Conn) (bool, error) {
+	var n int
+	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name != 'schema_migrations'`).Scan(&n); err != nil {
+		return false, fmt.Errorf("store: reading the schema: %w", err)
+	}
+	return n == 0, nil
 }
 
 // appliedVersions is the set of versions schema_migrations lists.

@@ -445,6 +445,51 @@ func TestMigrationsAppliedOnce(t *testing.T) {
 	}
 }
 
+// TestNewDatabaseAsMigrated: a new database, made from schema.snapshot,
+// has the schema a database migrated file by file through Open has (one
+// holding only 0001 and its schema_migrations row), and lists every file.
+func TestNewDatabaseAsMigrated(t *testing.T) {
+	ctx := context.Background()
+	ms, err := migrations.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, _ := openTemp(t)
+
+	path := filepath.Join(t.TempDir(), "old.db")
+	raw, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL);
+		INSERT INTO schema_migrations VALUES (1, '` + ms[0].Name + `', 0);` + ms[0].SQL); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	old, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+
+	want, err := migrations.Schema(ctx, old.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := migrations.Schema(ctx, fresh.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("new database's schema:\n%q\nmigrated file by file:\n%q", got, want)
+	}
+	for _, db := range []*DB{fresh, old} {
+		if n := count(t, db, `SELECT count(*) FROM schema_migrations`); n != len(ms) {
+			t.Errorf("schema_migrations rows = %d, want %d", n, len(ms))
+		}
+	}
+}
+
 // TestStatementJournalInMemory: every connection of the pool, not only
 // the first, keeps temporary storage (the statement journals of a save's
 // upserts and deletes) in memory: temp_store 2 (driverName).
