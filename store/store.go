@@ -110,7 +110,7 @@ func createWithPageSize(ctx context.Context, path string) error {
 	if st, err := os.Stat(path); err == nil && st.Size() > 0 {
 		return nil
 	}
-	db, err := sql.Open(driverName, path)
+	db, err := sql.Open(driverName, path+"?_busy_timeout=5000")
 	if err != nil {
 		return err
 	}
@@ -125,9 +125,22 @@ func createWithPageSize(ctx context.Context, path string) error {
 	if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA page_size = %d", pageSize)); err != nil {
 		return err
 	}
-	_, err = conn.ExecContext(ctx, "PRAGMA journal_mode = WAL")
-	return err
+	// The switch to WAL fails at once, without the busy timeout, while
+	// the other process switches: it is tried again for as long.
+	deadline := time.Now().Add(busyTimeout)
+	for {
+		_, err = conn.ExecContext(ctx, "PRAGMA journal_mode = WAL")
+		var se sqlite3.Error
+		if !errors.As(err, &se) || se.Code != sqlite3.ErrBusy || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
+
+// busyTimeout is how long a connection waits for another's lock
+// (dsnParams' _busy_timeout).
+const busyTimeout = 5 * time.Second
 
 // Close closes the database. Pending transactions are rolled back.
 func (d *DB) Close() error {

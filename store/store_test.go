@@ -490,6 +490,43 @@ func TestNewDatabaseAsMigrated(t *testing.T) {
 	}
 }
 
+// TestNewDatabaseOpenedAtOnce: analyzers opening one new database at the
+// same moment each get it whole: the schema is made once, under the write
+// lock, and every file is listed once.
+func TestNewDatabaseOpenedAtOnce(t *testing.T) {
+	ms, err := migrations.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "new.db")
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			db, err := Open(path)
+			if err == nil {
+				err = db.Close()
+			}
+			errs <- err
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if n := count(t, db, `SELECT count(*) FROM schema_migrations`); n != len(ms) {
+		t.Errorf("schema_migrations rows = %d, want %d", n, len(ms))
+	}
+	if n := count(t, db, `SELECT count(*) FROM sqlite_master WHERE name = 'attempts'`); n != 1 {
+		t.Errorf("attempts tables = %d, want 1", n)
+	}
+}
+
 // TestStatementJournalInMemory: every connection of the pool, not only
 // the first, keeps temporary storage (the statement journals of a save's
 // upserts and deletes) in memory: temp_store 2 (driverName).
