@@ -91,8 +91,9 @@ func Snapshot() (version int, sql string, err error) {
 	return version, snapshot, nil
 }
 
-// WriteSnapshot writes the text of schema.snapshot for the migrations ms,
-// applied to db, an empty database.
+// WriteSnapshot applies the migrations ms to db, an empty database, and
+// returns the text of schema.snapshot for them: a header line naming the
+// last, then Schema's statements.
 func WriteSnapshot(ctx context.Context, db *sql.DB, ms []Migration) (string, error) {
 	for _, m := range ms {
 		if _, err := db.ExecContext(ctx, m.SQL); err != nil {

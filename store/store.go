@@ -110,7 +110,7 @@ func createWithPageSize(ctx context.Context, path string) error {
 	if st, err := os.Stat(path); err == nil && st.Size() > 0 {
 		return nil
 	}
-	db, err := sql.Open(driverName, path+"?_busy_timeout=5000")
+	db, err := sql.Open(driverName, fmt.Sprintf("%s?_busy_timeout=%d", path, busyTimeout.Milliseconds()))
 	if err != nil {
 		return err
 	}
