@@ -2,8 +2,6 @@ package report
 
 import (
 	"bufio"
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -26,11 +24,11 @@ type Spool struct {
 	f     *os.File
 	w     *bufio.Writer
 	off   int64
-	// enc encodes into buf, both reused: MarshalIndent allocated two
-	// buffers an attempt (5 % of explain's time on a dense journal). The
-	// attempt is then laid out into out (appendIndent).
-	enc   *json.Encoder
-	buf   bytes.Buffer
+	// buf holds an attempt's compact JSON (AttemptJSON.AppendJSON), out
+	// the same laid out (appendIndent); both are reused: MarshalIndent
+	// allocated two buffers an attempt (5 % of explain's time on a dense
+	// journal).
+	buf   []byte
 	out   []byte
 	items []spoolItem
 }
@@ -53,7 +51,6 @@ func NewSpool(format, dir string) (*Spool, error) {
 	}
 	_ = os.Remove(f.Name()) // gone once closed, even after a crash
 	s := &Spool{json: format == "json", f: f, w: bufio.NewWriterSize(f, 64<<10)}
-	s.enc = json.NewEncoder(&s.buf)
 	return s, nil
 }
 
@@ -63,13 +60,14 @@ func (s *Spool) Add(a *domain.Attempt, seq int) error {
 	it := spoolItem{at: a.StartedAt, seq: seq, off: s.off, v: a.Verdict}
 	var b []byte
 	if s.json {
-		s.buf.Reset()
-		if err := s.enc.Encode(a.JSON()); err != nil {
+		j := a.JSON()
+		var err error
+		if s.buf, err = j.AppendJSON(s.buf[:0]); err != nil {
 			return err
 		}
 		// The prefix and indent of an attempt inside {"attempts": [...]}
 		// encoded with SetIndent("", " ").
-		s.out = appendIndent(s.out[:0], bytes.TrimSuffix(s.buf.Bytes(), []byte("\n")), "  ", " ")
+		s.out = appendIndent(s.out[:0], s.buf, "  ", " ")
 		b = s.out
 	} else {
 		it.row = Row(a)
