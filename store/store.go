@@ -150,6 +150,15 @@ func (d *DB) Close() error {
 	return d.db.Close()
 }
 
+// Checkpoint copies what the write-ahead log holds into the database file
+// as far as it can without waiting for readers or writers (SQLite's
+// PRAGMA wal_checkpoint(PASSIVE)), on a connection of its own: it may run
+// while another goroutine saves. Close checkpoints whatever is left.
+func (d *DB) Checkpoint(ctx context.Context) error {
+	_, err := d.db.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
+	return err
+}
+
 // Ping checks the database answers a real read (for readiness checks): the
 // first page of the attempt list, children included, as the UI's first page
 // reads it. An open connection alone says nothing of a file whose pages are

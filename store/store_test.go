@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -699,5 +700,46 @@ func TestWriteStringIsJSON(t *testing.T) {
 		if b.String() != string(want) {
 			t.Errorf("writeString(%q) = %s, want %s", s, b.String(), want)
 		}
+	}
+}
+
+// TestCheckpointWhileSaving: Checkpoint copies saved pages from the
+// write-ahead log into the database file, also while another goroutine
+// saves (what replay does once the input is read), and the database then
+// holds every attempt.
+func TestCheckpointWhileSaving(t *testing.T) {
+	ctx := context.Background()
+	db, path := openTemp(t)
+	size := func() int64 {
+		t.Helper()
+		st, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Size()
+	}
+	all := storetest.Attempts()
+	var long []domain.LogLine
+	for i := range 3000 {
+		long = append(long, domain.LogLine{Seq: i, Message: fmt.Sprintf("INFO loading shard %d of the model weights", i)})
+	}
+	all[0].Log = &domain.AttemptLog{Lines: long, Total: len(long)}
+	if err := db.SaveAttempts(ctx, all[:1], nil); err != nil {
+		t.Fatal(err)
+	}
+	before := size() // the saved pages are in the log, not the file
+	saved := make(chan error, 1)
+	go func() { saved <- db.SaveAttempts(ctx, all[1:], nil) }()
+	if err := db.Checkpoint(ctx); err != nil {
+		t.Fatalf("checkpoint while saving: %v", err)
+	}
+	if err := <-saved; err != nil {
+		t.Fatalf("save while checkpointing: %v", err)
+	}
+	if after := size(); after <= before {
+		t.Errorf("database file %d bytes after the checkpoint, %d before: no page copied", after, before)
+	}
+	if n := count(t, db, `SELECT count(*) FROM attempts`); n != len(all) {
+		t.Errorf("%d attempts stored, want %d", n, len(all))
 	}
 }
