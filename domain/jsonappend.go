@@ -1,10 +1,12 @@
 package domain
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -14,32 +16,34 @@ import (
 // attempt, and on a dense journal encoding/json was ~5 % of its time. A
 // shape value of a type other than string, bool, int, int64 and float64
 // is written by json.Marshal. Its errors are json.Marshal's: a NaN or
-// infinite float, or a value json.Marshal rejects.
+// infinite float, or a value json.Marshal rejects; dst is then returned
+// as it was.
 func (j *AttemptJSON) AppendJSON(dst []byte) ([]byte, error) {
-	b := append(dst, '{')
-	first := true
-	key := func(k string) {
-		if !first {
-			b = append(b, ',')
-		}
-		first = false
-		b = append(b, '"')
-		b = append(b, k...)
-		b = append(b, '"', ':')
-	}
+	return j.appendJSON(&jsonOut{b: dst})
+}
+
+// AppendJSONIndent is AppendJSON laid out as json.MarshalIndent(j, prefix,
+// indent) lays it out.
+func (j *AttemptJSON) AppendJSONIndent(dst []byte, prefix, indent string) ([]byte, error) {
+	return j.appendJSON(&jsonOut{b: dst, pretty: true, prefix: prefix, indent: indent})
+}
+
+func (j *AttemptJSON) appendJSON(o *jsonOut) ([]byte, error) {
+	dst := o.b
 	str := func(k, v string, omitEmpty bool) {
 		if v == "" && omitEmpty {
 			return
 		}
-		key(k)
-		b = appendJSONString(b, v)
+		o.key(k)
+		o.b = appendJSONString(o.b, v)
 	}
 	num := func(k string, v *int) {
 		if v != nil {
-			key(k)
-			b = strconv.AppendInt(b, int64(*v), 10)
+			o.key(k)
+			o.b = strconv.AppendInt(o.b, int64(*v), 10)
 		}
 	}
+	o.open('{')
 	str("id", j.ID, true)
 	str("unit", j.Unit, true)
 	str("invocation_id", j.InvocationID, true)
@@ -51,23 +55,21 @@ func (j *AttemptJSON) AppendJSON(dst []byte) ([]byte, error) {
 	str("ended_at", j.EndedAt, true)
 	str("ready_at", j.ReadyAt, true)
 	if j.ReachedReady {
-		key("reached_ready")
-		b = append(b, "true"...)
+		o.key("reached_ready")
+		o.b = append(o.b, "true"...)
 	}
 	str("phase", string(j.Phase), false)
 	str("verdict", string(j.Verdict), false)
-	key("findings")
+	o.key("findings")
 	if j.Findings == nil {
-		b = append(b, "null"...)
+		o.b = append(o.b, "null"...)
 	} else {
-		b = append(b, '[')
-		for i, f := range j.Findings {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendJSONString(b, f)
+		o.open('[')
+		for _, f := range j.Findings {
+			o.elem()
+			o.b = appendJSONString(o.b, f)
 		}
-		b = append(b, ']')
+		o.close(']')
 	}
 	str("rule", j.Rule, true)
 	str("note", j.Note, true)
@@ -75,81 +77,156 @@ func (j *AttemptJSON) AppendJSON(dst []byte) ([]byte, error) {
 	str("ended_by", j.EndedBy, true)
 	num("restart_counter", j.RestartCounter)
 	num("restart_counter_after", j.RestartCounterAfter)
-	key("shape")
-	var err error
-	if b, err = appendShape(b, j.Shape); err != nil {
+	o.key("shape")
+	if err := o.shape(j.Shape); err != nil {
 		return dst, err
 	}
 	if len(j.Evidence) > 0 {
-		key("evidence")
-		b = append(b, '[')
-		for i, e := range j.Evidence {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, '{')
-			first = true
+		o.key("evidence")
+		o.open('[')
+		for _, e := range j.Evidence {
+			o.elem()
+			o.open('{')
 			str("time", e.Time, true)
 			str("cursor", e.Cursor, true)
 			str("message", e.Message, false)
-			b = append(b, '}')
+			o.close('}')
 		}
-		b = append(b, ']')
-		first = false
+		o.close(']')
 	}
 	str("fingerprint", j.Fingerprint, true)
-	return append(b, '}'), nil
+	o.close('}')
+	return o.b, nil
 }
 
-// appendShape appends s as json.Marshal writes a map[string]any.
-func appendShape(b []byte, s Shape) ([]byte, error) {
+// jsonOut writes JSON as json.Marshal does or, pretty, as
+// json.MarshalIndent does: each member and element on a line of its own,
+// after prefix and one indent per level, and empty objects and arrays as
+// {} and [].
+type jsonOut struct {
+	b              []byte
+	pretty         bool
+	prefix, indent string
+	depth          int
+	first          bool // the open object or array has no member yet
+}
+
+func (o *jsonOut) open(c byte) {
+	o.b = append(o.b, c)
+	o.depth++
+	o.first = true
+}
+
+func (o *jsonOut) close(c byte) {
+	o.depth--
+	if !o.first {
+		o.newline()
+	}
+	o.b = append(o.b, c)
+	o.first = false
+}
+
+// elem starts a member or an element.
+func (o *jsonOut) elem() {
+	if !o.first {
+		o.b = append(o.b, ',')
+	}
+	o.first = false
+	o.newline()
+}
+
+// key starts a member named k, which needs no escaping.
+func (o *jsonOut) key(k string) {
+	o.elem()
+	o.b = append(o.b, '"')
+	o.b = append(o.b, k...)
+	o.b = append(o.b, '"', ':')
+	if o.pretty {
+		o.b = append(o.b, ' ')
+	}
+}
+
+func (o *jsonOut) newline() {
+	if o.pretty {
+		o.b = append(o.b, '\n')
+		o.b = append(o.b, o.prefix...)
+		for range o.depth {
+			o.b = append(o.b, o.indent...)
+		}
+	}
+}
+
+// shape writes s as json.Marshal writes a map[string]any.
+func (o *jsonOut) shape(s Shape) error {
 	if s == nil {
-		return append(b, "null"...), nil
+		o.b = append(o.b, "null"...)
+		return nil
 	}
 	keys := make([]string, 0, len(s))
 	for k := range s {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	b = append(b, '{')
-	for i, k := range keys {
-		if i > 0 {
-			b = append(b, ',')
+	o.open('{')
+	for _, k := range keys {
+		o.elem()
+		o.b = appendJSONString(o.b, k)
+		o.b = append(o.b, ':')
+		if o.pretty {
+			o.b = append(o.b, ' ')
 		}
-		b = appendJSONString(b, k)
-		b = append(b, ':')
-		var err error
-		if b, err = appendJSONValue(b, s[k]); err != nil {
-			return b, err
+		if err := o.value(s[k]); err != nil {
+			return err
 		}
 	}
-	return append(b, '}'), nil
+	o.close('}')
+	return nil
 }
 
-// appendJSONValue appends v as json.Marshal writes it.
-func appendJSONValue(b []byte, v any) ([]byte, error) {
+// value writes v as json.Marshal does, laid out at the current level.
+func (o *jsonOut) value(v any) error {
+	b, enc, err := appendJSONValue(o.b, v)
+	if err != nil {
+		return err
+	}
+	if enc == nil {
+		o.b = b
+		return nil
+	}
+	if !o.pretty {
+		o.b = append(o.b, enc...)
+		return nil
+	}
+	var buf bytes.Buffer
+	// enc is json.Marshal's, so valid: Indent does not fail.
+	_ = json.Indent(&buf, enc, o.prefix+strings.Repeat(o.indent, o.depth), o.indent)
+	o.b = append(o.b, buf.Bytes()...)
+	return nil
+}
+
+// appendJSONValue appends v as json.Marshal writes it, when v is of a
+// type it writes itself; otherwise it returns json.Marshal's encoding of
+// v in enc, for the caller to lay out, and b unchanged.
+func appendJSONValue(b []byte, v any) (out, enc []byte, err error) {
 	switch x := v.(type) {
 	case string:
-		return appendJSONString(b, x), nil
+		return appendJSONString(b, x), nil, nil
 	case bool:
-		return strconv.AppendBool(b, x), nil
+		return strconv.AppendBool(b, x), nil, nil
 	case int:
-		return strconv.AppendInt(b, int64(x), 10), nil
+		return strconv.AppendInt(b, int64(x), 10), nil, nil
 	case int64:
-		return strconv.AppendInt(b, x, 10), nil
+		return strconv.AppendInt(b, x, 10), nil, nil
 	case float64:
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			break // json.Marshal's error
 		}
-		return appendJSONFloat(b, x), nil
+		return appendJSONFloat(b, x), nil, nil
 	case nil:
-		return append(b, "null"...), nil
+		return append(b, "null"...), nil, nil
 	}
-	enc, err := json.Marshal(v)
-	if err != nil {
-		return b, err
-	}
-	return append(b, enc...), nil
+	enc, err = json.Marshal(v)
+	return b, enc, err
 }
 
 // appendJSONFloat appends a finite f as encoding/json does: the shortest

@@ -28,6 +28,13 @@ func marshalEqual(t *testing.T, j AttemptJSON) {
 	if !bytes.Equal(got[1:], want) || got[0] != 'x' {
 		t.Fatalf("AppendJSON:\n%s\njson.Marshal:\n%s", got, want)
 	}
+	for _, in := range [][2]string{{"", ""}, {"  ", " "}, {"\t", "  "}} {
+		want, _ := json.MarshalIndent(j, in[0], in[1])
+		got, err := j.AppendJSONIndent([]byte("x"), in[0], in[1])
+		if err != nil || !bytes.Equal(got[1:], want) {
+			t.Fatalf("AppendJSONIndent(%q, %q) (%v):\n%s\njson.MarshalIndent:\n%s", in[0], in[1], err, got, want)
+		}
+	}
 }
 
 // TestAppendJSONEveryField sets every field of AttemptJSON and

@@ -24,11 +24,9 @@ type Spool struct {
 	f     *os.File
 	w     *bufio.Writer
 	off   int64
-	// buf holds an attempt's compact JSON (AttemptJSON.AppendJSON), out
-	// the same laid out (appendIndent); both are reused: MarshalIndent
-	// allocated two buffers an attempt (5 % of explain's time on a dense
-	// journal).
-	buf   []byte
+	// out holds an attempt's JSON (AttemptJSON.AppendJSONIndent), reused:
+	// MarshalIndent allocated two buffers an attempt (5 % of explain's time
+	// on a dense journal).
 	out   []byte
 	items []spoolItem
 }
@@ -62,12 +60,11 @@ func (s *Spool) Add(a *domain.Attempt, seq int) error {
 	if s.json {
 		j := a.JSON()
 		var err error
-		if s.buf, err = j.AppendJSON(s.buf[:0]); err != nil {
-			return err
-		}
 		// The prefix and indent of an attempt inside {"attempts": [...]}
 		// encoded with SetIndent("", " ").
-		s.out = appendIndent(s.out[:0], s.buf, "  ", " ")
+		if s.out, err = j.AppendJSONIndent(s.out[:0], "  ", " "); err != nil {
+			return err
+		}
 		b = s.out
 	} else {
 		it.row = Row(a)
