@@ -14,8 +14,8 @@ import (
 // declaration order, empty omitempty fields left out, shape keys sorted,
 // strings HTML-escaped), without reflection: explain writes one object per
 // attempt, and on a dense journal encoding/json was ~5 % of its time. A
-// shape value of a type other than string, bool, int, int64 and float64
-// is written by json.Marshal. Its errors are json.Marshal's: a NaN or
+// shape value of a type other than string, bool, int, int64, float64 and
+// nil is written by json.Marshal. Its errors are json.Marshal's: a NaN or
 // infinite float, or a value json.Marshal rejects; dst is then returned
 // as it was.
 func (j *AttemptJSON) AppendJSON(dst []byte) ([]byte, error) {
@@ -249,12 +249,23 @@ func appendJSONFloat(b []byte, f float64) []byte {
 
 const hexDigits = "0123456789abcdef"
 
+// invalidUTF8 is what encoding/json writes for a byte of invalid UTF-8:
+// the character U+FFFD with Go 1.27's encoder, the escape \ufffd with Go
+// 1.26's (the Dockerfile's). Asked once, so the output stays json.Marshal's
+// with whichever Go builds it.
+var invalidUTF8 = func() string {
+	b, err := json.Marshal("\xff")
+	if err != nil || len(b) < 2 {
+		return "\ufffd"
+	}
+	return string(b[1 : len(b)-1])
+}()
+
 // appendJSONString appends s quoted as json.Marshal quotes it: '"' and
 // '\' escaped with a backslash, \b \f \n \r \t for those controls and
 // \u00XX for the others, '<' '>' '&' and U+2028 U+2029 as \u escapes,
-// each byte of invalid UTF-8 as the character U+FFFD (encoding/json of
-// the toolchain go.mod names; older ones wrote the escape \ufffd, and the
-// tests hold the two equal).
+// each byte of invalid UTF-8 as encoding/json writes U+FFFD
+// (invalidUTF8).
 func appendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
@@ -289,7 +300,7 @@ func appendJSONString(b []byte, s string) []byte {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
 			b = append(b, s[start:i]...)
-			b = append(b, "\ufffd"...)
+			b = append(b, invalidUTF8...)
 			i += size
 			start = i
 			continue

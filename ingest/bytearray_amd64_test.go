@@ -13,7 +13,7 @@ import (
 func scanBoth(t *testing.T, s []byte, i int) {
 	t.Helper()
 	if !haveBlocks {
-		t.Skip("no SSSE3 and POPCNT: decodeBlocks never runs")
+		t.Skip("no AVX and POPCNT: decodeBlocks never runs")
 	}
 	got, gotNext, gotErr := scanByteArray([]byte("kept"), s, i)
 	haveBlocks = false

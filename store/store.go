@@ -152,8 +152,9 @@ func (d *DB) Close() error {
 
 // Checkpoint copies what the write-ahead log holds into the database file
 // as far as it can without waiting for readers or writers (SQLite's
-// PRAGMA wal_checkpoint(PASSIVE)), on a connection of its own: it may run
-// while another goroutine saves. Close checkpoints whatever is left.
+// PRAGMA wal_checkpoint(PASSIVE)), on a connection of the pool other than
+// the one a save's transaction holds: it may run while another goroutine
+// saves. Close checkpoints whatever is left.
 func (d *DB) Checkpoint(ctx context.Context) error {
 	_, err := d.db.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
 	return err
