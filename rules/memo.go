@@ -85,7 +85,8 @@ type lazyRegexp struct {
 	names     []string // regexp.Regexp.SubexpNames
 	once      sync.Once
 	re        *regexp.Regexp
-	rest      restOfLine // rest.head is nil unless src ends in ".*$" (see restOfLine)
+	rest      restOfLine   // rest.head is nil unless src ends in ".*$" (see restOfLine)
+	split     *captureTail // nil unless src is long, with a capture tail (see captureTail)
 }
 
 // compiled returns the compiled regexp, compiling it on the first call.
@@ -94,6 +95,9 @@ func (p *lazyRegexp) compiled() *regexp.Regexp {
 		p.re = regexp.MustCompile(p.src)
 		if strings.HasSuffix(p.src, "$") {
 			p.rest, _ = splitRestOfLine(p.src)
+		}
+		if c, ok := splitCaptureTail(p.src); ok && p.rest.head == nil {
+			p.split = &c
 		}
 	})
 	return p.re
@@ -122,26 +126,33 @@ func (p *lazyRegexp) SubexpIndex(name string) int {
 // The matching methods of regexp.Regexp that the rules use.
 
 // Each asks the head of a ".*$" pattern when it answers for s (see
-// restOfLine).
+// restOfLine), and a long pattern's head and capture tail when it has
+// them (see captureTail).
 
 func (p *lazyRegexp) MatchString(s string) bool {
 	re := p.compiled()
-	if p.rest.applies(s) {
+	switch {
+	case p.rest.applies(s):
 		return p.rest.head.MatchString(s)
+	case p.split != nil:
+		return p.split.head.MatchString(s) // the tail matches empty
 	}
 	return re.MatchString(s)
 }
 
 func (p *lazyRegexp) FindStringIndex(s string) []int {
 	re := p.compiled()
-	if p.rest.applies(s) {
+	switch {
+	case p.rest.applies(s):
 		return p.rest.extend(p.rest.head.FindStringIndex(s), s)
+	case p.split != nil:
+		return p.split.find(s, false)
 	}
 	return re.FindStringIndex(s)
 }
 
 func (p *lazyRegexp) FindStringSubmatch(s string) []string {
-	if p.compiled(); p.rest.applies(s) {
+	if p.compiled(); p.rest.applies(s) || p.split != nil {
 		return submatches(s, p.FindStringSubmatchIndex(s))
 	}
 	return p.re.FindStringSubmatch(s)
@@ -149,8 +160,11 @@ func (p *lazyRegexp) FindStringSubmatch(s string) []string {
 
 func (p *lazyRegexp) FindStringSubmatchIndex(s string) []int {
 	re := p.compiled()
-	if p.rest.applies(s) {
+	switch {
+	case p.rest.applies(s):
 		return p.rest.extend(p.rest.head.FindStringSubmatchIndex(s), s)
+	case p.split != nil:
+		return p.split.find(s, true)
 	}
 	return re.FindStringSubmatchIndex(s)
 }
