@@ -39,17 +39,7 @@ func TestCaptureTailAgrees(t *testing.T) {
 		}
 	}
 
-	memo.begin()
-	if _, err := LoadBuiltin(); err != nil {
-		t.Fatal(err)
-	}
-	var cut []*lazyRegexp
-	for _, p := range memo.res {
-		if p.compiled(); p.split != nil {
-			cut = append(cut, p)
-		}
-	}
-	memo.end()
+	cut := builtinPatterns(t, func(p *lazyRegexp) bool { return p.split != nil })
 	// The bundled messages up to 4 KiB that hold a literal of a cut
 	// pattern (the head can match only those), and every 20th of the
 	// others: they hold 94 MB, a few joined tracebacks most of it, and the

@@ -50,19 +50,7 @@ func TestRestOfLineAgrees(t *testing.T) {
 		}
 	}
 
-	memo.begin()
-	if _, err := LoadBuiltin(); err != nil {
-		t.Fatal(err)
-	}
-	var heads []*lazyRegexp
-	for src, p := range memo.res {
-		if strings.HasSuffix(src, "$") {
-			if p.compiled(); p.rest.head != nil {
-				heads = append(heads, p)
-			}
-		}
-	}
-	memo.end()
+	heads := builtinPatterns(t, func(p *lazyRegexp) bool { return p.rest.head != nil })
 	var lines []string
 	for _, m := range bundledMessages(t) {
 		lines = append(lines, m) // the tracker matches the lines of m, and m
@@ -130,4 +118,22 @@ func TestHeadSource(t *testing.T) {
 			t.Errorf("headSource(%q, %v) = %q, %v; want %q, %v", c.src, c.inCapture, head, ok, c.head, c.ok)
 		}
 	}
+}
+
+// builtinPatterns returns the built-in rules' compiled patterns that keep
+// says yes to.
+func builtinPatterns(t *testing.T, keep func(p *lazyRegexp) bool) []*lazyRegexp {
+	t.Helper()
+	memo.begin()
+	defer memo.end()
+	if _, err := LoadBuiltin(); err != nil {
+		t.Fatal(err)
+	}
+	var out []*lazyRegexp
+	for _, p := range memo.res {
+		if p.compiled(); keep(p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
