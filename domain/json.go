@@ -1,9 +1,6 @@
 package domain
 
-import (
-	"encoding/json"
-	"time"
-)
+import "time"
 
 // AttemptJSON is an attempt in the `analyzer explain --format json` contract
 // of the spec; the JSON API serves the same object. Unknown fields are omitted.
@@ -70,5 +67,9 @@ func (a *Attempt) JSON() AttemptJSON {
 	return j
 }
 
-// MarshalJSON renders the attempt in the explain contract.
-func (a *Attempt) MarshalJSON() ([]byte, error) { return json.Marshal(a.JSON()) }
+// MarshalJSON renders the attempt in the explain contract
+// (AttemptJSON.AppendJSON: what json.Marshal of a.JSON() writes).
+func (a *Attempt) MarshalJSON() ([]byte, error) {
+	j := a.JSON()
+	return j.AppendJSON(nil)
+}

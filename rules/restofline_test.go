@@ -62,15 +62,7 @@ func TestRestOfLineAgrees(t *testing.T) {
 		lit := strings.Join(requiredLiterals(p.src), " ")
 		lines = append(lines, lit, lit+" {'max_model_len': 4096}", lit+"x\ny", "> "+lit+lit)
 	}
-	hits := 0
-	for _, p := range heads {
-		want := regexp.MustCompile(p.src)
-		for _, s := range lines {
-			if agree(t, p, want, s) {
-				hits++
-			}
-		}
-	}
+	hits := agreeOn(t, heads, lines)
 	// The vLLM config and argument lines, SGLang's server_args, halogen's.
 	if len(heads) < 5 || hits < 20 {
 		t.Errorf("%d built-in patterns with a head matched %d messages: the test does not exercise them", len(heads), hits)
@@ -136,4 +128,20 @@ func builtinPatterns(t *testing.T, keep func(p *lazyRegexp) bool) []*lazyRegexp 
 		}
 	}
 	return out
+}
+
+// agreeOn runs agree for every pattern of pats on every line, against the
+// regexp package's compile of its source, and returns how many matched.
+func agreeOn(t *testing.T, pats []*lazyRegexp, lines []string) int {
+	t.Helper()
+	hits := 0
+	for _, p := range pats {
+		want := regexp.MustCompile(p.src)
+		for _, s := range lines {
+			if agree(t, p, want, s) {
+				hits++
+			}
+		}
+	}
+	return hits
 }
