@@ -153,7 +153,7 @@ func jsonArray(v []byte) ([]byte, error) {
 // "-- ..." info lines are skipped; any other bad line is counted as
 // malformed and skipped.
 func (r *run) readJSON() error {
-	lr := lineReader{br: r.br, max: r.recordCap}
+	lr := r.lineReader()
 	asm := NewAssembler(r.source, r.opt)
 	var (
 		rec flatRecord // the line's record; its values alias the line

@@ -81,6 +81,9 @@ const (
 // returns it with the stats so far; the error does not repeat the path,
 // except os.Open's.
 //
+// A regular file is read through a memory map (mapped.go); one that
+// shrinks while it is read ends the run with an error.
+//
 // A reassembled line arrives with its first piece's Cursor; the cursor of
 // the last record it consumed is in Fields[FieldEndCursor].
 func ReadFile(ctx context.Context, path string, opt Options, fn func(domain.Entry) error) (Stats, error) {
@@ -94,22 +97,37 @@ func ReadFile(ctx context.Context, path string, opt Options, fn func(domain.Entr
 		return Stats{}, err
 	}
 	defer f.Close()
+	if data := mapFile(f); data != nil {
+		defer unmapFile(data)
+		if !compressed(data) { // a decompressor may read in its own goroutine
+			return readMapped(ctx, data, path, opt, fn)
+		}
+	}
 	return Read(ctx, f, path, opt, fn)
 }
 
 // Read is ReadFile on an open reader; source names it in entries (Source,
 // text cursors) and error messages.
 func Read(ctx context.Context, r io.Reader, source string, opt Options, fn func(domain.Entry) error) (Stats, error) {
+	rn := newRun(ctx, &countingReader{r: r}, source, opt, fn)
+	return rn.finish(rn.read())
+}
+
+// newRun is a run reading cr.
+func newRun(ctx context.Context, cr *countingReader, source string, opt Options, fn func(domain.Entry) error) *run {
 	opt = opt.withDefaults()
-	cr := &countingReader{r: r}
 	rn := &run{ctx: ctx, fn: fn, source: source, opt: opt, cr: cr, recordCap: max(64<<20, 8*opt.MaxLineBytes)}
 	rn.setInput(cr)
-	err := rn.read()
-	rn.st.Bytes = cr.n
-	if opt.Progress != nil {
-		opt.Progress(cr.n)
+	return rn
+}
+
+// finish completes the stats of a run that read ended with err.
+func (r *run) finish(err error) (Stats, error) {
+	r.st.Bytes = r.cr.n
+	if r.opt.Progress != nil {
+		r.opt.Progress(r.cr.n)
 	}
-	return rn.st, err
+	return r.st, err
 }
 
 // Compressed input is read as it comes, by its magic bytes: gzip (RFC
@@ -120,6 +138,15 @@ var (
 	xzMagic    = []byte{0xfd, '7', 'z', 'X', 'Z', 0x00}
 	bzip2Magic = []byte("BZh")
 )
+
+// compressed reports whether b starts with a compressed format's magic.
+func compressed(b []byte) bool {
+	return bytes.HasPrefix(b, gzipMagic) || bytes.HasPrefix(b, zstdMagic) || bytes.HasPrefix(b, xzMagic) || isBzip2(b)
+}
+
+func isBzip2(b []byte) bool {
+	return bytes.HasPrefix(b, bzip2Magic) && len(b) > 3 && b[3] >= '1' && b[3] <= '9'
+}
 
 // zstdMaxMemory caps what the zstd decoder may allocate (its window), in
 // bytes, as MaxXZDictionary caps xz's: the input is untrusted. zstd -19
@@ -153,7 +180,7 @@ func (r *run) decompress() (io.Closer, error) {
 			return nil, fmt.Errorf("ingest: %w", err)
 		}
 		zr = x
-	case bytes.HasPrefix(b, bzip2Magic) && len(b) > 3 && b[3] >= '1' && b[3] <= '9':
+	case isBzip2(b):
 		zr = bzip2.NewReader(r.br)
 	default:
 		return nil, nil
@@ -213,6 +240,7 @@ type run struct {
 	cr           *countingReader
 	br           *bufio.Reader // reads rw
 	rw           *rewinder     // the input, with bytes a reader gave back in front
+	mapped       *mappedInput  // the file under cr, when it is mapped
 	recordCap    int           // bytes per JSON line / export field
 	st           Stats
 	lastProgress int64
@@ -304,12 +332,36 @@ type lineReader struct {
 	br  *bufio.Reader
 	max int
 	buf []byte
+	// mapped, when set, is the input itself, past what br held: lines are
+	// taken from it in place.
+	mapped *mappedInput
+	cr     *countingReader
+}
+
+// lineReader is a lineReader of the run's input. A mapped file's lines are
+// taken from its map in place: what br holds unread is given back to the
+// map first (br is left empty, reading on from there).
+func (r *run) lineReader() lineReader {
+	lr := lineReader{br: r.br, max: r.recordCap}
+	if m := r.mapped; m != nil && r.rw.src == io.Reader(r.cr) && len(r.rw.pending) == 0 {
+		held := r.br.Buffered()
+		m.off -= held
+		r.cr.n -= int64(held)
+		r.br.Reset(r.rw)
+		lr.mapped, lr.cr = m, r.cr
+	}
+	return lr
 }
 
 // next returns the next line without its '\n' (valid until the next call),
 // the bytes consumed, and whether it was cut. io.EOF only when no bytes are
 // left.
 func (l *lineReader) next() (line []byte, n int64, long bool, err error) {
+	if l.mapped != nil {
+		line, n, long, err = l.mapped.line(l.max)
+		l.cr.n += n
+		return line, n, long, err
+	}
 	chunk, err := l.br.ReadSlice('\n')
 	if err == nil && len(chunk) <= l.max+1 {
 		return chunk[:len(chunk)-1], int64(len(chunk)), false, nil

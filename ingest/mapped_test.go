@@ -1,0 +1,101 @@
+package ingest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/llmfleet/analyzer/domain"
+)
+
+// TestMappedLinesAsBuffered holds mappedInput.line to lineReader.next on a
+// bufio.Reader (the reader of every input that is not mapped) over random
+// inputs: lines empty, short, longer than the buffer and than max, with and
+// without a last '\n', dropping behind the reader at every page.
+func TestMappedLinesAsBuffered(t *testing.T) {
+	defer func(d int) { dropEvery = d }(dropEvery)
+	dropEvery = pageSize
+	rng := rand.New(rand.NewPCG(7, 27))
+	for round := range 300 {
+		var b bytes.Buffer
+		for range rng.IntN(40) {
+			n := rng.IntN(60)
+			if rng.IntN(10) == 0 {
+				n = rng.IntN(3 * pageSize)
+			}
+			b.WriteString(strings.Repeat(string(rune('a'+rng.IntN(26))), n))
+			b.WriteByte('\n')
+		}
+		if rng.IntN(2) == 0 {
+			b.WriteString(strings.Repeat("z", rng.IntN(30)))
+		}
+		max := 1 + rng.IntN(80)
+		want := lineReader{br: bufio.NewReaderSize(bytes.NewReader(b.Bytes()), 16), max: max}
+		m := &mappedInput{data: mapped(t, b.Bytes())}
+		for i := 0; ; i++ {
+			wl, wn, wlong, werr := want.next()
+			gl, gn, glong, gerr := m.line(max)
+			if string(gl) != string(wl) || gn != wn || glong != wlong || gerr != werr {
+				t.Fatalf("round %d, line %d (max %d): got %q %d %v %v, want %q %d %v %v", round, i, max, gl, gn, glong, gerr, wl, wn, wlong, werr)
+			}
+			if werr != nil {
+				break
+			}
+		}
+	}
+}
+
+// TestMappedFileShrinks cuts a file short while it is read through its map:
+// the pages past the new end are gone, and the read must end with
+// errChanged, not with the process (SIGBUS).
+func TestMappedFileShrinks(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cut.json")
+	line := `{"__CURSOR":"s=1;i=1","__REALTIME_TIMESTAMP":"1700000000000000","MESSAGE":"` + strings.Repeat("x", 200) + `"}` + "\n"
+	if err := os.WriteFile(path, bytes.Repeat([]byte(line), (4<<20)/len(line)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	entries := 0
+	_, err := ReadFile(context.Background(), path, Options{}, func(domain.Entry) error {
+		if entries++; entries == 1 {
+			return os.Truncate(path, 0)
+		}
+		return nil
+	})
+	if !errors.Is(err, errChanged) {
+		t.Fatalf("read of a file cut to 0 bytes after its first entry: %d entries, error %v; want %v", entries, err, errChanged)
+	}
+	if entries < 1 || entries > 100 {
+		t.Errorf("%d entries read from a file cut after the first", entries)
+	}
+}
+
+// mapped is b in a mapped file, unmapped when the test ends.
+func mapped(t *testing.T, b []byte) []byte {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "in")
+	if err := os.WriteFile(path, append(b, 0), 0o600); err != nil { // a map of 0 bytes fails
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	defer func(n int64) { mapMin = n }(mapMin)
+	mapMin = 0
+	data := mapFile(f)
+	if data == nil {
+		t.Skip("the platform maps no file")
+	}
+	t.Cleanup(func() { unmapFile(data) })
+	return data[:len(b)]
+}
+
+var _ io.ReadSeeker = (*mappedInput)(nil)
