@@ -117,11 +117,15 @@ type journalReader struct {
 	rec        flatRecord
 	zstd       *zstd.Decoder
 	seeker     io.Seeker // the file, when skip may seek in it
+	size       uint64    // the file's size when it is known, else 0
 	synthFixed bool      // no synthesized field goes to Entry.Fields (__CURSOR, __REALTIME_TIMESTAMP are members)
 	synth      [4]struct {
 		slot int8
 		kept bool
 	}
+	// mapped, when set, is the file, read in place: objects' bytes are
+	// taken where its map holds them (inPlace) instead of copied twice.
+	mapped *mappedInput
 }
 
 // synthesized are the fields of a journalctl -o json record that come
@@ -136,9 +140,14 @@ func (r *run) readJournal() error {
 		jr.synth[i].slot, jr.synth[i].kept = slot, jr.asm.keep.inFields(name, slot)
 	}
 	jr.synthFixed = !jr.synth[2].kept && !jr.synth[3].kept // the monotonic time and the boot ID stay out of Entry.Fields
-	if r.rw.src == io.Reader(r.cr) {
+	if jr.mapped = r.inPlace(); jr.mapped == nil && r.rw.src == io.Reader(r.cr) {
 		// Not decompressed: seekable when the file is (see skip).
 		jr.seeker, _ = r.cr.r.(io.Seeker)
+		if f, ok := r.cr.r.(interface{ Stat() (os.FileInfo, error) }); ok {
+			if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+				jr.size = uint64(fi.Size())
+			}
+		}
 	}
 	defer func() {
 		if jr.zstd != nil {
@@ -159,14 +168,13 @@ func (jr *journalReader) read() error {
 	var hdr [journalObjHeader]byte
 	for jr.off <= tail {
 		at := jr.off
-		if _, err := io.ReadFull(jr.r.br, hdr[:]); err != nil {
+		if err := jr.readFull(hdr[:]); err != nil {
 			if err == io.EOF || err == io.ErrUnexpectedEOF {
 				jr.r.malformed("%s: the file ends at byte %d, before its last object (byte %d)", jr.r.source, at, tail)
 				return nil
 			}
 			return err
 		}
-		jr.off += journalObjHeader
 		typ, flags := hdr[0], hdr[1]
 		size := binary.LittleEndian.Uint64(hdr[8:])
 		if size < journalObjHeader || at+size < at {
@@ -200,7 +208,7 @@ func (jr *journalReader) read() error {
 // (0 for a file without one).
 func (jr *journalReader) header() (tail uint64, err error) {
 	h := make([]byte, journalHeaderMin)
-	if _, err := io.ReadFull(jr.r.br, h); err != nil {
+	if err := jr.readFull(h); err != nil {
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			return 0, fmt.Errorf("ingest: journal file header cut short (%d bytes at most)", journalHeaderMin)
 		}
@@ -231,7 +239,16 @@ func (jr *journalReader) header() (tail uint64, err error) {
 // seekable and n is large (a journal file's entry arrays and hash tables,
 // ~40 % of its bytes, need not be read at all), else by reading them.
 func (jr *journalReader) skip(n uint64) error {
-	if held := uint64(jr.r.br.Buffered()); n >= journalSeekMin && n > held && jr.seeker != nil && len(jr.r.rw.pending) == 0 {
+	if jr.mapped != nil {
+		_, err := jr.inPlace(n)
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return nil // the loop's next read reports the cut
+		}
+		return err
+	}
+	// Not past the file's end: reading to it finds where it is.
+	if held := uint64(jr.r.br.Buffered()); n >= journalSeekMin && n > held && jr.seeker != nil && len(jr.r.rw.pending) == 0 &&
+		(jr.size == 0 || jr.off+n <= jr.size) {
 		if rest := n - held; rest <= math.MaxInt32 {
 			if _, err := jr.seeker.Seek(int64(rest), io.SeekCurrent); err == nil {
 				jr.r.br.Reset(jr.r.rw) // drops the held bytes, the skip's first
@@ -256,6 +273,38 @@ func (jr *journalReader) skip(n uint64) error {
 	return nil
 }
 
+// readFull reads len(b) bytes into b as io.ReadFull does, and counts them.
+func (jr *journalReader) readFull(b []byte) error {
+	if jr.mapped != nil {
+		in, err := jr.inPlace(uint64(len(b)))
+		copy(b, in)
+		return err
+	}
+	n, err := io.ReadFull(jr.r.br, b)
+	jr.off += uint64(n)
+	return err
+}
+
+// inPlace returns the mapped file's next n bytes where the map holds them
+// and counts them: fewer at the file's end, with io.ErrUnexpectedEOF, or
+// none with io.EOF, as io.ReadFull. They stay valid until ReadFile
+// returns.
+func (jr *journalReader) inPlace(n uint64) ([]byte, error) {
+	m := jr.mapped
+	rest := m.data[m.off:]
+	k := int(min(n, uint64(len(rest))))
+	m.advance(k)
+	jr.r.cr.n += int64(k)
+	jr.off += uint64(k)
+	switch {
+	case uint64(k) == n:
+		return rest[:k], nil
+	case k == 0:
+		return nil, io.EOF
+	}
+	return rest[:k], io.ErrUnexpectedEOF
+}
+
 // dataObject reads a DATA object's body (body bytes after its header).
 func (jr *journalReader) dataObject(at uint64, flags byte, body uint64) error {
 	fixed := uint64(journalDataRegular - journalObjHeader)
@@ -267,9 +316,7 @@ func (jr *journalReader) dataObject(at uint64, flags byte, body uint64) error {
 		return jr.skip(body)
 	}
 	var head [journalDataCompact - journalObjHeader]byte
-	got, err := io.ReadFull(jr.r.br, head[:fixed])
-	jr.off += uint64(got)
-	if err != nil {
+	if err := jr.readFull(head[:fixed]); err != nil {
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			return nil
 		}
@@ -277,12 +324,18 @@ func (jr *journalReader) dataObject(at uint64, flags byte, body uint64) error {
 	}
 	nEntries := binary.LittleEndian.Uint64(head[40:48])
 	var payload []byte
-	if n := body - fixed; nEntries == 1 && len(jr.fresh) < journalFreshMax && n <= readBufSize {
+	var err error
+	if n := body - fixed; jr.mapped != nil {
+		if payload, err = jr.inPlace(n); err == io.EOF || err == io.ErrUnexpectedEOF {
+			return nil
+		}
+	} else if nEntries == 1 && len(jr.fresh) < journalFreshMax && n <= readBufSize {
 		// A value of one entry alone is read into the arena its entry
 		// empties (see entryObject).
 		start := len(jr.arena)
 		jr.arena = slices.Grow(jr.arena, int(n))[:start+int(n)]
 		payload = jr.arena[start:]
+		var got int
 		got, err = io.ReadFull(jr.r.br, payload)
 		jr.off += uint64(got)
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
@@ -417,12 +470,17 @@ func (jr *journalReader) entryObject(at uint64, body uint64) error {
 		jr.r.malformed("%s: entry object at byte %d of %d bytes: skipped", jr.r.source, at, body+journalObjHeader)
 		return jr.skip(body)
 	}
-	if uint64(cap(jr.buf)) < body {
-		jr.buf = make([]byte, body)
+	var b []byte
+	var err error
+	if jr.mapped != nil {
+		b, err = jr.inPlace(body)
+	} else {
+		if uint64(cap(jr.buf)) < body {
+			jr.buf = make([]byte, body)
+		}
+		b = jr.buf[:body]
+		err = jr.readFull(b)
 	}
-	b := jr.buf[:body]
-	n, err := io.ReadFull(jr.r.br, b)
-	jr.off += uint64(n)
 	if err != nil {
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			return nil

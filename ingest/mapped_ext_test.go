@@ -3,6 +3,7 @@ package ingest_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -35,6 +36,18 @@ func TestMappedFilesAsRead(t *testing.T) {
 	journal := filepath.Join(dir, "night.journal")
 	journaldtest.AppendJournal(t, journal, recs)
 	paths = append(paths, export, journal)
+	whole, err := os.ReadFile(journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{100, 300, len(whole) / 3, len(whole) / 2, len(whole) - 1000} {
+		// Cut inside the header, the first object, and later ones.
+		cut := filepath.Join(dir, fmt.Sprintf("cut%d.journal", n))
+		if err := os.WriteFile(cut, whole[:n], 0o600); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, cut)
+	}
 	formats := map[ingest.Format]int{}
 	for _, p := range paths {
 		got, gst, gerr := read(func(fn func(domain.Entry) error) (ingest.Stats, error) {
@@ -48,6 +61,14 @@ func TestMappedFilesAsRead(t *testing.T) {
 			defer f.Close()
 			return ingest.Read(context.Background(), f, p, ingest.Options{}, fn)
 		})
+		if gst.Format == ingest.FormatJournal {
+			// Read counts what its buffer read past the last object; in
+			// place, the reader stops at the last object's end.
+			if gst.Bytes > wst.Bytes || gst.Bytes < wst.Bytes-256<<10 {
+				t.Errorf("%s: %d bytes consumed in place, %d read", p, gst.Bytes, wst.Bytes)
+			}
+			gst.Bytes = wst.Bytes
+		}
 		if !reflect.DeepEqual(gst, wst) || (gerr == nil) != (werr == nil) {
 			t.Fatalf("%s: mapped: %+v, %v\nread: %+v, %v", p, gst, gerr, wst, werr)
 		}

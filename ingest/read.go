@@ -338,19 +338,30 @@ type lineReader struct {
 	cr     *countingReader
 }
 
-// lineReader is a lineReader of the run's input. A mapped file's lines are
-// taken from its map in place: what br holds unread is given back to the
-// map first (br is left empty, reading on from there).
+// lineReader is a lineReader of the run's input, taking a mapped file's
+// lines in place (inPlace).
 func (r *run) lineReader() lineReader {
 	lr := lineReader{br: r.br, max: r.recordCap}
-	if m := r.mapped; m != nil && r.rw.src == io.Reader(r.cr) && len(r.rw.pending) == 0 {
-		held := r.br.Buffered()
-		m.off -= held
-		r.cr.n -= int64(held)
-		r.br.Reset(r.rw)
+	if m := r.inPlace(); m != nil {
 		lr.mapped, lr.cr = m, r.cr
 	}
 	return lr
+}
+
+// inPlace returns the mapped file the run reads, to be read in place from
+// where br got to, or nil (no map, or a decompressor reads it). What br
+// holds unread is given back to the map first: br is left empty, and a
+// read from it goes on from the map's offset.
+func (r *run) inPlace() *mappedInput {
+	m := r.mapped
+	if m == nil || r.rw.src != io.Reader(r.cr) || len(r.rw.pending) > 0 {
+		return nil
+	}
+	held := r.br.Buffered()
+	m.off -= held
+	r.cr.n -= int64(held)
+	r.br.Reset(r.rw)
+	return m
 }
 
 // next returns the next line without its '\n' (valid until the next call),
