@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -96,6 +97,64 @@ func mapped(t *testing.T, b []byte) []byte {
 	}
 	t.Cleanup(func() { unmapFile(data) })
 	return data[:len(b)]
+}
+
+// FuzzMappedAsRead reads arbitrary files through their map (lines and
+// journal objects in place, pages dropped behind the reader at every
+// page) and through read(2): the same entries, stats and errors. A
+// journal file's byte count may end earlier in place (at its last object,
+// not where the buffer read to).
+func FuzzMappedAsRead(f *testing.F) {
+	seedLines(f, 3)
+	for _, compact := range []bool{false, true} {
+		j, _ := testJournal(compact, testJournalEntries, nil)
+		f.Add(j)
+		f.Add(j[:len(j)*2/3])
+	}
+	defer func(n int64, d int) { mapMin, dropEvery = n, d }(mapMin, dropEvery)
+	mapMin, dropEvery = 1, pageSize
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(dir, "in")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		opt := Options{MaxLineBytes: 4096}
+		got, gst, gerr := collect(func(fn func(domain.Entry) error) (Stats, error) {
+			return ReadFile(context.Background(), path, opt, fn)
+		})
+		want, wst, werr := collect(func(fn func(domain.Entry) error) (Stats, error) {
+			fh, err := os.Open(path)
+			if err != nil {
+				return Stats{}, err
+			}
+			defer fh.Close()
+			return Read(context.Background(), fh, path, opt, fn)
+		})
+		if gst.Format == FormatJournal && gst.Bytes <= wst.Bytes {
+			gst.Bytes = wst.Bytes
+		}
+		if fmt.Sprint(gst, gerr) != fmt.Sprint(wst, werr) {
+			t.Fatalf("mapped: %+v, %v\nread:   %+v, %v", gst, gerr, wst, werr)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%d entries mapped, %d read", len(got), len(want))
+		}
+		for i := range got {
+			if fmt.Sprint(got[i]) != fmt.Sprint(want[i]) {
+				t.Fatalf("entry %d:\nmapped: %+v\nread:   %+v", i, got[i], want[i])
+			}
+		}
+	})
+}
+
+func collect(r func(fn func(domain.Entry) error) (Stats, error)) ([]domain.Entry, Stats, error) {
+	var es []domain.Entry
+	st, err := r(func(e domain.Entry) error {
+		es = append(es, e)
+		return nil
+	})
+	return es, st, err
 }
 
 var _ io.ReadSeeker = (*mappedInput)(nil)
