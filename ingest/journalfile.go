@@ -296,13 +296,15 @@ func (jr *journalReader) inPlace(n uint64) ([]byte, error) {
 	m.advance(k)
 	jr.r.cr.n += int64(k)
 	jr.off += uint64(k)
+	// No room past the bytes: an append copies instead of writing to the
+	// read-only map.
 	switch {
 	case uint64(k) == n:
-		return rest[:k], nil
+		return rest[:k:k], nil
 	case k == 0:
 		return nil, io.EOF
 	}
-	return rest[:k], io.ErrUnexpectedEOF
+	return rest[:k:k], io.ErrUnexpectedEOF
 }
 
 // dataObject reads a DATA object's body (body bytes after its header).
@@ -325,26 +327,25 @@ func (jr *journalReader) dataObject(at uint64, flags byte, body uint64) error {
 	nEntries := binary.LittleEndian.Uint64(head[40:48])
 	var payload []byte
 	var err error
-	if n := body - fixed; jr.mapped != nil {
-		if payload, err = jr.inPlace(n); err == io.EOF || err == io.ErrUnexpectedEOF {
-			return nil
-		}
-	} else if nEntries == 1 && len(jr.fresh) < journalFreshMax && n <= readBufSize {
+	inMap := false
+	switch n := body - fixed; {
+	case jr.mapped != nil:
+		payload, err = jr.inPlace(n)
+		inMap = true
+	case nEntries == 1 && len(jr.fresh) < journalFreshMax && n <= readBufSize:
 		// A value of one entry alone is read into the arena its entry
 		// empties (see entryObject).
 		start := len(jr.arena)
 		jr.arena = slices.Grow(jr.arena, int(n))[:start+int(n)]
 		payload = jr.arena[start:]
-		var got int
-		got, err = io.ReadFull(jr.r.br, payload)
-		jr.off += uint64(got)
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			return nil
-		}
-	} else {
+		err = jr.readFull(payload)
+	default:
 		payload, err = jr.readBody(n)
 	}
-	if err != nil || payload == nil {
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return nil // the file ends inside the object: the next read reports it
+	}
+	if err != nil {
 		return err
 	}
 	if flags&(journalObjXZ|journalObjLZ4|journalObjZSTD) != 0 {
@@ -352,6 +353,7 @@ func (jr *journalReader) dataObject(at uint64, flags byte, body uint64) error {
 			jr.r.malformed("%s: data object at byte %d: %v", jr.r.source, at, err)
 			return nil
 		}
+		inMap = false
 	}
 	eq := bytes.IndexByte(payload, '=')
 	if eq <= 0 || nEntries == 0 {
@@ -365,11 +367,18 @@ func (jr *journalReader) dataObject(at uint64, flags byte, body uint64) error {
 		clear(jr.data)
 		jr.items, jr.itemsWhole, jr.fresh, jr.keptSize = jr.items[:0], false, jr.fresh[:0], 0
 	}
+	fresh := nEntries == 1 && len(jr.fresh) < journalFreshMax
+	if inMap && !fresh {
+		// A value entries further on use leaves the map: read there, its
+		// page would come back into the resident set behind the reader and
+		// stay.
+		payload = bytes.Clone(payload)
+	}
 	name := fieldName(payload[:eq])
 	slot := jr.asm.keep.slot(name)
 	d := &journalData{name: name, slot: slot, kept: jr.asm.keep.inFields(name, slot), val: payload[eq+1:], left: nEntries,
 		boot: name == "_BOOT_ID"}
-	if nEntries == 1 && len(jr.fresh) < journalFreshMax {
+	if fresh {
 		jr.fresh = append(jr.fresh, journalItem{off: at, d: d})
 	} else {
 		jr.data[at] = d
@@ -379,24 +388,22 @@ func (jr *journalReader) dataObject(at uint64, flags byte, body uint64) error {
 }
 
 // readBody reads the n bytes of an object's body into a new buffer of its
-// own, or returns nil when the file ends first. A body of more than what
+// own; io.EOF or io.ErrUnexpectedEOF when the file ends first. A body of more than what
 // the read buffer holds is read into a buffer that grows as bytes arrive:
 // a size the file does not hold costs no memory.
 func (jr *journalReader) readBody(n uint64) ([]byte, error) {
 	if n <= readBufSize {
 		b := make([]byte, n)
-		got, err := io.ReadFull(jr.r.br, b)
-		jr.off += uint64(got)
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			return nil, nil
+		if err := jr.readFull(b); err != nil {
+			return nil, err
 		}
-		return b, err
+		return b, nil
 	}
 	var buf bytes.Buffer
 	got, err := io.CopyN(&buf, jr.r.br, int64(n))
 	jr.off += uint64(got)
 	if err == io.EOF {
-		return nil, nil
+		return nil, io.ErrUnexpectedEOF
 	}
 	return buf.Bytes(), err
 }

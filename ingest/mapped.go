@@ -14,10 +14,10 @@ import (
 )
 
 // A regular file is read through a read-only memory map, as journalctl
-// reads its files: JSON lines are parsed where the page cache holds them
-// instead of after read(2) copied them (~5 % of explain on a serving
-// journal). The map is dropped from the resident set behind the reader, so
-// a file of any size costs at most a few MiB of it.
+// reads its files: JSON lines and a journal file's objects are parsed
+// where the page cache holds them instead of after read(2) copied them
+// (~5 % of explain on a serving journal). The pages behind the reader
+// leave the resident set as it goes.
 var (
 	// mapMin is the smallest file mapped, in bytes: below it one read(2)
 	// costs less than the map. A variable so that tests map every file.
@@ -27,16 +27,17 @@ var (
 	dropEvery = 256 << 10
 )
 
-// errChanged is the error of a mapped file that shrank while it was read:
-// its pages past the new end are gone (SIGBUS).
-var errChanged = errors.New("the file shrank while it was read (truncated or rewritten in place)")
+// errChanged is the error of a mapped file whose pages could not be read
+// (SIGBUS): another process cut it short, or the storage failed.
+var errChanged = errors.New("the file shrank or could not be read while it was read (truncated or rewritten in place?)")
 
 // readMapped is ReadFile on a regular file mapped as data. A fault on the
-// map (the file cut short by another process) ends the run with
-// errChanged instead of the process.
+// map ends the run with errChanged and the stats so far, instead of the
+// process.
 func readMapped(ctx context.Context, data []byte, path string, opt Options, fn func(domain.Entry) error) (st Stats, err error) {
 	m := &mappedInput{data: data}
-	cr := &countingReader{r: m}
+	rn := newRun(ctx, &countingReader{r: m}, path, opt, fn)
+	rn.mapped = m
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if p := recover(); p != nil {
@@ -44,21 +45,20 @@ func readMapped(ctx context.Context, data []byte, path string, opt Options, fn f
 			if !ok || !m.holds(f.Addr()) {
 				panic(p)
 			}
-			st.Bytes = cr.n
-			err = fmt.Errorf("ingest: %w", errChanged)
+			st, err = rn.finish(fmt.Errorf("ingest: %w", errChanged))
 		}
 	}()
-	rn := newRun(ctx, cr, path, opt, fn)
-	rn.mapped = m
 	return rn.finish(rn.read())
 }
 
-// mappedInput is a mapped file read as an io.Reader and io.Seeker (format
-// detection and the readers that copy) or line by line in place (line).
+// mappedInput is a mapped file read as an io.Reader (format detection and
+// the readers that copy) or in place: line by line (line), or a journal
+// file's objects (journalReader.inPlace).
 type mappedInput struct {
 	data    []byte
 	off     int // the next unread byte
 	dropped int // data[:dropped] is dropped from the resident set
+	copied  int // bytes Read copied out (the rest were taken in place)
 }
 
 func (m *mappedInput) Read(p []byte) (int, error) {
@@ -67,27 +67,8 @@ func (m *mappedInput) Read(p []byte) (int, error) {
 	}
 	n := copy(p, m.data[m.off:])
 	m.advance(n)
+	m.copied += n
 	return n, nil
-}
-
-// Seek moves the read offset (a journal file's reader skips by it).
-func (m *mappedInput) Seek(offset int64, whence int) (int64, error) {
-	base := int64(0)
-	switch whence {
-	case io.SeekCurrent:
-		base = int64(m.off)
-	case io.SeekEnd:
-		base = int64(len(m.data))
-	}
-	to := base + offset
-	if to < 0 {
-		return int64(m.off), errors.New("ingest: seek before the start of the file")
-	}
-	m.off = int(min(to, int64(len(m.data))))
-	if m.off < m.dropped {
-		m.dropped = m.off &^ (pageSize - 1)
-	}
-	return to, nil
 }
 
 // line returns the next line without its '\n' (valid until the next call),
@@ -109,17 +90,22 @@ func (m *mappedInput) line(max int) (line []byte, n int64, long bool, err error)
 	if len(line) > max {
 		line, long = line[:max], true
 	}
-	return line, n, long, nil
+	// No room past the line: an append copies instead of writing to the
+	// read-only map.
+	return line[:len(line):len(line)], n, long, nil
 }
 
-// advance moves the read offset n bytes on and drops what lies dropEvery
-// bytes behind it (whole pages before the previous line's start stay:
-// a line is valid until the next call).
+// advance moves the read offset n bytes on from where this read starts.
+// Once that start is 2 × dropEvery bytes past the last drop, the whole
+// pages more than dropEvery bytes before it are dropped: what the last
+// call returned is valid until this one, and what a journal file's next
+// entry uses of the objects just before it (its own values) stays mapped
+// instead of coming back behind the drop, to stay.
 func (m *mappedInput) advance(n int) {
 	from := m.off
 	m.off += n
-	if from-m.dropped >= dropEvery {
-		to := from &^ (pageSize - 1)
+	if from-m.dropped >= 2*dropEvery {
+		to := (from - dropEvery) &^ (pageSize - 1)
 		dropBehind(m.data[m.dropped:to])
 		m.dropped = to
 	}
@@ -131,6 +117,5 @@ func (m *mappedInput) holds(addr uintptr) bool {
 	return addr >= start && addr-start < uintptr(len(m.data))
 }
 
-// pageSize is the granularity of dropBehind, in bytes (a multiple of it
-// would do as well; smaller pages only mean a page kept longer).
+// pageSize is the granularity of dropBehind, in bytes.
 var pageSize = os.Getpagesize()

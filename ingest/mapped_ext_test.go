@@ -16,8 +16,9 @@ import (
 
 // TestMappedFilesAsRead reads files of every format through their map
 // (ReadFile) and through read(2) (Read of the open file): the same entries
-// and stats. The map is dropped behind the reader at every page, so each
-// line is read where pages come and go.
+// and stats. The map is dropped behind the reader at every page, which
+// holds the offsets the drops are computed from (a dropped page reads
+// the same when it comes back from the page cache).
 func TestMappedFilesAsRead(t *testing.T) {
 	defer ingest.MapEveryFile()()
 	paths, _ := filepath.Glob(filepath.Join("..", "testdata", "corpus", "*", "log.txt"))

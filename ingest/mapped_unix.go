@@ -24,8 +24,9 @@ func mapFile(f *os.File) []byte {
 
 func unmapFile(b []byte) { _ = unix.Munmap(b) }
 
-// dropBehind unmaps b's pages from the process (they leave its resident
-// set); the page cache keeps them, and a read of b maps them again.
+// dropBehind takes b's pages out of the process's resident set (Linux
+// unmaps them; other systems may take it as advice only); the page cache
+// keeps them, and a read of b maps them again.
 func dropBehind(b []byte) {
 	if len(b) > 0 {
 		_ = unix.Madvise(b, unix.MADV_DONTNEED)

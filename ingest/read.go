@@ -81,8 +81,9 @@ const (
 // returns it with the stats so far; the error does not repeat the path,
 // except os.Open's.
 //
-// A regular file is read through a memory map (mapped.go); one that
-// shrinks while it is read ends the run with an error.
+// On unix, a regular file of at least 64 KiB that is not compressed is
+// read through a memory map (mapped.go); one that shrinks while it is read
+// ends the run with an error and the stats so far.
 //
 // A reassembled line arrives with its first piece's Cursor; the cursor of
 // the last record it consumed is in Fields[FieldEndCursor].
@@ -97,9 +98,13 @@ func ReadFile(ctx context.Context, path string, opt Options, fn func(domain.Entr
 		return Stats{}, err
 	}
 	defer f.Close()
-	if data := mapFile(f); data != nil {
-		defer unmapFile(data)
-		if !compressed(data) { // a decompressor may read in its own goroutine
+	// Compressed input has nothing to read in place. Its magic is read
+	// before the map: a fault on the map is caught in readMapped only.
+	var magic [6]byte
+	n, _ := f.ReadAt(magic[:], 0)
+	if !compressed(magic[:n]) {
+		if data := mapFile(f); data != nil {
+			defer unmapFile(data)
 			return readMapped(ctx, data, path, opt, fn)
 		}
 	}
