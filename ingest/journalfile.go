@@ -379,6 +379,9 @@ func (jr *journalReader) dataObject(at uint64, flags byte, body uint64) error {
 	d := &journalData{name: name, slot: slot, kept: jr.asm.keep.inFields(name, slot), val: payload[eq+1:], left: nEntries,
 		boot: name == "_BOOT_ID"}
 	if fresh {
+		if m := jr.mapped; inMap && !m.holding {
+			m.hold, m.holding = int(at), true // the map keeps it until it is used
+		}
 		jr.fresh = append(jr.fresh, journalItem{off: at, d: d})
 	} else {
 		jr.data[at] = d
@@ -514,7 +517,10 @@ func (jr *journalReader) entryObject(at uint64, body uint64) error {
 	items := jr.items
 	p, j := fixed, 0
 	if jr.itemsWhole {
-		for ; j < len(items) && p < body && itemOff(p) == items[j].off; j, p = j+1, p+itemSize {
+		// Not a value of one entry alone (d.left 0 once used): its arena
+		// may hold the next entry's values by now. A file whose counts
+		// are wrong then finds it missing, as anywhere else in the entry.
+		for ; j < len(items) && p < body && itemOff(p) == items[j].off && items[j].d.left > 0; j, p = j+1, p+itemSize {
 			items[j].uses++
 		}
 		rec.names, rec.slots, rec.kept, rec.vals = rec.names[:j], rec.slots[:j], rec.kept[:j], rec.vals[:j]
@@ -598,14 +604,23 @@ func (jr *journalReader) entryObject(at uint64, body uint64) error {
 	// a partial line's record is cloned): their arena is free, once no
 	// value in it waits for an entry still. Values that wait too long
 	// (no entry of the file uses them) move out of it.
-	if len(jr.fresh) > 0 && len(jr.arena) > journalArenaMax {
+	// In a mapped file they wait in the map, which keeps their pages
+	// (mappedInput.hold) until they are used or move out the same way.
+	m := jr.mapped
+	if len(jr.fresh) > 0 && (len(jr.arena) > journalArenaMax || m != nil && m.holding && m.off-m.hold > journalArenaMax) {
 		for _, it := range jr.fresh {
 			it.d.val = bytes.Clone(it.d.val)
 		}
 		jr.arena = jr.arena[:0]
+		if m != nil {
+			m.holding = false
+		}
 	}
 	if len(jr.fresh) == 0 {
 		jr.arena = jr.arena[:0]
+		if m != nil {
+			m.holding = false
+		}
 	}
 	return nil
 }

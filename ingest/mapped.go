@@ -59,6 +59,11 @@ type mappedInput struct {
 	off     int // the next unread byte
 	dropped int // data[:dropped] is dropped from the resident set
 	copied  int // bytes Read copied out (the rest were taken in place)
+	// hold, when holding, is the first byte a value read in place waits
+	// at (a journal file's values of an entry still to come): no page
+	// from it on is dropped, so that none comes back behind the drop.
+	hold    int
+	holding bool
 }
 
 func (m *mappedInput) Read(p []byte) (int, error) {
@@ -97,17 +102,23 @@ func (m *mappedInput) line(max int) (line []byte, n int64, long bool, err error)
 
 // advance moves the read offset n bytes on from where this read starts.
 // Once that start is 2 × dropEvery bytes past the last drop, the whole
-// pages more than dropEvery bytes before it are dropped: what the last
-// call returned is valid until this one, and what a journal file's next
-// entry uses of the objects just before it (its own values) stays mapped
-// instead of coming back behind the drop, to stay.
+// pages more than dropEvery bytes before it, and before hold, are
+// dropped: what the last call returned is valid until this one, and the
+// values a journal file's next entry takes from the objects before it
+// stay mapped until it does, instead of coming back behind the drop to
+// stay.
 func (m *mappedInput) advance(n int) {
 	from := m.off
 	m.off += n
 	if from-m.dropped >= 2*dropEvery {
-		to := (from - dropEvery) &^ (pageSize - 1)
-		dropBehind(m.data[m.dropped:to])
-		m.dropped = to
+		to := from - dropEvery
+		if m.holding {
+			to = min(to, m.hold)
+		}
+		if to &^= pageSize - 1; to > m.dropped {
+			dropBehind(m.data[m.dropped:to])
+			m.dropped = to
+		}
 	}
 }
 

@@ -91,15 +91,21 @@ func TestReadsInPlace(t *testing.T) {
 		es = append(es, []string{"_HOSTNAME=h", fmt.Sprintf("MESSAGE=%05d %s", i, strings.Repeat("y", 200))})
 	}
 	jf, _ := testJournal(true, es, nil)
+	// Values longer than the reader keeps mapped behind it.
+	es = es[:0]
+	for i := range 50 {
+		es = append(es, []string{"_HOSTNAME=h", fmt.Sprintf("MESSAGE=%02d %s", i, strings.Repeat("z", 400<<10))})
+	}
+	big, _ := testJournal(true, es, nil)
 	for _, c := range []struct {
 		name    string
 		in      []byte
 		entries int
-	}{{"json", js.Bytes(), 150000}, {"journal", jf, 60000}} {
+	}{{"json", js.Bytes(), 150000}, {"journal", jf, 60000}, {"journal of 400 KiB values", big, 50}} {
 		m := &mappedInput{data: mapped(t, c.in)}
 		n, most := 0, 0
 		rn := newRun(context.Background(), &countingReader{r: m}, c.name, Options{}, func(domain.Entry) error {
-			if n++; n%2000 == 0 {
+			if n++; n%2000 == 0 || c.entries < 2000 {
 				most = max(most, residentKiB(t, m.data))
 			}
 			return nil
@@ -123,8 +129,8 @@ func TestReadsInPlace(t *testing.T) {
 }
 
 // residentKiB is the Rss /proc/self/smaps gives the mapping that holds b,
-// in KiB; -1 when there is none (the test is skipped where there is no
-// such file).
+// in KiB (the test is skipped where there is no such file, and fails when
+// no mapping holds b).
 func residentKiB(t *testing.T, b []byte) int {
 	t.Helper()
 	smaps, err := os.ReadFile("/proc/self/smaps")
@@ -146,6 +152,7 @@ func residentKiB(t *testing.T, b []byte) int {
 			}
 		}
 	}
+	t.Fatalf("no mapping holds %p in /proc/self/smaps", unsafe.SliceData(b))
 	return -1
 }
 
