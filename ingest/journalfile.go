@@ -391,9 +391,9 @@ func (jr *journalReader) dataObject(at uint64, flags byte, body uint64) error {
 }
 
 // readBody reads the n bytes of an object's body into a new buffer of its
-// own; io.EOF or io.ErrUnexpectedEOF when the file ends first. A body of more than what
-// the read buffer holds is read into a buffer that grows as bytes arrive:
-// a size the file does not hold costs no memory.
+// own; io.EOF or io.ErrUnexpectedEOF when the file ends first. A body of
+// more than what the read buffer holds is read into a buffer that grows
+// as bytes arrive: a size the file does not hold costs no memory.
 func (jr *journalReader) readBody(n uint64) ([]byte, error) {
 	if n <= readBufSize {
 		b := make([]byte, n)
