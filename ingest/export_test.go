@@ -3,7 +3,7 @@ package ingest
 // MapEveryFile makes ReadFile map files of any size and drop the map
 // behind its reader at every page, until the returned func runs.
 func MapEveryFile() (restore func()) {
-	n, d := mapMin, dropEvery
-	mapMin, dropEvery = 1, pageSize
-	return func() { mapMin, dropEvery = n, d }
+	n, d, k := mapMin, dropEvery, keepBehind
+	mapMin, dropEvery, keepBehind = 1, pageSize, pageSize
+	return func() { mapMin, dropEvery, keepBehind = n, d, k }
 }

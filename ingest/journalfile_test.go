@@ -319,8 +319,8 @@ func TestJournalFileLingeringValue(t *testing.T) {
 	// Read in place from a map, the values wait there instead, holding
 	// their pages; past the same 1 MiB they move out, and the pages
 	// behind the reader are dropped again.
-	defer func(d int) { dropEvery = d }(dropEvery)
-	dropEvery = 64 << 10
+	defer func(d, k int) { dropEvery, keepBehind = d, k }(dropEvery, keepBehind)
+	dropEvery, keepBehind = 64<<10, 64<<10
 	m := &mappedInput{data: mapped(t, b)}
 	for _, via := range []string{"read(2)", "map"} {
 		var es []domain.Entry

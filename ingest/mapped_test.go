@@ -21,8 +21,8 @@ import (
 // inputs: lines empty, short, longer than the buffer and than max, with and
 // without a last '\n', dropping behind the reader at every page.
 func TestMappedLinesAsBuffered(t *testing.T) {
-	defer func(d int) { dropEvery = d }(dropEvery)
-	dropEvery = pageSize
+	defer func(d, k int) { dropEvery, keepBehind = d, k }(dropEvery, keepBehind)
+	dropEvery, keepBehind = pageSize, pageSize
 	rng := rand.New(rand.NewPCG(7, 27))
 	for round := range 300 {
 		var b bytes.Buffer
@@ -93,15 +93,15 @@ func TestReadsInPlace(t *testing.T) {
 	jf, _ := testJournal(true, es, nil)
 	// Values longer than the reader keeps mapped behind it.
 	es = es[:0]
-	for i := range 50 {
-		es = append(es, []string{"_HOSTNAME=h", fmt.Sprintf("MESSAGE=%02d %s", i, strings.Repeat("z", 400<<10))})
+	for i := range 100 {
+		es = append(es, []string{"_HOSTNAME=h", fmt.Sprintf("MESSAGE=%03d %s", i, strings.Repeat("z", 400<<10))})
 	}
 	big, _ := testJournal(true, es, nil)
 	for _, c := range []struct {
 		name    string
 		in      []byte
 		entries int
-	}{{"json", js.Bytes(), 150000}, {"journal", jf, 60000}, {"journal of 400 KiB values", big, 50}} {
+	}{{"json", js.Bytes(), 150000}, {"journal", jf, 60000}, {"journal of 400 KiB values", big, 100}} {
 		m := &mappedInput{data: mapped(t, c.in)}
 		n, most := 0, 0
 		rn := newRun(context.Background(), &countingReader{r: m}, c.name, Options{}, func(domain.Entry) error {
@@ -122,7 +122,7 @@ func TestReadsInPlace(t *testing.T) {
 		// come back behind it: what stays resident does not follow the
 		// input's size (on a file system that caches files in 2 MiB folios,
 		// ext4 here, the kernel maps them whole: two of them).
-		if limit := (3*dropEvery + 4<<20) >> 10; most < 0 || most > limit {
+		if limit := (dropEvery + 2*keepBehind + 4<<20) >> 10; most < 0 || most > limit {
 			t.Errorf("%s: %d KiB of the %d KiB map resident at most; want at most %d KiB", c.name, most, len(c.in)>>10, limit)
 		}
 	}
@@ -190,8 +190,8 @@ func FuzzMappedAsRead(f *testing.F) {
 		f.Add(j)
 		f.Add(j[:len(j)*2/3])
 	}
-	defer func(n int64, d int) { mapMin, dropEvery = n, d }(mapMin, dropEvery)
-	mapMin, dropEvery = 1, pageSize
+	defer func(n int64, d, k int) { mapMin, dropEvery, keepBehind = n, d, k }(mapMin, dropEvery, keepBehind)
+	mapMin, dropEvery, keepBehind = 1, pageSize, pageSize
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		path := filepath.Join(dir, "in")
