@@ -7,3 +7,7 @@ func MapEveryFile() (restore func()) {
 	mapMin, dropEvery, keepBehind = 1, pageSize, pageSize
 	return func() { mapMin, dropEvery, keepBehind = n, d, k }
 }
+
+// MappedAgainstRead is mappedAgainstRead: path read through its map and
+// through read(2), the first difference, and the format.
+var MappedAgainstRead = mappedAgainstRead
