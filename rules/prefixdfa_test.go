@@ -158,6 +158,13 @@ func FuzzPrefixDFA(f *testing.F) {
 		if n != wantN || ok != wantOK {
 			t.Fatalf("%q on %q: DFA %d %v, regexp %d %v", expr, text, n, ok, wantN, wantOK)
 		}
+		// The submatches of the n bytes the DFA matched are the text's.
+		if tree, err := parsePattern(expr); err == nil && anchoredTree(tree.Simplify()) {
+			p := PrefixRegexp{re, d}
+			if got, want := p.FindStringSubmatch(text), re.FindStringSubmatch(text); !slices.Equal(got, want) {
+				t.Fatalf("%q on %q: submatches %v, regexp %v", expr, text, got, want)
+			}
+		}
 	})
 }
 
