@@ -1,6 +1,10 @@
 package tracker
 
-import "testing"
+import (
+	"math/rand/v2"
+	"regexp"
+	"testing"
+)
 
 // TestStripColour: colour codes that lost their ESC byte go; brackets that
 // hold other digits stay, and such a line is returned without a copy.
@@ -21,5 +25,28 @@ func TestStripColour(t *testing.T) {
 	dated := "[2025-08-13 14:29:40 TP0] Capture cuda graph end."
 	if n := testing.AllocsPerRun(100, func() { stripColour(dated) }); n != 0 {
 		t.Errorf("stripColour of a line without colour codes: %v allocations, want 0", n)
+	}
+}
+
+// TestStripColourAsRegexp: colourAt finds what colourRemnant finds at the
+// start of a line, and stripColour removes what its ReplaceAllString
+// removes, on lines made of brackets, digits, ';' and 'm' (where the two
+// could part).
+func TestStripColourAsRegexp(t *testing.T) {
+	anchored := regexp.MustCompile("^(?:" + colourRemnant.String() + ")")
+	r := rand.New(rand.NewPCG(1, 2))
+	const alphabet = "[[[0123456789;;mmx]"
+	for range 200000 {
+		b := make([]byte, r.IntN(16))
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		line := string(b)
+		if got, want := colourAt(line), anchored.MatchString(line); got != want {
+			t.Fatalf("colourAt(%q) = %v, regexp %v", line, got, want)
+		}
+		if got, want := stripColour(line), colourRemnant.ReplaceAllString(line, ""); got != want {
+			t.Fatalf("stripColour(%q) = %q, regexp %q", line, got, want)
+		}
 	}
 }
