@@ -54,17 +54,11 @@ var (
 	// IPython/Jupyter frames: "/path/mod.py in func(args)" or
 	// "File /path/mod.py:12, in func(args)", possibly as markdown links.
 	ipythonFrame = rules.MustPrefixRegexp(`^\s*(?:File )?\[?([^\s\[\]()]+\.py)(?:\]\([^)]*\))?(?::\d+,)? in (\w+)\(`)
-	// excLine is a Python exception line: a dotted name whose last part is
-	// capitalized, then ": message" or the end of the line.
-	excLine = regexp.MustCompile(`^((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Z][A-Za-z0-9_]*)(?::(?:\s+(.*))?)?\s*$`)
-	// excSuffix: the last part of a name that is an exception without a
-	// module path.
-	excSuffix = regexp.MustCompile(`(?:Error|Exception|Exit|Interrupt|Failure|Fault|Unsupported|Timeout|Violation)$`)
-	cppThrow  = regexp.MustCompile(cppThrown + `'([^']+)'`)
-	cppWhat   = regexp.MustCompile(`^\s*what\(\):\s*(.*)$`)
-	ggmlAbort = regexp.MustCompile(`GGML_ASSERT(?:\((.*)\) failed|: )|GGML_ABORT|ggml_abort`)
-	goPanic   = regexp.MustCompile(`^` + goPanicked + `(.*)$`)
-	rustPanic = regexp.MustCompile(`^` + rustPanicked + `[^']*' panicked at (.*)$`)
+	cppThrow     = regexp.MustCompile(cppThrown + `'([^']+)'`)
+	cppWhat      = regexp.MustCompile(`^\s*what\(\):\s*(.*)$`)
+	ggmlAbort    = regexp.MustCompile(`GGML_ASSERT(?:\((.*)\) failed|: )|GGML_ABORT|ggml_abort`)
+	goPanic      = regexp.MustCompile(`^` + goPanicked + `(.*)$`)
+	rustPanic    = regexp.MustCompile(`^` + rustPanicked + `[^']*' panicked at (.*)$`)
 	// raiseSource is a frame's source line that raises: when the paste is
 	// cut before the exception line, it names the exception.
 	raiseSource = rules.MustPrefixRegexp(`^\s*raise ((?:[A-Za-z_]\w*\.)*[A-Z]\w*)\(`)
@@ -304,7 +298,7 @@ func (x *excReader) chain(st *excState, in *excInput, info *lineInfo) bool {
 		*st = excState{open: true, start: start, lastExc: st.lastExc, chainBeg: start, intro: intro}
 		x.lastKey = in.key
 		info.event = start
-		if m := excLine.FindStringSubmatch(strings.TrimSpace(strings.SplitN(in.trimmed, "Traceback", 2)[0])); m != nil && m[1] != "" {
+		if name, _, ok := matchExcLine(strings.TrimSpace(strings.SplitN(in.trimmed, "Traceback", 2)[0])); ok && name != "" {
 			// Jupyter's header names the type first; the message comes at the end.
 			st.frames = append(st.frames, "")[:0]
 		}
@@ -400,8 +394,8 @@ func submatchIf(lit string, re *regexp.Regexp, s string) []string {
 	return re.FindStringSubmatch(s)
 }
 
-// mayBeExceptionLine is false for most lines excLine does not match: its
-// dotted name must run from the start to a colon, blanks or the end.
+// mayBeExceptionLine is false for most lines that are not exception lines
+// (matchExcLine): its dotted name must run from the start to a colon, blanks or the end.
 func mayBeExceptionLine(s string) bool {
 	i := 0
 	for i < len(s) && (s[i] == '_' || s[i] == '.' || 'a' <= s[i]|0x20 && s[i]|0x20 <= 'z' || '0' <= s[i] && s[i] <= '9') {
@@ -420,19 +414,107 @@ func exceptionLine(s string) (typ, msg string, ok bool) {
 	if !mayBeExceptionLine(s) {
 		return "", "", false
 	}
-	m := excLine.FindStringSubmatch(s)
-	if m == nil {
+	name, msg, ok := matchExcLine(s)
+	if !ok {
 		return "", "", false
 	}
-	name := m[1]
 	last := name[strings.LastIndexByte(name, '.')+1:]
-	if !excSuffix.MatchString(last) && !(strings.Contains(name, ".") && m[2] != "") {
+	if !excSuffixed(last) && !(strings.Contains(name, ".") && msg != "") {
 		return "", "", false
 	}
-	if !strings.Contains(s, ":") && !excSuffix.MatchString(last) {
+	if !strings.Contains(s, ":") && !excSuffixed(last) {
 		return "", "", false
 	}
-	return name, m[2], true
+	return name, msg, true
+}
+
+// matchExcLine reports whether s is a Python exception line, a dotted name
+// whose last part is capitalized, then ": message" or the end, and its
+// name and message: the match of
+// ^((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Z][A-Za-z0-9_]*)(?::(?:\s+(.*))?)?\s*$
+// and its two submatches (the tests hold it to the regexp), read by hand:
+// the regexp's backtracker cleared state for every byte of a long
+// message, ~1 % of a night journal's explain. The
+// name is the run of name bytes that starts s (a shorter one would be
+// followed by a name byte, which neither ':' nor a blank nor the end is);
+// after the colon the greedy \s+ and .* take all they can, and where that
+// leaves a non-blank after the first newline no shorter split helps.
+func matchExcLine(s string) (name, msg string, ok bool) {
+	i := 0
+	for i < len(s) && (s[i] == '.' || isWordByte(s[i])) {
+		i++
+	}
+	name, rest := s[:i], s[i:]
+	if !dottedType(name) {
+		return "", "", false
+	}
+	if blanks(rest) {
+		return name, "", true
+	}
+	if rest[0] != ':' {
+		return "", "", false
+	}
+	rest = rest[1:]
+	w := 0
+	for w < len(rest) && isBlank(rest[w]) {
+		w++
+	}
+	if w == 0 {
+		return name, "", rest == ""
+	}
+	e := len(rest)
+	if k := strings.IndexByte(rest[w:], '\n'); k >= 0 {
+		e = w + k
+	}
+	if !blanks(rest[e:]) {
+		return "", "", false
+	}
+	return name, rest[w:e], true
+}
+
+// dottedType reports whether name is dotted parts of word bytes, none
+// empty or starting with a digit, the last starting with a capital.
+func dottedType(name string) bool {
+	last := name[strings.LastIndexByte(name, '.')+1:]
+	if last == "" || last[0] < 'A' || last[0] > 'Z' {
+		return false
+	}
+	for part := range strings.SplitSeq(name, ".") {
+		if part == "" || part[0] >= '0' && part[0] <= '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || 'a' <= c|0x20 && c|0x20 <= 'z' || '0' <= c && c <= '9'
+}
+
+// isBlank is the regexp package's \s: [\t\n\f\r ].
+func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' }
+
+// blanks reports whether s is all \s (isBlank).
+func blanks(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isBlank(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// excSuffixes end the last part of a name that is an exception without a
+// module path.
+var excSuffixes = []string{"Error", "Exception", "Exit", "Interrupt", "Failure", "Fault", "Unsupported", "Timeout", "Violation"}
+
+func excSuffixed(last string) bool {
+	for _, x := range excSuffixes {
+		if strings.HasSuffix(last, x) {
+			return true
+		}
+	}
+	return false
 }
 
 // addDeath records a death line matched by the fatal vocabulary.

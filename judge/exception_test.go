@@ -2,6 +2,7 @@ package judge
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -216,4 +217,59 @@ func TestReaderGateKeepsFatals(t *testing.T) {
 	if events < 100 {
 		t.Errorf("%d fatal events in all: the test does not exercise the reader", events)
 	}
+}
+
+// excLine is a Python exception line as a regexp: a dotted name whose last
+// part is capitalized, then ": message" or the end of the line. The reader
+// reads it by hand (matchExcLine).
+var excLine = regexp.MustCompile(`^((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Z][A-Za-z0-9_]*)(?::(?:\s+(.*))?)?\s*$`)
+
+// excSuffixRE is excSuffixes as the regexp the reader used before.
+var excSuffixRE = regexp.MustCompile(`(?:` + strings.Join(excSuffixes, "|") + `)$`)
+
+// checkExcLine fails t where matchExcLine and excLine part on s.
+func checkExcLine(t *testing.T, s string) {
+	t.Helper()
+	name, msg, ok := matchExcLine(s)
+	m := excLine.FindStringSubmatch(s)
+	if ok != (m != nil) || ok && (name != m[1] || msg != m[2]) {
+		t.Fatalf("matchExcLine(%q) = %q, %q, %v; excLine %q", s, name, msg, ok, m)
+	}
+	for _, x := range []string{name, s[:min(len(s), 64)]} {
+		if got, want := excSuffixed(x), excSuffixRE.MatchString(x); got != want {
+			t.Fatalf("excSuffixed(%q) = %v, the regexp %v", x, got, want)
+		}
+	}
+}
+
+// TestMatchExcLine holds the hand reading of an exception line to excLine
+// on every bundled message and on random lines of name bytes, colons,
+// blanks (the regexp's and others) and newlines.
+func TestMatchExcLine(t *testing.T) {
+	matched := 0
+	for _, m := range bundledMessages(t) {
+		checkExcLine(t, m)
+		if _, _, ok := matchExcLine(m); ok {
+			matched++
+		}
+	}
+	if matched == 0 {
+		t.Fatal("no bundled message is an exception line: the test does not exercise it")
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	parts := []string{"a", "Z", "_", "9", ".", ":", " ", "\t", "\n", "\v", "\u00a0", "Error", "x.", "Value", "é"}
+	for range 200000 {
+		var b strings.Builder
+		for range r.IntN(9) {
+			b.WriteString(parts[r.IntN(len(parts))])
+		}
+		checkExcLine(t, b.String())
+	}
+}
+
+func FuzzMatchExcLine(f *testing.F) {
+	for _, s := range []string{"ValueError: x", "torch.OutOfMemoryError:  a\n ", "a.B:\n", "Error :x", "X:\t\n y", "KeyboardInterrupt"} {
+		f.Add(s)
+	}
+	f.Fuzz(checkExcLine)
 }
