@@ -19,29 +19,32 @@ func Envelope(line string) (rest, key, level string) {
 		if t == "" {
 			break
 		}
-		if m := procPrefix.FindStringSubmatch(t); m != nil {
-			key += m[1] + ";"
-			s = t[len(m[0]):]
+		// The DFAs find the prefixes; their first submatches are read from
+		// the match (procName, bracketInner, levelName), where the regexp
+		// package took ~2 % of a night journal's explain to find them.
+		if m := procPrefix.FindString(t); m != "" {
+			key += procName(m) + ";"
+			s = t[len(m):]
 			continue
 		}
-		if m := bracketPrefix.FindStringSubmatch(t); m != nil {
-			inner := m[1]
+		if m := bracketPrefix.FindString(t); m != "" {
+			inner := bracketInner(m)
 			if lv := levelWord(inner); lv != "" {
 				level = lv
 			}
 			if tp := findRank(inner); tp != "" {
 				key += tp + ";"
 			}
-			s = t[len(m[0]):]
+			s = t[len(m):]
 			continue
 		}
 		if m := stampPrefix.FindString(t); m != "" {
 			s = t[len(m):]
 			continue
 		}
-		if m := levelPrefix.FindStringSubmatch(t); m != nil {
-			level = levelWord(m[1])
-			s = t[len(m[0]):]
+		if m := levelPrefix.FindString(t); m != "" {
+			level = levelWord(levelName(m))
+			s = t[len(m):]
 			continue
 		}
 		if m := loggerPrefix.FindStringSubmatch(t); m != nil {
@@ -78,6 +81,30 @@ var (
 	loggerPrefix = MustPrefixRegexp(`^-\s(?:[A-Za-z_][\w.:-]{0,100}\s-\s)?(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\s-\s`)
 	sourcePrefix = MustPrefixRegexp(`^(?:\[?[\w./-]+\.(?:py|cc|cpp|cu|go|rs|h):\d+(?:\[\])?\]:?|[a-z_]+(?:::[a-z_]+)+: |(?:text_generation_launcher|shard-manager|text_generation_router\S*): )\s?`)
 )
+
+// procName is submatch 1 of procPrefix's match m: the process inside the
+// parentheses, which ends at the first ',' or ')' (neither is in its
+// grammar); "" for the "[rank0]:" forms.
+func procName(m string) string {
+	if m[0] != '(' {
+		return ""
+	}
+	return m[1:strings.IndexAny(m, ",)")]
+}
+
+// bracketInner is submatch 1 of bracketPrefix's match m: up to the first
+// ']'.
+func bracketInner(m string) string { return m[1:strings.IndexByte(m, ']')] }
+
+// levelName is submatch 1 of levelPrefix's match m: its words are capital
+// letters, and a ':' or a blank follows them.
+func levelName(m string) string {
+	i := 0
+	for i < len(m) && 'A' <= m[i] && m[i] <= 'Z' {
+		i++
+	}
+	return m[:i]
+}
 
 // findRank is tpRank.FindString(s). Every match holds "P" (TP, DP, PP, EP)
 // or "RANK " or "rank", and most brackets ("[core.py:708]") hold none, so
