@@ -273,3 +273,61 @@ func FuzzMatchExcLine(f *testing.F) {
 	}
 	f.Fuzz(checkExcLine)
 }
+
+// checkFrameParts fails t where frameParts of frameLine's match of s is
+// not the regexp's submatches.
+func checkFrameParts(t *testing.T, s string) bool {
+	t.Helper()
+	want := frameLine.Regexp.FindStringSubmatch(s)
+	m := frameLine.FindString(s)
+	if (m != "") != (want != nil) {
+		t.Fatalf("frameLine.FindString(%q) = %q, regexp %q", s, m, want)
+	}
+	if m == "" {
+		return false
+	}
+	if file, fn := frameParts(m); m != want[0] || file != want[1] || fn != want[2] {
+		t.Fatalf("frameParts of %q = %q, %q; regexp %q", s, file, fn, want)
+	}
+	return true
+}
+
+// TestFrameParts: the file and function read from a frame line's match are
+// the regexp's submatches, on every bundled message and on random lines
+// built from the frame grammar (quotes, commas and ", in " inside paths).
+func TestFrameParts(t *testing.T) {
+	found := 0
+	for _, m := range bundledMessages(t) {
+		if checkFrameParts(t, m) {
+			found++
+		}
+	}
+	if found == 0 {
+		t.Fatal("no bundled message is a frame line: the test does not exercise it")
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	parts := []string{"File ", `"`, "x.py", `", line `, "12", ", in ", "f", " ", "\t", "\n", ",", "é", "<module>"}
+	frames := 0
+	for range 200000 {
+		var b strings.Builder
+		if r.IntN(2) == 0 {
+			b.WriteString(`  File "`)
+		}
+		for range r.IntN(9) {
+			b.WriteString(parts[r.IntN(len(parts))])
+		}
+		if checkFrameParts(t, b.String()) {
+			frames++
+		}
+	}
+	if frames < 100 {
+		t.Fatalf("%d random lines were frames: too few to test", frames)
+	}
+}
+
+func FuzzFrameParts(f *testing.F) {
+	for _, s := range []string{`  File "/a/b.py", line 12, in load_model`, `File "a, in b", line 3`, `File "x", line 1, in `} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) { checkFrameParts(t, s) })
+}
