@@ -77,17 +77,8 @@ func run(bin string, runs int) error {
 	}
 	file := filepath.Join(dir, "bench.journal")
 	host := "bench-" + randHex(4)
-	// A first attempt creates the file, so that serve has a journal to open.
-	if err := appendAttempt(file, host, randHex(16), time.Now()); err != nil {
-		return err
-	}
-	serve := exec.Command(bin, "serve", "--db", filepath.Join(work, "a.db"), "--journal-dir", dir,
-		"--listen", "127.0.0.1:0", "--since", time.Now().Add(-time.Minute).Format(time.RFC3339))
-	if err := serve.Start(); err != nil {
-		return err
-	}
-	defer func() { _ = serve.Process.Kill(); _ = serve.Wait() }()
-
+	// The reader is at the journal's tail before serve starts, so that it
+	// sees every note serve writes.
 	notes, err := journald.Open("")
 	if err != nil {
 		return err
@@ -99,7 +90,23 @@ func run(bin string, runs int) error {
 	if err := notes.SeekTail(); err != nil {
 		return err
 	}
-	time.Sleep(time.Second) // serve is up and following
+	// A first attempt creates the file, so that serve has a journal to open.
+	first := randHex(16)
+	if err := appendAttempt(file, host, first, time.Now()); err != nil {
+		return err
+	}
+	serve := exec.Command(bin, "serve", "--db", filepath.Join(work, "a.db"), "--journal-dir", dir,
+		"--listen", "127.0.0.1:0", "--since", time.Now().Add(-time.Minute).Format(time.RFC3339))
+	if err := serve.Start(); err != nil {
+		return err
+	}
+	defer func() { _ = serve.Process.Kill(); _ = serve.Wait() }()
+	// The first attempt's note says serve is up and following: a fixed
+	// second of sleep was too short once on a busy machine (the first
+	// run's note never came).
+	if err := waitNote(notes, first, time.Minute); err != nil {
+		return fmt.Errorf("serve did not start following: %w", err)
+	}
 	var lat []time.Duration
 	for i := 0; i < runs; i++ {
 		inv := randHex(16)
