@@ -21,9 +21,7 @@ type alt struct {
 	gate *lazyRegexp
 	lits []string   // requiredLiterals of gate, or of re without one
 	sets [][]string // literalSets of re, checked before it; none with a gate
-	// lead: sets[0] is lits, which the prefilter finds (see leadSets).
-	lead bool
-	id   int // prefilter matcher id
+	id   int        // prefilter matcher id
 }
 
 // compileAlts splits src into its alternatives, or returns nil when src has
@@ -80,8 +78,7 @@ func splitAlts(src string, captures bool) []alt {
 			}
 		}
 		if a.gate == nil {
-			a.lits = requiredLiterals(p + tail)
-			a.sets, a.lead = leadSets(literalSets(p+tail), a.lits)
+			a.lits, a.sets = requiredLiterals(p+tail), literalSets(p+tail)
 		}
 		if tail == "" {
 			if lit, ok := plainLiteral(p); ok && len(a.lits) == 1 && a.lits[0] == lit {
@@ -104,7 +101,7 @@ func (a *alt) gated() *lazyRegexp {
 // mayMatch reports whether a may match line (l's text, or any text when l
 // is nil): its literal sets and, on l, its gate's windows.
 func (a *alt) mayMatch(l *Line, line string) bool {
-	return l.holdsSets(a.id, line, a.sets, a.lead) && l.mayMatchText(a.id, a.gated(), line)
+	return holdsAll(line, a.sets) && l.mayMatchText(a.id, a.gated(), line)
 }
 
 // distribute splits "(?:A|B|…)T" into the heads "(?:A)", "(?:B)", … and
@@ -207,7 +204,7 @@ func matchAlts(l *Line, alts []alt) bool {
 		if !l.may(a.id) {
 			continue
 		}
-		if a.re == nil || a.gate == nil && l.holdsSets(a.id, l.Text, a.sets, a.lead) && l.matchNear(a.id, a.re) ||
+		if a.re == nil || a.gate == nil && holdsAll(l.Text, a.sets) && l.matchNear(a.id, a.re) ||
 			a.gate != nil && a.mayMatch(l, l.Text) && a.re.MatchString(l.Text) {
 			return true
 		}

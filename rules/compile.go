@@ -149,10 +149,8 @@ type Rule struct {
 	// runs only when its own literal is in the line, and a small regex is
 	// much faster than a large alternation.
 	alts []alt
-	// sets: literalSets of match, checked before its regex; setsLead:
-	// sets[0] is literals, which the prefilter finds (see leadSets).
+	// sets: literalSets of match, checked before its regex.
 	sets                 [][]string
-	setsLead             bool
 	afterLits, untilLits []string
 	unless               []*lazyRegexp
 	when                 *whenExpr // nil without a condition
@@ -741,12 +739,12 @@ func compileRule(rs RuleSpec, lazy bool) (*Rule, Errors) {
 	if r.match != nil {
 		r.alts = compileAlts(rs.Match, true)
 	}
+	if r.match != nil && r.alts == nil {
+		r.sets = literalSets(rs.Match)
+	}
 	r.literals = rs.Literals
 	if len(r.literals) == 0 && rs.Match != "" {
 		r.literals = requiredLiterals(rs.Match)
-	}
-	if r.match != nil && r.alts == nil {
-		r.sets, r.setsLead = leadSets(literalSets(rs.Match), r.literals)
 	}
 	r.count = compileCount(rs, r.match, r.End, &errs)
 	if rs.When != "" {
@@ -1147,35 +1145,6 @@ func deriveLiteralSets(src string) [][]string {
 		return nil // the prefilter's one set says it all
 	}
 	return sets
-}
-
-// leadSets returns sets with the one equal to lits, a matcher's prefilter
-// literals, moved first (a copy: sets may be shared), and whether it was
-// there. Where the prefilter found one of lits in the line, Line.holdsSets
-// skips that set: on the night journal, searching each line again for
-// literals the scan had found was ~1.5 % of explain.
-func leadSets(sets [][]string, lits []string) ([][]string, bool) {
-	if len(lits) == 0 || slices.Contains(lits, "") {
-		return sets, false // the prefilter lets every line through
-	}
-	for k, set := range sets {
-		if slices.Equal(set, lits) {
-			out := make([][]string, 0, len(sets))
-			out = append(append(append(out, set), sets[:k]...), sets[k+1:]...)
-			return out, true
-		}
-	}
-	return sets, false
-}
-
-// holdsSets is holdsAll(line, sets) for matcher id, whose prefilter
-// literals are sets[0] when lead is true: that set holds without a search
-// when line is l's text and the scan found one of them there (l.may).
-func (l *Line) holdsSets(id int, line string, sets [][]string, lead bool) bool {
-	if lead && l != nil && line == l.Text && l.may(id) {
-		sets = sets[1:]
-	}
-	return holdsAll(line, sets)
 }
 
 // holdsAll reports whether line holds a literal of every set.

@@ -656,7 +656,7 @@ func (r *Rule) find(l *Line, line string) []int {
 	if r.alts != nil {
 		return findAlts(l, r.alts, line)
 	}
-	if !l.holdsSets(r.matchID, line, r.sets, r.setsLead) || !l.mayMatchText(r.matchID, r.match, line) {
+	if !holdsAll(line, r.sets) || !l.mayMatchText(r.matchID, r.match, line) {
 		return nil
 	}
 	return search(l, r.match, r.startID, line)
