@@ -396,7 +396,8 @@ func submatchIf(lit string, re *regexp.Regexp, s string) []string {
 }
 
 // mayBeExceptionLine is false for most lines that are not exception lines
-// (matchExcLine): its dotted name must run from the start to a colon, blanks or the end.
+// (matchExcLine): the dotted name must run from the start to a colon,
+// blanks or the end.
 func mayBeExceptionLine(s string) bool {
 	i := 0
 	for i < len(s) && (s[i] == '_' || s[i] == '.' || 'a' <= s[i]|0x20 && s[i]|0x20 <= 'z' || '0' <= s[i] && s[i] <= '9') {
