@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/llmfleet/analyzer/domain"
+	"github.com/llmfleet/analyzer/internal/randline"
 	"github.com/llmfleet/analyzer/rules"
 )
 
@@ -259,11 +260,7 @@ func TestMatchExcLine(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	parts := []string{"a", "Z", "_", "9", ".", ":", " ", "\t", "\n", "\v", "\u00a0", "Error", "x.", "Value", "é"}
 	for range 200000 {
-		var b strings.Builder
-		for range r.IntN(9) {
-			b.WriteString(parts[r.IntN(len(parts))])
-		}
-		checkExcLine(t, b.String())
+		checkExcLine(t, randline.Join(r, parts, 8))
 	}
 }
 
@@ -309,14 +306,11 @@ func TestFrameParts(t *testing.T) {
 	parts := []string{"File ", `"`, "x.py", `", line `, "12", ", in ", "f", " ", "\t", "\n", ",", "é", "<module>"}
 	frames := 0
 	for range 200000 {
-		var b strings.Builder
+		line := randline.Join(r, parts, 8)
 		if r.IntN(2) == 0 {
-			b.WriteString(`  File "`)
+			line = `  File "` + line
 		}
-		for range r.IntN(9) {
-			b.WriteString(parts[r.IntN(len(parts))])
-		}
-		if checkFrameParts(t, b.String()) {
+		if checkFrameParts(t, line) {
 			frames++
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/llmfleet/analyzer/internal/randline"
 )
 
 // checkEnvelopeNames fails t where procName, bracketInner or levelName,
@@ -47,11 +49,7 @@ func TestEnvelopeNames(t *testing.T) {
 	parts := []string{"(", ")", "[", "]", ":", ",", " ", "\t", "pid=", "1", " rank=2 ", ", ip=10.0.0.1", "rank0", "A", "b.c",
 		"INFO", "WARN", "WARNING", "ERR", "ERROR", "é", "-"}
 	for range 200000 {
-		var b strings.Builder
-		for range r.IntN(8) {
-			b.WriteString(parts[r.IntN(len(parts))])
-		}
-		checkEnvelopeNames(t, b.String())
+		checkEnvelopeNames(t, randline.Join(r, parts, 7))
 	}
 }
 

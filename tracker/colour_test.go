@@ -3,7 +3,10 @@ package tracker
 import (
 	"math/rand/v2"
 	"regexp"
+	"strings"
 	"testing"
+
+	"github.com/llmfleet/analyzer/internal/randline"
 )
 
 // TestStripColour: colour codes that lost their ESC byte go; brackets that
@@ -35,13 +38,9 @@ func TestStripColour(t *testing.T) {
 func TestStripColourAsRegexp(t *testing.T) {
 	anchored := regexp.MustCompile("^(?:" + colourRemnant.String() + ")")
 	r := rand.New(rand.NewPCG(1, 2))
-	const alphabet = "[[[0123456789;;mmx]"
+	parts := strings.Split("[[[0123456789;;mmx]", "")
 	for range 200000 {
-		b := make([]byte, r.IntN(16))
-		for i := range b {
-			b[i] = alphabet[r.IntN(len(alphabet))]
-		}
-		line := string(b)
+		line := randline.Join(r, parts, 15)
 		if got, want := colourAt(line), anchored.MatchString(line); got != want {
 			t.Fatalf("colourAt(%q) = %v, regexp %v", line, got, want)
 		}
