@@ -247,9 +247,9 @@ func (e *Engine) UpdateShapeLine(l *Line, shape domain.Shape) bool {
 			var kv map[string]any
 			switch sl.parse {
 			case "pydict":
-				kv = parsePyDict(raw)
+				kv = parsePyDict(raw, sl.keys)
 			case "pyargs":
-				kv = parsePyArgs(raw)
+				kv = parsePyArgs(raw, sl.keys)
 			case "kv":
 				kv = parseKV(raw)
 			}

@@ -17,10 +17,27 @@ import (
 // consumes at least one byte per turn or stops, and nesting deeper than
 // maxPyDepth is malformed: time is linear in the input and the stack is
 // bounded.
+//
+// want, when not nil, names the top-level keys whose values are kept: the
+// others are read for their length only (skip), without making their
+// strings, lists and maps. vLLM's config lines are ~700 bytes of nested
+// reprs of which the shape takes a few numbers: building all of it was
+// ~2 % of a night journal's explain.
 type pyParser struct {
 	s     string
 	i     int
 	depth int
+	want  map[string]string
+	skip  int // > 0: inside a value nobody keeps
+}
+
+// keeps reports whether the top-level key's value is kept.
+func (p *pyParser) keeps(key string) bool {
+	if p.want == nil {
+		return true
+	}
+	_, ok := p.want[key]
+	return ok
 }
 
 // maxPyDepth bounds container nesting. Engine reprs nest three or four
@@ -80,6 +97,9 @@ func (p *pyParser) value() (any, bool) {
 			// consumed, so the caller must not loop on it.
 			return nil, false
 		}
+		if p.skip > 0 {
+			return nil, true
+		}
 		tok := strings.TrimSpace(p.s[start:p.i])
 		switch tok {
 		case "True":
@@ -98,6 +118,20 @@ func (p *pyParser) value() (any, bool) {
 
 func (p *pyParser) str(q byte) (any, bool) {
 	p.i++
+	if p.skip > 0 {
+		for !p.eof() {
+			switch p.s[p.i] {
+			case '\\':
+				p.i += min(2, len(p.s)-p.i)
+				continue
+			case q:
+				p.i++
+				return nil, true
+			}
+			p.i++
+		}
+		return nil, false
+	}
 	var b strings.Builder
 	for !p.eof() {
 		c := p.s[p.i]
@@ -133,7 +167,9 @@ func (p *pyParser) list(end byte) (any, bool) {
 		if !ok {
 			return out, false
 		}
-		out = append(out, v)
+		if p.skip == 0 {
+			out = append(out, v)
+		}
 		p.ws()
 		if !p.eof() && p.s[p.i] == ',' {
 			p.i++
@@ -145,8 +181,12 @@ func (p *pyParser) list(end byte) (any, bool) {
 }
 
 func (p *pyParser) dict() (any, bool) {
+	top := p.depth == 0
 	p.i++
-	out := map[string]any{}
+	var out map[string]any
+	if p.skip == 0 {
+		out = map[string]any{}
+	}
 	for {
 		before := p.i
 		p.ws()
@@ -166,8 +206,15 @@ func (p *pyParser) dict() (any, bool) {
 			return out, false
 		}
 		p.i++
+		key, isStr := k.(string)
+		drop := top && isStr && !p.keeps(key)
+		if drop {
+			p.skip++
+		}
 		v, ok := p.value()
-		if key, isStr := k.(string); isStr {
+		if drop {
+			p.skip--
+		} else if isStr && p.skip == 0 {
 			out[key] = v
 		}
 		if !ok {
@@ -184,9 +231,9 @@ func (p *pyParser) dict() (any, bool) {
 }
 
 // parsePyDict decodes a Python dict repr; on truncation it keeps the
-// complete entries.
-func parsePyDict(s string) map[string]any {
-	p := &pyParser{s: s}
+// complete entries. want (nil: all) names the keys whose values are kept.
+func parsePyDict(s string, want map[string]string) map[string]any {
+	p := &pyParser{s: s, want: want}
 	p.ws()
 	if p.eof() || p.s[p.i] != '{' {
 		return nil
@@ -197,8 +244,9 @@ func parsePyDict(s string) map[string]any {
 }
 
 // parsePyArgs decodes "k=v, k2=v2, ..." (the inside of a dataclass repr).
-func parsePyArgs(s string) map[string]any {
-	p := &pyParser{s: s}
+// want (nil: all) names the keys whose values are kept.
+func parsePyArgs(s string, want map[string]string) map[string]any {
+	p := &pyParser{s: s, want: want}
 	out := map[string]any{}
 	for {
 		p.ws()
@@ -211,11 +259,20 @@ func parsePyArgs(s string) map[string]any {
 		}
 		key := strings.TrimSpace(p.s[start:p.i])
 		p.i++
+		drop := !p.keeps(key)
+		if drop {
+			p.skip++
+		}
 		v, ok := p.value()
+		if drop {
+			p.skip--
+		}
 		if !ok {
 			return out // truncated value: drop it
 		}
-		out[key] = v
+		if !drop {
+			out[key] = v
+		}
 		p.ws()
 		if p.eof() || p.s[p.i] != ',' {
 			return out

@@ -2,8 +2,11 @@ package rules
 
 import (
 	"bufio"
+	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,7 +18,7 @@ import (
 )
 
 func TestParsePyDictTruncated(t *testing.T) {
-	m := parsePyDict(`{'model': '/models', 'served_model_name': ['frank-primary'], 'max_model_len': 262144, 'gpu_memory_utilization': 0.98, 'kv_cache_memory_by`)
+	m := parsePyDict(`{'model': '/models', 'served_model_name': ['frank-primary'], 'max_model_len': 262144, 'gpu_memory_utilization': 0.98, 'kv_cache_memory_by`, nil)
 	if m["max_model_len"] != int64(262144) || m["gpu_memory_utilization"] != 0.98 {
 		t.Fatalf("parsed %v", m)
 	}
@@ -44,24 +47,24 @@ func TestParsePyHostile(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			// CPU time: wall time stretches with whatever else the machine runs.
 			c := fuzzcost.Measure(func() {
-				parsePyDict(in)
-				parsePyArgs(in)
+				parsePyDict(in, nil)
+				parsePyArgs(in, nil)
 			})
 			if c.Time > race.Budget(time.Second) {
 				t.Fatalf("took %v of CPU", c.Time)
 			}
 		})
 	}
-	if m := parsePyDict(`{'max_model_len': 4096, 'a':[)], 'b': 2}`); m["max_model_len"] != int64(4096) {
+	if m := parsePyDict(`{'max_model_len': 4096, 'a':[)], 'b': 2}`, nil); m["max_model_len"] != int64(4096) {
 		t.Fatalf("lost the entries before the damage: %v", m)
 	}
 	// Nesting up to the limit still parses.
 	ok := "{'a': " + strings.Repeat("[", maxPyDepth-1) + strings.Repeat("]", maxPyDepth-1) + ", 'n': 7}"
-	if m := parsePyDict(ok); m["n"] != int64(7) {
+	if m := parsePyDict(ok, nil); m["n"] != int64(7) {
 		t.Fatalf("nesting %d deep: %v", maxPyDepth-1, m)
 	}
 	tooDeep := "{'n': 7, 'a': " + strings.Repeat("[", maxPyDepth+1) + strings.Repeat("]", maxPyDepth+1) + "}"
-	if m := parsePyDict(tooDeep); m["n"] != int64(7) {
+	if m := parsePyDict(tooDeep, nil); m["n"] != int64(7) {
 		t.Fatalf("nesting past the limit: %v", m)
 	}
 }
@@ -105,7 +108,7 @@ func FuzzParsePy(f *testing.F) {
 	f.Add(`{'a':[)]}`)
 	f.Add(`model_path='/m', context_length=None, speculative_algorithm=<Algo.EAGLE: 1>`)
 	f.Fuzz(func(t *testing.T, s string) {
-		for _, m := range []map[string]any{parsePyDict(s), parsePyArgs(s)} {
+		for _, m := range []map[string]any{parsePyDict(s, nil), parsePyArgs(s, nil)} {
 			if n := pySize(m, 0); n > len(s)+1 {
 				t.Fatalf("%d values from %d bytes", n, len(s))
 			}
@@ -113,7 +116,70 @@ func FuzzParsePy(f *testing.F) {
 				normalizeValue(k, v)
 			}
 		}
+		checkPyWant(t, s)
 	})
+}
+
+// checkPyWant fails t where parsing s for some keys (the values of the
+// others skipped) is not parsing all of it and keeping those keys: for
+// each parser, want sets of none, one and every other key of the full
+// parse, and a key s lacks.
+func checkPyWant(t *testing.T, s string) {
+	t.Helper()
+	for name, parse := range map[string]func(string, map[string]string) map[string]any{"dict": parsePyDict, "args": parsePyArgs} {
+		all := parse(s, nil)
+		keys := slices.Sorted(maps.Keys(all))
+		for _, pick := range [][]string{nil, keys[:min(1, len(keys))], everyOther(keys), {"no such key"}} {
+			want := map[string]string{}
+			for _, k := range pick {
+				want[k] = k
+			}
+			exp := map[string]any{}
+			for k := range want {
+				if v, ok := all[k]; ok {
+					exp[k] = v
+				}
+			}
+			got := parse(s, want)
+			if got == nil && len(exp) == 0 {
+				continue // parsePyDict of a text that is no dict
+			}
+			if !reflect.DeepEqual(got, exp) {
+				t.Fatalf("%s of %q for %q: %#v, all of it %#v", name, s, pick, got, exp)
+			}
+		}
+	}
+}
+
+func everyOther(keys []string) []string {
+	var out []string
+	for i := 0; i < len(keys); i += 2 {
+		out = append(out, keys[i])
+	}
+	return out
+}
+
+// TestParsePyWant: the shape lines of the bundled journals and the hostile
+// reprs parse the same for the keys a shape rule asks for with the other
+// values skipped.
+func TestParsePyWant(t *testing.T) {
+	lines := append(reprLines(t), `{'a':[)]}`, `{'a': 'x\\', 'b': "q\"", 'c': [1, {'d': (2,)}], 'e': None}`,
+		`a='x\\', b=[1, 2], c=Foo(d=1), e=<E.x: 1>`, `{'a': 'unterminated`, `{'a': [1, 2`, `{1: 2, 'b': 3}`)
+	if len(lines) < 10 {
+		t.Fatalf("%d repr lines: the test does not exercise the parsers", len(lines))
+	}
+	for _, s := range lines {
+		checkPyWant(t, s)
+	}
+	// The values skipped are not built: for one number of a config dict
+	// the allocations left are the map and the top-level keys.
+	cfg := `{'model': '/models', 'served_model_name': ['a', 'b'], 'max_model_len': 4096, 'compilation_config': ` +
+		`{'level': 3, 'cudagraph_capture_sizes': [1, 2, 4, 8, 16, 32], 'pass_config': {'enable_fusion': True}}, 'seed': 0}`
+	all := testing.AllocsPerRun(20, func() { parsePyDict(cfg, nil) })
+	one := testing.AllocsPerRun(20, func() { parsePyDict(cfg, map[string]string{"max_model_len": "max_model_len"}) })
+	if one*2 > all {
+		t.Errorf("parsing one key of the config took %v allocations, all of it %v", one, all)
+	}
 }
 
 // pySize counts the values in a parsed repr.
