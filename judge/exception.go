@@ -395,27 +395,10 @@ func submatchIf(lit string, re *regexp.Regexp, s string) []string {
 	return re.FindStringSubmatch(s)
 }
 
-// mayBeExceptionLine is false for most lines that are not exception lines
-// (matchExcLine): the dotted name must run from the start to a colon,
-// blanks or the end.
-func mayBeExceptionLine(s string) bool {
-	i := 0
-	for i < len(s) && (s[i] == '_' || s[i] == '.' || 'a' <= s[i]|0x20 && s[i]|0x20 <= 'z' || '0' <= s[i] && s[i] <= '9') {
-		i++
-	}
-	if i == 0 || '0' <= s[0] && s[0] <= '9' || s[0] == '.' {
-		return false
-	}
-	return i == len(s) || s[i] == ':' || strings.TrimSpace(s[i:]) == ""
-}
-
 // exceptionLine reports whether s (an enveloped-stripped line) is a Python
 // exception line, and its type and message. Indented lines are source or
 // frames, not the exception.
 func exceptionLine(s string) (typ, msg string, ok bool) {
-	if !mayBeExceptionLine(s) {
-		return "", "", false
-	}
 	name, msg, ok := matchExcLine(s)
 	if !ok {
 		return "", "", false
@@ -455,7 +438,7 @@ func frameParts(m string) (file, fn string) {
 // leaves a non-blank after the first newline no shorter split helps.
 func matchExcLine(s string) (name, msg string, ok bool) {
 	i := 0
-	for i < len(s) && (s[i] == '.' || isWordByte(s[i])) {
+	for i < len(s) && (s[i] == '.' || rules.IsWordByte(s[i])) {
 		i++
 	}
 	name, rest := s[:i], s[i:]
@@ -470,7 +453,7 @@ func matchExcLine(s string) (name, msg string, ok bool) {
 	}
 	rest = rest[1:]
 	w := 0
-	for w < len(rest) && isBlank(rest[w]) {
+	for w < len(rest) && rules.IsRESpace(rest[w]) {
 		w++
 	}
 	if w == 0 {
@@ -501,17 +484,10 @@ func dottedType(name string) bool {
 	return true
 }
 
-func isWordByte(c byte) bool {
-	return c == '_' || 'a' <= c|0x20 && c|0x20 <= 'z' || '0' <= c && c <= '9'
-}
-
-// isBlank is the regexp package's \s: [\t\n\f\r ].
-func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' }
-
-// blanks reports whether s is all \s (isBlank).
+// blanks reports whether s is all \s (rules.IsRESpace).
 func blanks(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if !isBlank(s[i]) {
+		if !rules.IsRESpace(s[i]) {
 			return false
 		}
 	}

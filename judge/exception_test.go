@@ -135,10 +135,11 @@ func TestErrorLinesAreTheLogViewers(t *testing.T) {
 	}
 }
 
-// TestGuardsKeepMatches: the literal and name checks before the traceback
-// reader's unanchored and $-anchored patterns never turn away a line the
-// pattern matches (they only spare the regexp on the others), on every
-// bundled message and on lines of each grammar.
+// TestGuardsKeepMatches: the literal checks before the traceback reader's
+// unanchored and $-anchored patterns never turn away a line the pattern
+// matches (they only spare the regexp on the others), and the exception
+// line's hand reader agrees with excLine, on every bundled message and on
+// lines of each grammar.
 func TestGuardsKeepMatches(t *testing.T) {
 	msgs := append(bundledMessages(t),
 		"RuntimeError: CUDA error", "torch.OutOfMemoryError: x", "KeyboardInterrupt", "ValueError  ", "ValueError:",
@@ -149,10 +150,8 @@ func TestGuardsKeepMatches(t *testing.T) {
 	for _, m := range msgs {
 		if excLine.MatchString(m) {
 			excMatched++
-			if !mayBeExceptionLine(m) {
-				t.Errorf("mayBeExceptionLine(%q) = false; excLine matches it", m)
-			}
 		}
+		checkExcLine(t, m)
 		for _, g := range []struct {
 			lit string
 			re  *regexp.Regexp
@@ -166,8 +165,8 @@ func TestGuardsKeepMatches(t *testing.T) {
 		t.Errorf("excLine matched %d messages: the test does not exercise it", excMatched)
 	}
 	for _, no := range []string{"", " ValueError: x", "Loading weights took 3.1 seconds", "9Error: x", ".Error"} {
-		if mayBeExceptionLine(no) {
-			t.Errorf("mayBeExceptionLine(%q) = true", no)
+		if _, _, ok := matchExcLine(no); ok {
+			t.Errorf("matchExcLine(%q) is an exception line", no)
 		}
 	}
 }

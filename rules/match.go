@@ -369,19 +369,20 @@ func isSourceLine(line string) bool {
 
 // startsStatement: \s*(?:raise|return|assert|except|if|elif)\s at the start.
 func startsStatement(s string) bool {
-	for len(s) > 0 && isRESpace(s[0]) {
+	for len(s) > 0 && IsRESpace(s[0]) {
 		s = s[1:]
 	}
 	for _, kw := range [...]string{"raise", "return", "assert", "except", "if", "elif"} {
-		if len(s) > len(kw) && s[:len(kw)] == kw && isRESpace(s[len(kw)]) {
+		if len(s) > len(kw) && s[:len(kw)] == kw && IsRESpace(s[len(kw)]) {
 			return true
 		}
 	}
 	return false
 }
 
-// isRESpace is RE2's \s.
-func isRESpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' }
+// IsRESpace reports whether c is in RE2's \s, [\t\n\f\r ] (the regexp
+// package's; not \v), for readers that stand in for a regexp.
+func IsRESpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' }
 
 func isIdentByte(c byte) bool { return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') }
 

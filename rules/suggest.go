@@ -64,7 +64,7 @@ func GeneralizeMessage(msg string) string {
 	literal := 0
 	for i := 0; i < len(msg); {
 		// A class only starts at a word boundary: "fp8" and "sm_90" are names.
-		if i == 0 || !isWordByte(msg[i-1]) {
+		if i == 0 || !IsWordByte(msg[i-1]) {
 			if p, n := varyingAt(msg[i:]); n > 0 {
 				b.WriteString(p)
 				i += n
@@ -79,7 +79,7 @@ func GeneralizeMessage(msg string) string {
 			continue
 		}
 		j := i + 1
-		for j < len(msg) && msg[j] != ' ' && msg[j] != '\t' && (isWordByte(msg[j]) == isWordByte(msg[j-1]) || !isWordByte(msg[j])) {
+		for j < len(msg) && msg[j] != ' ' && msg[j] != '\t' && (IsWordByte(msg[j]) == IsWordByte(msg[j-1]) || !IsWordByte(msg[j])) {
 			j++
 		}
 		b.WriteString(regexp.QuoteMeta(msg[i:j]))
@@ -105,7 +105,8 @@ func varyingAt(s string) (string, int) {
 	return "", 0
 }
 
-func isWordByte(c byte) bool { return c == '_' || isLetter(c) || c >= '0' && c <= '9' }
+// IsWordByte reports whether c is in RE2's \w, [0-9A-Za-z_].
+func IsWordByte(c byte) bool { return c == '_' || isLetter(c) || c >= '0' && c <= '9' }
 func isLetter(c byte) bool   { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 func utf8Start(c byte) bool  { return c < 0x80 || c >= 0xC0 }
 

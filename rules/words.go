@@ -106,7 +106,7 @@ func mayMatterShapes(s string) bool {
 		}
 		end := i + k
 		start := end
-		for start > 0 && isWordByte(s[start-1]) {
+		for start > 0 && IsWordByte(s[start-1]) {
 			start--
 		}
 		if start < end && start > 0 && s[start-1] == '.' && 'A' <= s[start] && s[start] <= 'Z' {
