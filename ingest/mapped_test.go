@@ -85,7 +85,7 @@ func TestMappedFileShrinks(t *testing.T) {
 func TestReadsInPlace(t *testing.T) {
 	var js bytes.Buffer
 	for i := range 150000 {
-		fmt.Fprintf(&js, `{"__CURSOR":"c%d","__REALTIME_TIMESTAMP":"%d","MESSAGE":"line %d %s"}`+"\n", i, 1700000000000000+i, i, strings.Repeat("x", 40))
+		fmt.Fprintf(&js, `{"__CURSOR":"c%d","__REALTIME_TIMESTAMP":"%d","MESSAGE":"line %d %s"}`+"\n", i, int64(1700000000000000)+int64(i), i, strings.Repeat("x", 40))
 	}
 	var es [][]string
 	for i := range 60000 {

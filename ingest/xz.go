@@ -155,7 +155,7 @@ func (x *xzReader) blockHeader(size int) error {
 			return err
 		}
 	}
-	dict := -1
+	dict := int64(-1) // int64: 3 << 30 and 1<<32 - 1 overflow a 32-bit int
 	for i := 0; i <= int(flags&3); i++ {
 		id, err := multibyte(b)
 		if err != nil {
@@ -175,7 +175,7 @@ func (x *xzReader) blockHeader(size int) error {
 		if c == 40 {
 			dict = 1<<32 - 1
 		} else {
-			dict = (2 | int(c&1)) << (c/2 + 11)
+			dict = int64(2|c&1) << (c/2 + 11)
 		}
 	}
 	for b.Len() > 0 { // header padding
@@ -188,7 +188,7 @@ func (x *xzReader) blockHeader(size int) error {
 			dict>>20, MaxXZDictionary>>20)
 	}
 	x.data = countReader{r: x.in}
-	lr, err := lzma.Reader2Config{DictCap: max(dict, lzma.MinDictCap)}.NewReader2(&x.data)
+	lr, err := lzma.Reader2Config{DictCap: max(int(dict), lzma.MinDictCap)}.NewReader2(&x.data)
 	if err != nil {
 		return fmt.Errorf("xz: %w", err)
 	}
