@@ -64,31 +64,45 @@ type markRec struct {
 
 var errBadLines = errors.New("bad attempt_lines row")
 
-// flateWriters keeps a few DEFLATE writers for reuse. They are 600 KB
-// each: a sync.Pool, emptied by every GC, made a new one for most saves
-// of a replay, zeroing them a tenth of its save time.
-var flateWriters = make(chan *flate.Writer, 4)
+// A DEFLATE level per kind of row. Log chunks are most of what a replay
+// compresses (up to 256 lines each): level 2 took 11 % less CPU than 5 on
+// a replay of the serving journal (43.5k lines, where 49 chunks are
+// ~3 MB of text) for chunks 6-11 % larger (the night journal's database
+// 2.2 % larger: 5,848 against 5,725 B an attempt at 1M lines); levels 3
+// and 4 were no faster than 5. An attempt_lines row is small: building
+// its Huffman tables costs more than matching, and level 5 is as fast as
+// 2 there and 3.5 % smaller.
+const (
+	logChunkLevel = 2
+	linesLevel    = 5
+)
 
-// flateLevel: level 5 was 8 % smaller than 1 on engine logs for 30 % more
-// time, still under twice S2's.
-const flateLevel = 5
+// flateWriters keeps a few DEFLATE writers of each level for reuse. They
+// are up to 600 KB each: a sync.Pool, emptied by every GC, made a new one
+// for most saves of a replay, zeroing them a tenth of its save time.
+var flateWriters = map[int]chan *flate.Writer{
+	logChunkLevel: make(chan *flate.Writer, 4),
+	linesLevel:    make(chan *flate.Writer, 4),
+}
 
-// deflate appends the DEFLATE stream of b to dst.
-func deflate(dst, b []byte) []byte {
+// deflate appends the DEFLATE stream of b, at level (logChunkLevel or
+// linesLevel), to dst.
+func deflate(dst, b []byte, level int) []byte {
 	buf := bytes.NewBuffer(dst)
+	pool := flateWriters[level]
 	var w *flate.Writer
 	select {
-	case w = <-flateWriters:
+	case w = <-pool:
 		w.Reset(buf)
 	default:
 		// The level is a valid constant: no error.
-		w, _ = flate.NewWriter(buf, flateLevel)
+		w, _ = flate.NewWriter(buf, level)
 	}
 	// Writes to a bytes.Buffer do not fail.
 	_, _ = w.Write(b)
 	_ = w.Close()
 	select {
-	case flateWriters <- w:
+	case pool <- w:
 	default:
 	}
 	return buf.Bytes()
@@ -180,7 +194,7 @@ func encodeLines(lines []lineRec, marks []markRec) []byte {
 			b = appendString(binary.AppendUvarint(b, 0), m.message)
 		}
 	}
-	out := deflate([]byte{linesFormat}, b)
+	out := deflate([]byte{linesFormat}, b, linesLevel)
 	*bp = b
 	bufPool.Put(bp)
 	return out

@@ -98,7 +98,7 @@ func TestLinesRoundTrip(t *testing.T) {
 func TestLinesRejectBadRows(t *testing.T) {
 	good := encodeLines([]lineRec{{evSeq: sql.NullInt64{Valid: true}, time: "t", cursor: "c", message: "m"}},
 		[]markRec{{phase: "p", cursor: "c", message: "m"}})
-	raw := func(b []byte) []byte { return deflate([]byte{linesFormat}, b) }
+	raw := func(b []byte) []byte { return deflate([]byte{linesFormat}, b, linesLevel) }
 	bad := map[string][]byte{
 		"empty":           nil,
 		"other format":    append([]byte{linesFormat + 1}, good[1:]...),
@@ -182,7 +182,7 @@ func TestLogChunkRoundTrip(t *testing.T) {
 		"text left over":  {1, 0, 0, 1, 'a', 'b'},
 		"seq over cap":    binary.AppendUvarint([]byte{1}, 1<<41),
 	} {
-		if _, err := decodeLogChunk(deflate(nil, b), logDeflate, time.UTC, nil); err == nil {
+		if _, err := decodeLogChunk(deflate(nil, b, logChunkLevel), logDeflate, time.UTC, nil); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}

@@ -58,7 +58,7 @@ func encodeLogChunk(lines []domain.LogLine) []byte {
 	for _, l := range lines {
 		b = append(b, l.Message...)
 	}
-	out := deflate(nil, b)
+	out := deflate(nil, b, logChunkLevel)
 	*bp = b
 	bufPool.Put(bp)
 	return out
