@@ -18,10 +18,11 @@ type alt struct {
 	// match of re starts with one of gate's, and gate's span is bounded
 	// where re's is not, so the prefilter's windows (see Line.near) rule
 	// out a line before re runs on all of it. nil: re is its own gate.
-	gate *lazyRegexp
-	lits []string   // requiredLiterals of gate, or of re without one
-	sets [][]string // literalSets of re, checked before it; none with a gate
-	id   int        // prefilter matcher id
+	gate   *lazyRegexp
+	lits   []string   // requiredLiterals of gate, or of re without one
+	sets   [][]string // literalSets of re, checked before it; none with a gate
+	setIDs []int      // the sets' prefilter matcher ids
+	id     int        // prefilter matcher id
 }
 
 // compileAlts splits src into its alternatives, or returns nil when src has
@@ -101,7 +102,7 @@ func (a *alt) gated() *lazyRegexp {
 // mayMatch reports whether a may match line (l's text, or any text when l
 // is nil): its literal sets and, on l, its gate's windows.
 func (a *alt) mayMatch(l *Line, line string) bool {
-	return holdsAll(line, a.sets) && l.mayMatchText(a.id, a.gated(), line)
+	return l.holds(a.setIDs, a.sets, line) && l.mayMatchText(a.id, a.gated(), line)
 }
 
 // distribute splits "(?:A|B|…)T" into the heads "(?:A)", "(?:B)", … and
@@ -204,7 +205,7 @@ func matchAlts(l *Line, alts []alt) bool {
 		if !l.may(a.id) {
 			continue
 		}
-		if a.re == nil || a.gate == nil && holdsAll(l.Text, a.sets) && l.matchNear(a.id, a.re) ||
+		if a.re == nil || a.gate == nil && l.holds(a.setIDs, a.sets, l.Text) && l.matchNear(a.id, a.re) ||
 			a.gate != nil && a.mayMatch(l, l.Text) && a.re.MatchString(l.Text) {
 			return true
 		}

@@ -149,8 +149,10 @@ type Rule struct {
 	// runs only when its own literal is in the line, and a small regex is
 	// much faster than a large alternation.
 	alts []alt
-	// sets: literalSets of match, checked before its regex.
+	// sets: literalSets of match, checked before its regex; setIDs:
+	// their prefilter matcher ids (see prefilter.addSets).
 	sets                 [][]string
+	setIDs               []int
 	afterLits, untilLits []string
 	unless               []*lazyRegexp
 	when                 *whenExpr // nil without a condition
@@ -451,6 +453,7 @@ func (s *Set) register() {
 			continue
 		}
 		r.matchID = p.add(r.literals, r.match)
+		r.setIDs = p.addSets(r.sets)
 		r.startID = p.startSet(r.match)
 		p.addAlts(r.alts)
 		if r.after != nil {

@@ -657,7 +657,7 @@ func (r *Rule) find(l *Line, line string) []int {
 	if r.alts != nil {
 		return findAlts(l, r.alts, line)
 	}
-	if !holdsAll(line, r.sets) || !l.mayMatchText(r.matchID, r.match, line) {
+	if !l.holds(r.setIDs, r.sets, line) || !l.mayMatchText(r.matchID, r.match, line) {
 		return nil
 	}
 	return search(l, r.match, r.startID, line)

@@ -1,5 +1,7 @@
 package rules
 
+import "strings"
+
 // prefilter finds in one Aho-Corasick pass which of the set's literals
 // occur in a line, hence which matchers (detect, banner, phase, shape and
 // ready-evidence patterns, rule match/after/until) may match it: only those
@@ -10,12 +12,19 @@ type prefilter struct {
 	users  [][]int32        // literal id → matchers that need it
 	always []uint64         // bitset of the matchers without literals
 	litID  map[string]int32 // built at Load, then unused
+	sets   []pendingSets    // addSets' sets, until build
 	n      int              // matchers
 	starts [][]int32        // literal id → start sets holding it
 	nstart int              // start sets
 	kind   []uint8          // literal id → wordError | wordMatters
 	span   []int32          // matcher id → matchSpan of its regex
 	stops  []byteSet        // matcher id → stopBytes of its regex
+}
+
+// pendingSets are literal sets and where their ids go (addSets).
+type pendingSets struct {
+	ids  []int
+	sets [][]string
 }
 
 // Kinds of literal the prefilter finds besides the matchers': words of
@@ -90,7 +99,51 @@ func (p *prefilter) add(lits []string, re *lazyRegexp) int {
 func (p *prefilter) addAlts(alts []alt) {
 	for i := range alts {
 		alts[i].id = p.add(alts[i].lits, alts[i].gated())
+		alts[i].setIDs = p.addSets(alts[i].sets)
 	}
+}
+
+// addSets returns the prefilter matcher ids of sets (see literalSets), -1
+// each until build: a set whose literals the automaton finds for other
+// matchers then becomes a matcher with no regex (one per distinct set),
+// and Line.holds answers it from the scan already made instead of
+// searching the line for each literal. A set with a literal of its own
+// stays -1, searched for: adding those literals to the automaton made
+// every line's scan slower than the searches it saved.
+func (p *prefilter) addSets(sets [][]string) []int {
+	if len(sets) == 0 {
+		return nil
+	}
+	ids := make([]int, len(sets))
+	for i := range ids {
+		ids[i] = -1
+	}
+	p.sets = append(p.sets, pendingSets{ids, sets})
+	return ids
+}
+
+// resolveSets gives the sets addSets took their ids, once every literal
+// of the automaton is registered.
+func (p *prefilter) resolveSets() {
+	setID := map[string]int{}
+	for _, ps := range p.sets {
+	next:
+		for i, set := range ps.sets {
+			for _, l := range set {
+				if _, ok := p.litID[l]; !ok || l == "" {
+					continue next
+				}
+			}
+			key := strings.Join(set, "\x00")
+			id, ok := setID[key]
+			if !ok {
+				id = p.add(set, nil)
+				setID[key] = id
+			}
+			ps.ids[i] = id
+		}
+	}
+	p.sets = nil
 }
 
 // build compiles the automaton over the registered literals, the
@@ -110,6 +163,7 @@ func (p *prefilter) build() {
 			p.kind[li] |= k.kind
 		}
 	}
+	p.resolveSets()
 	for len(p.kind) < len(p.users) {
 		p.kind = append(p.kind, 0)
 	}
@@ -246,6 +300,22 @@ func (l *Line) first(k int) int {
 		return -1
 	}
 	return best - l.off
+}
+
+// holds is holdsAll(text, sets), where ids are the sets' matcher ids
+// (addSets): from the scan when text is l.Text and a set has an id, else
+// by searching text (l nil: rule tests; a text that is not the scanned
+// line's).
+func (l *Line) holds(ids []int, sets [][]string, text string) bool {
+	if l == nil || text != l.Text || len(ids) != len(sets) {
+		return holdsAll(text, sets)
+	}
+	for i, id := range ids {
+		if id >= 0 && !l.may(id) || id < 0 && !hasAny(text, sets[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // may reports whether matcher id may match l.

@@ -3,6 +3,7 @@ package rules
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -113,6 +114,67 @@ func TestPrefilterAgreesWithContains(t *testing.T) {
 			for _, m := range ms {
 				if got, want := l.may(m.id), hasAny(l.Text, m.lits); got != want {
 					t.Fatalf("%s on %q: prefilter says %v, literals %q say %v", m.what, l.Text, got, m.lits, want)
+				}
+			}
+		}
+	}
+}
+
+// TestHoldsAgreesWithContains: Line.holds answers the literal sets of
+// every rule and alternative as searching the (stripped) line does, from
+// the scan for the sets addSets registered.
+func TestHoldsAgreesWithContains(t *testing.T) {
+	set, err := LoadBuiltin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	type check struct {
+		what string
+		ids  []int
+		sets [][]string
+	}
+	var cs []check
+	addAlts := func(what string, alts []alt) {
+		for _, a := range alts {
+			cs = append(cs, check{fmt.Sprintf("%s alt %q", what, a.lits), a.setIDs, a.sets})
+		}
+	}
+	for _, r := range set.all {
+		if !r.End {
+			cs = append(cs, check{r.ID, r.setIDs, r.sets})
+			addAlts(r.ID, r.alts)
+		}
+	}
+	for i := range set.fatal {
+		addAlts("fatal", set.fatal[i].alts)
+	}
+	for _, e := range set.engines {
+		for i := range e.phases {
+			addAlts(e.Name+" phase", e.phases[i].alts)
+		}
+	}
+	registered := 0
+	for _, c := range cs {
+		if len(c.ids) != len(c.sets) {
+			t.Fatalf("%s: %d ids for %d sets", c.what, len(c.ids), len(c.sets))
+		}
+		for _, id := range c.ids {
+			if id >= 0 {
+				registered++
+			}
+		}
+	}
+	if registered < 10 {
+		t.Fatalf("only %d literal sets answered from the scan", registered)
+	}
+	vllm := set.Engine("vllm")
+	l := &Line{}
+	for _, line := range prefilterLines(t, set) {
+		for _, cut := range []int{-1, 1, 7} {
+			prepareCut(set, vllm, l, line, cut)
+			for _, c := range cs {
+				if got, want := l.holds(c.ids, c.sets, l.Text), holdsAll(l.Text, c.sets); got != want {
+					t.Fatalf("%s on %q: holds says %v, searching for %q says %v", c.what, l.Text, got, c.sets, want)
 				}
 			}
 		}
