@@ -14,16 +14,18 @@
 #   serving: 5 boots, the rest uvicorn access and throughput/KV-usage stats
 #            lines, a third ANSI-coloured (byte arrays, as journald exports them)
 # Every timed command is pinned with taskset (one core: -c 0, two: -c 0,1);
-# each number is the median of BENCH_RUNS rounds (7; BENCH_BIG_RUNS, 3,
+# each number is the median of BENCH_RUNS rounds (15; BENCH_BIG_RUNS, 3,
 # for the 1M-line inputs: one round moved the two-core ratio from 1.75x to
 # 1.40x with nothing changed; at 43.5k lines a round takes seconds and a
 # command a tenth of one, so one busy second of the shared cores moves a
-# ratio, and more rounds cost little), a round running every command once; each
+# ratio, and more rounds cost little: with 7, two runs minutes apart of
+# the same binary gave the serving journal's two-core ratio as 1.28x and
+# 1.65x), a round running every command once; each
 # ratio is the median of the ratios within a round. BENCH_SIZES="43500
 # 1000000" picks the sizes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-runs=${BENCH_RUNS:-7}
+runs=${BENCH_RUNS:-15}
 big_runs=${BENCH_BIG_RUNS:-3}
 sizes=${BENCH_SIZES:-"43500 1000000"}
 work=$(mktemp -d "${TMPDIR:-/tmp}/analyzer-bench.XXXXXX")
