@@ -148,9 +148,15 @@ func TestHoldsAgreesWithContains(t *testing.T) {
 	for i := range set.fatal {
 		addAlts("fatal", set.fatal[i].alts)
 	}
+	for i := range set.frames {
+		addAlts("frame", set.frames[i].alts)
+	}
 	for _, e := range set.engines {
 		for i := range e.phases {
 			addAlts(e.Name+" phase", e.phases[i].alts)
+		}
+		for _, alts := range e.readyAlts {
+			addAlts(e.Name+" ready", alts)
 		}
 	}
 	registered := 0
