@@ -68,10 +68,10 @@ var errBadLines = errors.New("bad attempt_lines row")
 // compresses (up to 256 lines each): level 2 took 11 % less CPU than 5 on
 // a replay of the serving journal (43.5k lines, where 49 chunks are
 // ~3 MB of text) for chunks 6-11 % larger (the night journal's database
-// 2.2 % larger: 5,848 against 5,725 B an attempt at 1M lines); levels 3
+// 1.8 % larger: 5,829 against 5,725 B an attempt at 1M lines); levels 3
 // and 4 were no faster than 5. An attempt_lines row is small: building
-// its Huffman tables costs more than matching, and level 5 is as fast as
-// 2 there and 3.5 % smaller.
+// its Huffman tables costs more than matching, and level 2 there made a
+// night replay no faster for rows 3.5 % larger.
 const (
 	logChunkLevel = 2
 	linesLevel    = 5
