@@ -130,7 +130,7 @@ func (p *prefilter) resolveSets() {
 	next:
 		for i, set := range ps.sets {
 			for _, l := range set {
-				if _, ok := p.litID[l]; !ok || l == "" {
+				if _, ok := p.litID[l]; !ok {
 					continue next
 				}
 			}

@@ -102,6 +102,19 @@ func TestPrefilterAgreesWithContains(t *testing.T) {
 			ms = append(ms, matcher{r.ID + " until", r.untilID, r.untilLits})
 		}
 	}
+	eachPreparedLine(t, set, func(l *Line) {
+		for _, m := range ms {
+			if got, want := l.may(m.id), hasAny(l.Text, m.lits); got != want {
+				t.Fatalf("%s on %q: prefilter says %v, literals %q say %v", m.what, l.Text, got, m.lits, want)
+			}
+		}
+	})
+}
+
+// eachPreparedLine calls fn with each of prefilterLines prepared and then
+// stripped as vLLM's lines are, or cut by 1 or 7 bytes.
+func eachPreparedLine(t *testing.T, set *Set, fn func(l *Line)) {
+	t.Helper()
 	lines := prefilterLines(t, set)
 	if len(lines) < 1000 {
 		t.Fatalf("only %d lines to check", len(lines))
@@ -111,11 +124,7 @@ func TestPrefilterAgreesWithContains(t *testing.T) {
 	for _, line := range lines {
 		for _, cut := range []int{-1, 1, 7} {
 			prepareCut(set, vllm, l, line, cut)
-			for _, m := range ms {
-				if got, want := l.may(m.id), hasAny(l.Text, m.lits); got != want {
-					t.Fatalf("%s on %q: prefilter says %v, literals %q say %v", m.what, l.Text, got, m.lits, want)
-				}
-			}
+			fn(l)
 		}
 	}
 }
@@ -173,18 +182,13 @@ func TestHoldsAgreesWithContains(t *testing.T) {
 	if registered < 10 {
 		t.Fatalf("only %d literal sets answered from the scan", registered)
 	}
-	vllm := set.Engine("vllm")
-	l := &Line{}
-	for _, line := range prefilterLines(t, set) {
-		for _, cut := range []int{-1, 1, 7} {
-			prepareCut(set, vllm, l, line, cut)
-			for _, c := range cs {
-				if got, want := l.holds(c.ids, c.sets, l.Text), holdsAll(l.Text, c.sets); got != want {
-					t.Fatalf("%s on %q: holds says %v, searching for %q says %v", c.what, l.Text, got, c.sets, want)
-				}
+	eachPreparedLine(t, set, func(l *Line) {
+		for _, c := range cs {
+			if got, want := l.holds(c.ids, c.sets, l.Text), holdsAll(l.Text, c.sets); got != want {
+				t.Fatalf("%s on %q: holds says %v, searching for %q says %v", c.what, l.Text, got, c.sets, want)
 			}
 		}
-	}
+	})
 }
 
 // TestIsSourceLine: the hand-written test equals the sourceLine regex.
