@@ -703,6 +703,47 @@ func TestWriteStringIsJSON(t *testing.T) {
 	}
 }
 
+// TestWriteStringMapIsJSON: a finding's captures are written as
+// encoding/json writes them: keys sorted, the same escaping, "{}" for none,
+// and json.Marshal's own output when a key needs escaping.
+func TestWriteStringMapIsJSON(t *testing.T) {
+	words := []string{"", "max_model_len", "auto", "b", "B", "a_1", `a"b`, "<x>&", "nl\n", "\x7f", "é", "\xff", "\u2028", "10", "9"}
+	maps := []map[string]string{nil, {}}
+	for i := range words {
+		m := map[string]string{}
+		for j := range words {
+			if (i+j)%3 != 0 || j == i {
+				m[words[j]] = words[(i*7+j)%len(words)]
+			}
+		}
+		maps = append(maps, m, map[string]string{words[i]: words[len(words)-1-i]})
+	}
+	// Regexp group names as keys, any text as values: the common case.
+	for i := range words {
+		m := map[string]string{}
+		for j, k := range []string{"max_model_len", "b", "B", "a_1", "10", "9", "auto", ""} {
+			if (i+j)%4 != 0 {
+				m[k] = words[(i+j)%len(words)]
+			}
+		}
+		maps = append(maps, m)
+	}
+	for _, m := range maps {
+		var b bytes.Buffer
+		writeStringMap(&b, m)
+		want, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m == nil {
+			want = []byte("{}") // stored as an empty object, never null
+		}
+		if b.String() != string(want) {
+			t.Errorf("writeStringMap(%q) = %s, want %s", m, b.String(), want)
+		}
+	}
+}
+
 // TestCheckpointWhileSaving: Checkpoint copies saved pages from the
 // write-ahead log into the database file, also while another goroutine
 // saves (what replay does once the input is read), and the database then
