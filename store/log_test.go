@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -149,5 +150,90 @@ func TestLinesReferTheLog(t *testing.T) {
 	}
 	if _, err := db.GetAttempt(ctx, a.ID); err == nil {
 		t.Error("GetAttempt of an attempt whose log lost a line its evidence refers to: no error")
+	}
+}
+
+// TestInsertSavesAsUpdate: an attempt saved into a database that does not
+// hold it (the insert, which writes log_lines and log_last itself and
+// deletes nothing) leaves the same rows as one saved over an earlier
+// version of it (the update, which replaces its findings and lines and
+// then sets the log's columns), also when both versions are in one
+// transaction.
+func TestInsertSavesAsUpdate(t *testing.T) {
+	ctx := context.Background()
+	full := storetest.Attempts()
+	for _, a := range full {
+		var lines []domain.LogLine
+		for i := range 5 {
+			lines = append(lines, domain.LogLine{Seq: i, Time: a.StartedAt.Add(time.Duration(i) * time.Second), Message: fmt.Sprintf("%s line %d", a.ID, i)})
+		}
+		a.Log = &domain.AttemptLog{Lines: lines, Total: 12}
+	}
+	// An earlier view of each: no log yet, another finding and note, no
+	// evidence or timeline.
+	earlier := storetest.Attempts()
+	for _, a := range earlier {
+		a.Findings = []domain.Finding{{ID: "earlier", Rule: "test.earlier", Severity: domain.SeverityWarning, Note: "earlier view"}}
+		a.Evidence, a.Context, a.Timeline, a.Note = nil, nil, nil, "earlier view"
+	}
+	dump := func(db *DB) string {
+		t.Helper()
+		var out []string
+		for _, q := range []string{
+			`SELECT * FROM attempts ORDER BY id`,
+			`SELECT * FROM findings ORDER BY attempt_id, seq`,
+			`SELECT * FROM evidence ORDER BY attempt_id, seq`,
+			`SELECT attempt_id, hex(data) FROM attempt_lines ORDER BY attempt_id`,
+			`SELECT attempt_id, first_seq, lines, hex(data), codec FROM attempt_log ORDER BY attempt_id, first_seq`,
+		} {
+			rows, err := db.db.QueryContext(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cols, _ := rows.Columns()
+			for rows.Next() {
+				vals := make([]any, len(cols))
+				ptrs := make([]any, len(cols))
+				for i := range vals {
+					ptrs[i] = &vals[i]
+				}
+				if err := rows.Scan(ptrs...); err != nil {
+					t.Fatal(err)
+				}
+				for i, c := range cols {
+					if c != "updated_at" {
+						out = append(out, fmt.Sprintf("%s=%v", c, vals[i]))
+					}
+				}
+				out = append(out, "\n")
+			}
+			rows.Close()
+		}
+		return fmt.Sprint(out)
+	}
+	inserted, _ := openTemp(t)
+	if err := inserted.SaveAttempts(ctx, full, nil); err != nil {
+		t.Fatal(err)
+	}
+	updated, _ := openTemp(t)
+	if err := updated.SaveAttempts(ctx, earlier, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := updated.SaveAttempts(ctx, full, nil); err != nil {
+		t.Fatal(err)
+	}
+	oneTx, _ := openTemp(t)
+	if err := oneTx.SaveAttempts(ctx, append(storetest.Attempts(), full...), nil); err != nil {
+		t.Fatal(err)
+	}
+	want := dump(inserted)
+	if !strings.Contains(want, "log_lines=12") || !strings.Contains(want, "log_last=4") || !strings.Contains(want, "finding_id=") {
+		t.Fatalf("the inserted rows lack the log's columns or the findings:\n%s", want)
+	}
+	if got := dump(updated); got != want {
+		t.Errorf("saved over an earlier version:\n%s\nsaved into an empty database:\n%s", got, want)
+	}
+	if got := dump(oneTx); got != want {
+		t.Errorf("both versions in one transaction:\n%s\nsaved into an empty database:\n%s", got, want)
 	}
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -89,8 +90,9 @@ const upsertAttempt = `INSERT INTO attempts (
 	phase, verdict, rule, note, exit_status, exit_code, ended_by, stop_requested,
 	restart_counter, restart_counter_after, fingerprint, lines, last_line_at_text,
 	max_model_len, max_num_seqs, kv_cache_dtype, kv_cache_memory_bytes, kv_cache_tokens,
-	max_concurrency, tensor_parallel_size, served_model_name, shape_json, timeline_json, updated_at, note_finding
-) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '[]', ?, ?)
+	max_concurrency, tensor_parallel_size, served_model_name, shape_json, timeline_json, updated_at, note_finding,
+	log_lines, log_last
+) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '[]', ?, ?, ?, ?)
 ON CONFLICT(id) DO UPDATE SET
 	host = excluded.host, unit = excluded.unit, invocation_id = excluded.invocation_id,
 	container = excluded.container, container_id = excluded.container_id,
@@ -108,7 +110,7 @@ ON CONFLICT(id) DO UPDATE SET
 	tensor_parallel_size = excluded.tensor_parallel_size, served_model_name = excluded.served_model_name,
 	shape_json = excluded.shape_json, timeline_json = excluded.timeline_json, updated_at = excluded.updated_at,
 	note_finding = excluded.note_finding
-	RETURNING log_last`
+	RETURNING log_last, rowid`
 
 const (
 	deleteFindings = `DELETE FROM findings WHERE attempt_id = ?`
@@ -127,8 +129,10 @@ const (
 
 // saveLog adds the lines of a.Log after last (the seq of the last line
 // stored before, -1 for none) in chunks of logChunkLines: kept lines never
-// change, so a re-save of a running attempt writes only its new ones.
-func (s *saver) saveLog(ctx context.Context, a *domain.Attempt, last int) error {
+// change, so a re-save of a running attempt writes only its new ones. The
+// row's log_lines and log_last follow, unless fresh: the upsert that
+// inserted it wrote them (insertedLog).
+func (s *saver) saveLog(ctx context.Context, a *domain.Attempt, last int, fresh bool) error {
 	if a.Log == nil {
 		return nil
 	}
@@ -146,6 +150,9 @@ func (s *saver) saveLog(ctx context.Context, a *domain.Attempt, last int) error 
 		}
 		lines = lines[n:]
 	}
+	if fresh {
+		return nil
+	}
 	if _, err := s.logTotal.ExecContext(ctx, a.Log.Total, newLast, a.ID); err != nil {
 		return fmt.Errorf("log: %w", err)
 	}
@@ -158,6 +165,13 @@ type saver struct {
 	upsert, delFindings, delEvidence, finding, lines, delLines *sql.Stmt
 	logChunk, logTotal, storedLog                              *sql.Stmt
 	now                                                        int64 // µs since epoch: updated_at of the saved attempts
+	// maxRowID is the largest rowid of attempts in this transaction:
+	// a row the upsert returns with a larger one was inserted, not
+	// updated (SQLite gives a new row the largest rowid + 1; were that
+	// taken, a random free one, which then reads as an update, the
+	// slower path that is right either way).
+	maxRowID int64
+	buf      bytes.Buffer
 }
 
 func prepareSaver(ctx context.Context, tx *sql.Tx, now int64) (*saver, error) {
@@ -174,6 +188,10 @@ func prepareSaver(ctx context.Context, tx *sql.Tx, now int64) (*saver, error) {
 			return nil, err
 		}
 		*p.stmt = st
+	}
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(rowid), 0) FROM attempts`).Scan(&s.maxRowID); err != nil {
+		s.close()
+		return nil, err
 	}
 	return s, nil
 }
@@ -201,9 +219,15 @@ func (s *saver) saveAttempt(ctx context.Context, a *domain.Attempt) error {
 	if noteFinding.Valid {
 		note = ""
 	}
-	// log_last is not updated here: RETURNING gives the stored one, the
-	// seq of the last log line saved before (-1 for none).
+	// An update leaves log_last as it was: RETURNING gives the stored one,
+	// the seq of the last log line saved before (-1 for none). A new row
+	// takes what saveLog would write after it (insertedLog), and needs no
+	// deletes either: nothing can refer to an id not yet stored (foreign
+	// keys). A replay saves each attempt once: one statement where five
+	// ran, ~3 % of a night-ladder replay's CPU.
+	insLines, insLast := insertedLog(a)
 	var logLast int
+	var rowID int64
 	if err := s.upsert.QueryRowContext(ctx,
 		a.ID, a.Host, a.Unit, a.InvocationID, a.Container, a.ContainerID, a.Engine, a.EngineVersion,
 		timeMicros(a.StartedAt), timeText(a.StartedAt), timeMicros(a.EndedAt), timeText(a.EndedAt),
@@ -214,42 +238,52 @@ func (s *saver) saveAttempt(ctx context.Context, a *domain.Attempt) error {
 		shapeText(shape, domain.ShapeKVCacheDtype), shapeInt(shape, domain.ShapeKVCacheMemoryBytes),
 		shapeInt(shape, domain.ShapeKVCacheTokens), shapeFloat(shape, domain.ShapeMaxConcurrency),
 		shapeInt(shape, domain.ShapeTensorParallelSize), shapeText(shape, domain.ShapeServedModelName),
-		shapeJSON, s.now, noteFinding,
-	).Scan(&logLast); err != nil {
+		shapeJSON, s.now, noteFinding, insLines, insLast,
+	).Scan(&logLast, &rowID); err != nil {
 		return err
 	}
-	// Replace, not merge: the analyzer's latest view of the attempt is the
-	// truth, and a re-save must not accumulate rows.
-	if _, err := s.delFindings.ExecContext(ctx, a.ID); err != nil {
-		return err
-	}
-	if _, err := s.delEvidence.ExecContext(ctx, a.ID); err != nil {
-		return err
+	fresh := rowID > s.maxRowID
+	if fresh {
+		s.maxRowID, logLast = rowID, -1
+	} else {
+		// Replace, not merge: the analyzer's latest view of the attempt
+		// is the truth, and a re-save must not accumulate rows.
+		if _, err := s.delFindings.ExecContext(ctx, a.ID); err != nil {
+			return err
+		}
+		if _, err := s.delEvidence.ExecContext(ctx, a.ID); err != nil {
+			return err
+		}
 	}
 	evSeq := evidenceSeqs(a.Evidence)
 	for i, f := range a.Findings {
-		captures := f.Captures
-		if captures == nil {
-			captures = map[string]string{}
-		}
-		capJSON, err := json.Marshal(captures)
-		if err != nil {
-			return fmt.Errorf("finding %s captures: %w", f.ID, err)
-		}
+		s.buf.Reset()
+		writeStringMap(&s.buf, f.Captures)
 		evJSON, err := evidenceRefs(f.Evidence, evSeq)
 		if err != nil {
 			return fmt.Errorf("finding %s evidence: %w", f.ID, err)
 		}
 		if _, err := s.finding.ExecContext(ctx,
 			a.ID, i, f.ID, f.Rule, string(f.Severity), f.MessageID, string(f.Phase),
-			timeText(f.Time), timeMicros(f.Time), f.Note, string(capJSON), string(evJSON), f.Match); err != nil {
+			timeText(f.Time), timeMicros(f.Time), f.Note, s.buf.String(), string(evJSON), f.Match); err != nil {
 			return fmt.Errorf("finding %s: %w", f.ID, err)
 		}
 	}
-	if err := s.saveLines(ctx, a, evSeq, logLast); err != nil {
+	if err := s.saveLines(ctx, a, evSeq, logLast, fresh); err != nil {
 		return err
 	}
-	return s.saveLog(ctx, a, logLast)
+	return s.saveLog(ctx, a, logLast, fresh)
+}
+
+// insertedLog is the log_lines and log_last of a's row once saveLog has
+// saved a's log into a database that held none of it: its total and the
+// seq of its last kept line, or the column defaults (0, -1) when it kept
+// none.
+func insertedLog(a *domain.Attempt) (total, last int) {
+	if a.Log == nil || len(a.Log.Lines) == 0 || a.Log.Lines[len(a.Log.Lines)-1].Seq < 0 {
+		return 0, -1
+	}
+	return a.Log.Total, a.Log.Lines[len(a.Log.Lines)-1].Seq
 }
 
 // saveLines writes the attempt's evidence and context lines and its
@@ -262,7 +296,7 @@ func (s *saver) saveAttempt(ctx context.Context, a *domain.Attempt) error {
 // attempt that is nearly every line. Evidence lines carry their role (none
 // for context lines and attempts judged without roles). Rows an earlier
 // version stored in evidence were deleted by the caller.
-func (s *saver) saveLines(ctx context.Context, a *domain.Attempt, evSeq map[lineKey]int, logLast int) error {
+func (s *saver) saveLines(ctx context.Context, a *domain.Attempt, evSeq map[lineKey]int, logLast int, fresh bool) error {
 	type row struct {
 		e                 domain.Evidence
 		time              string
@@ -294,6 +328,9 @@ func (s *saver) saveLines(ctx context.Context, a *domain.Attempt, evSeq map[line
 		rows = append(rows, row{e: e, time: t, context: ctxSeq})
 	}
 	if len(rows) == 0 && len(a.Timeline) == 0 {
+		if fresh {
+			return nil
+		}
 		if _, err := s.delLines.ExecContext(ctx, a.ID); err != nil {
 			return fmt.Errorf("lines: %w", err)
 		}
