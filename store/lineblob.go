@@ -128,7 +128,10 @@ func appendString(b []byte, s string) []byte {
 }
 
 // encodeLines is an attempt_lines row: lines and marks as above.
-func encodeLines(lines []lineRec, marks []markRec) []byte {
+func encodeLines(lines []lineRec, marks []markRec) []byte { return appendLines(nil, lines, marks) }
+
+// appendLines appends encodeLines(lines, marks) to dst (see appendLogChunk).
+func appendLines(dst []byte, lines []lineRec, marks []markRec) []byte {
 	bp := bufPool.Get().(*[]byte)
 	b := binary.AppendUvarint((*bp)[:0], uint64(len(lines)))
 	// A mark refers to the first line with its cursor and text (or log
@@ -194,7 +197,7 @@ func encodeLines(lines []lineRec, marks []markRec) []byte {
 			b = appendString(binary.AppendUvarint(b, 0), m.message)
 		}
 	}
-	out := deflate([]byte{linesFormat}, b, linesLevel)
+	out := deflate(append(dst, linesFormat), b, linesLevel)
 	*bp = b
 	bufPool.Put(bp)
 	return out

@@ -39,7 +39,12 @@ var bufPool = sync.Pool{New: func() any { return new([]byte) }}
 const noTime = -1 << 63
 
 // encodeLogChunk returns a chunk's data, compressed as codec logDeflate.
-func encodeLogChunk(lines []domain.LogLine) []byte {
+func encodeLogChunk(lines []domain.LogLine) []byte { return appendLogChunk(nil, lines) }
+
+// appendLogChunk appends encodeLogChunk(lines) to dst: a save reuses one
+// buffer for its rows (SQLite copies a bound blob), where a new one per
+// chunk grew from empty several times.
+func appendLogChunk(dst []byte, lines []domain.LogLine) []byte {
 	bp := bufPool.Get().(*[]byte)
 	b := binary.AppendUvarint((*bp)[:0], uint64(len(lines)))
 	prevSeq, prevUs := -1, int64(0)
@@ -58,7 +63,7 @@ func encodeLogChunk(lines []domain.LogLine) []byte {
 	for _, l := range lines {
 		b = append(b, l.Message...)
 	}
-	out := deflate(nil, b, logChunkLevel)
+	out := deflate(dst, b, logChunkLevel)
 	*bp = b
 	bufPool.Put(bp)
 	return out

@@ -145,7 +145,8 @@ func (s *saver) saveLog(ctx context.Context, a *domain.Attempt, last int, fresh 
 	newLast := lines[len(lines)-1].Seq
 	for len(lines) > 0 {
 		n := min(len(lines), logChunkLines)
-		if _, err := s.logChunk.ExecContext(ctx, a.ID, lines[0].Seq, n, encodeLogChunk(lines[:n]), logDeflate); err != nil {
+		s.blob = appendLogChunk(s.blob[:0], lines[:n])
+		if _, err := s.logChunk.ExecContext(ctx, a.ID, lines[0].Seq, n, s.blob, logDeflate); err != nil {
 			return fmt.Errorf("log lines from %d: %w", lines[0].Seq, err)
 		}
 		lines = lines[n:]
@@ -171,7 +172,10 @@ type saver struct {
 	// taken, a random free one, which then reads as an update, the
 	// slower path that is right either way).
 	maxRowID int64
-	buf      bytes.Buffer
+	buf      bytes.Buffer // a finding's captures
+	// blob holds the row being written (a log chunk, an attempt_lines
+	// row): SQLite copies a bound blob, so one buffer serves them all.
+	blob []byte
 }
 
 func prepareSaver(ctx context.Context, tx *sql.Tx, now int64) (*saver, error) {
@@ -361,7 +365,8 @@ func (s *saver) saveLines(ctx context.Context, a *domain.Attempt, evSeq map[line
 		marks[i] = markRec{phase: string(m.Phase), time: timeText(m.Time), cursor: m.Cursor}
 		marks[i].message, marks[i].logSeq = ref(m.Message)
 	}
-	if _, err := s.lines.ExecContext(ctx, a.ID, encodeLines(lines, marks)); err != nil {
+	s.blob = appendLines(s.blob[:0], lines, marks)
+	if _, err := s.lines.ExecContext(ctx, a.ID, s.blob); err != nil {
 		return fmt.Errorf("lines: %w", err)
 	}
 	return nil
