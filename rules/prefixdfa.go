@@ -88,11 +88,17 @@ func newPrefixDFA(expr string) *prefixDFA {
 
 // prefixDFAOf is newPrefixDFA of a simplified tree.
 func prefixDFAOf(simple *syntax.Regexp) *prefixDFA {
+	return prefixDFAWithin(simple, nil)
+}
+
+// prefixDFAWithin is prefixDFAOf with each new state also taken from
+// quota (nil: none): a DFA that finds it empty fails.
+func prefixDFAWithin(simple *syntax.Regexp, quota *atomic.Int64) *prefixDFA {
 	prog, err := syntax.Compile(simple)
 	if err != nil || len(prog.Inst) > maxDFAProg {
 		return nil
 	}
-	b := &dfaBuilder{prog: prog, index: map[string]int32{}, budget: dfaBudget}
+	b := &dfaBuilder{prog: prog, index: map[string]int32{}, budget: dfaBudget, quota: quota}
 	start, ok := b.state(b.closure(nil, uint32(prog.Start), true))
 	if !ok || start != 0 {
 		return nil
@@ -191,6 +197,67 @@ func (d *prefixDFA) match(text string) (n int, ok, decided bool) {
 		return 0, false, true
 	}
 	return n, true, true
+}
+
+// searchDFAStates bounds the states of the search DFAs of one rule set
+// together (512 bytes each: 4 MiB; see patternMemo.quota). A few hundred
+// patterns may get one, and what a follower reads for weeks, or a local
+// user writes to the journal to that end, could otherwise grow each to
+// maxDFAStates. On the bundled journals' lines every pattern of the
+// built-in rules together took 7,717. A DFA that finds the quota spent
+// fails: its pattern keeps the regexp package.
+const searchDFAStates = 8192
+
+// searchDFA returns the prefixDFA of (?s:.)*?expr, or nil as newPrefixDFA
+// would: a text has a match of it at its start exactly when expr matches
+// somewhere in the text, which contains answers. Its states come from
+// quota.
+func searchDFA(expr string, quota *atomic.Int64) *prefixDFA {
+	re, err := parsePattern(expr)
+	if err != nil {
+		return nil
+	}
+	anyPrefix := &syntax.Regexp{Op: syntax.OpStar, Flags: syntax.NonGreedy, Sub: []*syntax.Regexp{{Op: syntax.OpAnyChar}}}
+	return prefixDFAWithin(&syntax.Regexp{Op: syntax.OpConcat, Sub: []*syntax.Regexp{anyPrefix, re.Simplify()}}, quota)
+}
+
+// contains reports whether d's pattern, a searchDFA's, matches at the
+// start of text: it stops at the first byte where a match has ended,
+// where match reads on for a longer one. decided is false as for match.
+func (d *prefixDFA) contains(text string) (ok, decided bool) {
+	if d == nil || d.failed.Load() {
+		return false, false
+	}
+	t := d.table.Load()
+	next, flags := t.next, t.flags
+	s := int32(0)
+	for i := 0; ; i++ {
+		f := flags[s]
+		if f&dfaMatch != 0 {
+			return true, true
+		}
+		if f&dfaAlive == 0 || i == len(text) {
+			return false, true
+		}
+		c := text[i]
+		if c >= 0x80 {
+			return false, false
+		}
+		ns := atomic.LoadInt32(&next[int(s)<<7|int(c)])
+		if uint32(ns) >= uint32(len(flags)) {
+			if ns == dfaUnknown {
+				if ns, ok = d.transition(s, c); !ok {
+					return false, false
+				}
+			}
+			if ns == dfaDead {
+				return false, true
+			}
+			t = d.table.Load()
+			next, flags = t.next, t.flags
+		}
+		s = ns
+	}
 }
 
 // complete builds every state of d and reports whether d holds them all
@@ -322,7 +389,8 @@ type dfaBuilder struct {
 	flags   []uint8
 	key     []byte
 	index   map[string]int32
-	budget  int // instructions left to visit
+	budget  int           // instructions left to visit
+	quota   *atomic.Int64 // states left to the DFAs sharing it; nil: no limit but maxDFAStates
 }
 
 // closure appends to list, in priority order, the rune and match
@@ -391,7 +459,7 @@ func (b *dfaBuilder) state(threads []uint32) (int32, bool) {
 	if i, ok := b.index[string(b.key)]; ok {
 		return i, true
 	}
-	if len(b.threads) >= maxDFAStates {
+	if len(b.threads) >= maxDFAStates || b.quota != nil && b.quota.Add(-1) < 0 {
 		return 0, false
 	}
 	i := int32(len(b.threads))
