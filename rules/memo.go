@@ -147,10 +147,11 @@ func (p *lazyRegexp) SubexpIndex(name string) int {
 // restOfLine), and a long pattern's head and capture tail when it has
 // them (see captureTail).
 
-// MatchString asks p's search DFA first: a marker of a phase or a shape
-// line is asked of lines that nearly always match it (the literals and
-// their windows turned the others away), where the backtracker cost
-// ~0.5-1 µs a line on a night ladder's (2-3 % of its explain).
+// MatchString asks p's search DFA first: a yes-or-no matcher (a phase
+// marker, a readiness, banner, detection or death line) is asked of lines
+// that nearly always match it (the literals and their windows turned the
+// others away), where the backtracker took ~0.5-1 µs a line of a night
+// ladder (4 % of its explain).
 func (p *lazyRegexp) MatchString(s string) bool {
 	p.searchOnce.Do(func() {
 		if p.quota != nil {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -164,13 +165,17 @@ func (s *saver) saveLog(ctx context.Context, a *domain.Attempt, last int, fresh 
 // its attempts: compiling them again per row was a third of a replay's save.
 type saver struct {
 	upsert, delFindings, delEvidence, finding, lines, delLines *sql.Stmt
-	logChunk, logTotal, storedLog                              *sql.Stmt
+	logChunk, logTotal, storedLog, selectMaxRowID              *sql.Stmt
 	now                                                        int64 // µs since epoch: updated_at of the saved attempts
 	// maxRowID is the largest rowid of attempts in this transaction:
 	// a row the upsert returns with a larger one was inserted, not
 	// updated (SQLite gives a new row the largest rowid + 1; were that
 	// taken, a random free one, which then reads as an update, the
-	// slower path that is right either way).
+	// slower path that is right either way). It is read after the first
+	// upsert, which holds the write lock by then (see SaveAttempts on
+	// reading before the first write); until then it is the largest
+	// int64, and that first save inserts the log's columns as their
+	// defaults and takes the slower path.
 	maxRowID int64
 	buf      bytes.Buffer // a finding's captures
 	// blob holds the row being written (a log chunk, an attempt_lines
@@ -185,7 +190,8 @@ func prepareSaver(ctx context.Context, tx *sql.Tx, now int64) (*saver, error) {
 		q    string
 	}{{&s.upsert, upsertAttempt}, {&s.delFindings, deleteFindings}, {&s.delEvidence, deleteEvidence},
 		{&s.finding, insertFinding}, {&s.lines, insertLines}, {&s.delLines, deleteLines},
-		{&s.logChunk, insertLogChunk}, {&s.logTotal, updateLogLines}, {&s.storedLog, selectStoredLog}} {
+		{&s.logChunk, insertLogChunk}, {&s.logTotal, updateLogLines}, {&s.storedLog, selectStoredLog},
+		{&s.selectMaxRowID, `SELECT coalesce(max(rowid), 0) FROM attempts`}} {
 		st, err := tx.PrepareContext(ctx, p.q)
 		if err != nil {
 			s.close()
@@ -193,15 +199,12 @@ func prepareSaver(ctx context.Context, tx *sql.Tx, now int64) (*saver, error) {
 		}
 		*p.stmt = st
 	}
-	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(rowid), 0) FROM attempts`).Scan(&s.maxRowID); err != nil {
-		s.close()
-		return nil, err
-	}
+	s.maxRowID = math.MaxInt64
 	return s, nil
 }
 
 func (s *saver) close() {
-	for _, st := range []*sql.Stmt{s.upsert, s.delFindings, s.delEvidence, s.finding, s.lines, s.delLines, s.logChunk, s.logTotal, s.storedLog} {
+	for _, st := range []*sql.Stmt{s.upsert, s.delFindings, s.delEvidence, s.finding, s.lines, s.delLines, s.logChunk, s.logTotal, s.storedLog, s.selectMaxRowID} {
 		if st != nil {
 			_ = st.Close()
 		}
@@ -225,11 +228,16 @@ func (s *saver) saveAttempt(ctx context.Context, a *domain.Attempt) error {
 	}
 	// An update leaves log_last as it was: RETURNING gives the stored one,
 	// the seq of the last log line saved before (-1 for none). A new row
-	// takes what saveLog would write after it (insertedLog), and needs no
-	// deletes either: nothing can refer to an id not yet stored (foreign
-	// keys). A replay saves each attempt once: one statement where five
-	// ran, ~3 % of a night-ladder replay's CPU.
-	insLines, insLast := insertedLog(a)
+	// (see maxRowID) takes what saveLog would write after it
+	// (insertedLog), and needs no deletes either: nothing can refer to an
+	// id not yet stored (foreign keys). A replay saves each attempt once,
+	// into a database without it: three statements fewer an attempt (two
+	// deletes and the log's update), 5 % of a night-ladder replay's CPU.
+	first := s.maxRowID == math.MaxInt64
+	insLines, insLast := 0, -1 // the columns' defaults, as before insertedLog
+	if !first {
+		insLines, insLast = insertedLog(a)
+	}
 	var logLast int
 	var rowID int64
 	if err := s.upsert.QueryRowContext(ctx,
@@ -247,6 +255,11 @@ func (s *saver) saveAttempt(ctx context.Context, a *domain.Attempt) error {
 		return err
 	}
 	fresh := rowID > s.maxRowID
+	if first {
+		if err := s.selectMaxRowID.QueryRowContext(ctx).Scan(&s.maxRowID); err != nil {
+			return err
+		}
+	}
 	if fresh {
 		s.maxRowID, logLast = rowID, -1
 	} else {
