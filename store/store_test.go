@@ -51,9 +51,10 @@ func countRows(t *testing.T, db *DB) counts {
 	}
 }
 
-// dump renders every row of the attempt tables, so a re-save can be shown
-// to change nothing at all, not only the counts. updated_at is left out: it
-// records when, not what (TestVersionChangesOnSave checks it).
+// dump renders every row of the attempt tables and their logs, so a
+// re-save can be shown to change nothing at all, not only the counts.
+// updated_at is left out: it records when, not what
+// (TestVersionChangesOnSave checks it).
 func dump(t *testing.T, db *DB) string {
 	t.Helper()
 	var b strings.Builder
@@ -62,6 +63,7 @@ func dump(t *testing.T, db *DB) string {
 		`SELECT * FROM findings ORDER BY attempt_id, seq`,
 		`SELECT * FROM evidence ORDER BY attempt_id, seq`,
 		`SELECT * FROM attempt_lines ORDER BY attempt_id`,
+		`SELECT * FROM attempt_log ORDER BY attempt_id, first_seq`,
 	} {
 		rows, err := db.db.Query(q)
 		if err != nil {
