@@ -3,6 +3,7 @@ package rules
 import (
 	"reflect"
 	"regexp"
+	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -167,4 +168,45 @@ func TestSearchQuota(t *testing.T) {
 			t.Errorf("quota %d grew to %d", left, quota.Load())
 		}
 	}
+}
+
+// TestSearchDFAConcurrent: goroutines asking the same patterns at once
+// build their search DFAs together and get the regexp's answers (make test
+// runs it under the race detector).
+func TestSearchDFAConcurrent(t *testing.T) {
+	set, err := LoadBuiltin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, l := range bundledMessages(t) {
+		if len(l) <= 256 {
+			lines = append(lines, l)
+		}
+	}
+	res := setRegexps(set)[:40]
+	want := make([][]bool, len(res))
+	for i, p := range res {
+		re := regexp.MustCompile(p.src)
+		for _, l := range lines {
+			want[i] = append(want[i], re.MatchString(l))
+		}
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range res {
+				p := res[(i+g*7)%len(res)]
+				for j, l := range lines {
+					if got := p.MatchString(l); got != want[(i+g*7)%len(res)][j] {
+						t.Errorf("%q on %q: %v, regexp %v", p.src, l, got, !got)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
