@@ -68,7 +68,7 @@ func splitAlts(src string, captures bool) []alt {
 			if err != nil || head.NumSubexp() > 0 {
 				return nil
 			}
-			a.re = &lazyRegexp{src: p + tail, numSubexp: whole.numSubexp, names: whole.names, quota: whole.quota}
+			a.re = newLazyRegexp(p+tail, whole.numSubexp, whole.names, whole.quota)
 			// The windows are around the gate's own literals: a literal of
 			// the tail may lie anywhere after the gate's match. Every
 			// match of re holds one of the gate's, so the gate's literals

@@ -76,14 +76,24 @@ func parsePattern(src string) (*syntax.Regexp, error) {
 func compilePattern(src string) (*lazyRegexp, error) {
 	return memoized(&memo.res, src, func(s string) (*lazyRegexp, error) {
 		if f := builtinFacts(s); f != nil {
-			return &lazyRegexp{src: s, numSubexp: f.numSubexp, names: f.names, quota: memo.searchQuota()}, nil
+			return newLazyRegexp(s, f.numSubexp, f.names, memo.searchQuota()), nil
 		}
 		tree, err := parsePattern(s)
 		if err != nil {
 			return nil, err
 		}
-		return &lazyRegexp{src: s, numSubexp: tree.MaxCap(), names: tree.CapNames(), quota: memo.searchQuota()}, nil
+		return newLazyRegexp(s, tree.MaxCap(), tree.CapNames(), memo.searchQuota()), nil
 	})
+}
+
+// newLazyRegexp returns the lazyRegexp of src, whose search DFA draws its
+// states from quota (nil: it has none).
+func newLazyRegexp(src string, numSubexp int, names []string, quota *atomic.Int64) *lazyRegexp {
+	p := &lazyRegexp{src: src, numSubexp: numSubexp, names: names, quota: quota}
+	if quota != nil {
+		p.search = lazyDFA{expr: src, build: func(expr string) *prefixDFA { return searchDFA(expr, quota) }}
+	}
+	return p
 }
 
 // lazyRegexp is a rule file's pattern, compiled on its first use. A Load
@@ -102,9 +112,8 @@ type lazyRegexp struct {
 	rest      restOfLine   // rest.head is nil unless src ends in ".*$" (see restOfLine)
 	split     *captureTail // nil unless src is long, with a capture tail (see captureTail)
 
-	quota      *atomic.Int64 // its Load's search DFA states; nil: no search DFA
-	searchOnce sync.Once
-	search     *prefixDFA // searchDFA(src, quota), built on the first MatchString; nil: none
+	quota  *atomic.Int64 // its Load's search DFA states; nil: no search DFA
+	search lazyDFA       // searchDFA(src, quota), built on the first MatchString (see newLazyRegexp)
 }
 
 // compiled returns the compiled regexp, compiling it on the first call.
@@ -153,12 +162,7 @@ func (p *lazyRegexp) SubexpIndex(name string) int {
 // others away), where the backtracker took ~0.5-1 µs a line of a night
 // ladder (4 % of its explain).
 func (p *lazyRegexp) MatchString(s string) bool {
-	p.searchOnce.Do(func() {
-		if p.quota != nil {
-			p.search = searchDFA(p.src, p.quota)
-		}
-	})
-	if ok, decided := p.search.contains(s); decided {
+	if ok, decided := p.search.get().contains(s); decided {
 		return ok
 	}
 	re := p.compiled()

@@ -534,9 +534,14 @@ type lazyDFA struct {
 	dfa   *prefixDFA
 }
 
-// get returns the DFA (nil: none), building it on the first call.
+// get returns the DFA (nil: none, also for the zero lazyDFA), building
+// it on the first call.
 func (l *lazyDFA) get() *prefixDFA {
-	l.once.Do(func() { l.dfa, l.build = l.build(l.expr), nil })
+	l.once.Do(func() {
+		if l.build != nil {
+			l.dfa, l.build = l.build(l.expr), nil
+		}
+	})
 	return l.dfa
 }
 

@@ -139,11 +139,8 @@ func FuzzPrefixDFA(f *testing.F) {
 		f.Add(p.String(), "(EngineCore_DP0 pid=1) [rank0]: 2025-08-13 14:29:40 INFO [core.py:1] x")
 	}
 	f.Fuzz(func(t *testing.T, expr, text string) {
-		if len(expr) > 400 {
-			return
-		}
-		re, err := regexp.Compile(expr)
-		if err != nil {
+		re := fuzzPattern(expr)
+		if re == nil {
 			return
 		}
 		d := newPrefixDFA(expr)

@@ -58,12 +58,7 @@ func TestSearchDFAsAgree(t *testing.T) {
 	}
 	// The regexp package takes the NFA on long lines (tens of µs each,
 	// for ~500 patterns): lines up to 512 bytes keep the test in seconds.
-	var lines []string
-	for _, l := range bundledMessages(t) {
-		if len(l) <= 512 {
-			lines = append(lines, l)
-		}
-	}
+	lines := shortMessages(t, 512)
 	res := setRegexps(set)
 	if len(res) < 100 {
 		t.Fatalf("only %d patterns in the built-in set", len(res))
@@ -115,11 +110,8 @@ func FuzzSearchDFA(f *testing.F) {
 	f.Add(`\bword\b`, "a word")
 	f.Add("a\nb", "xa\nb")
 	f.Fuzz(func(t *testing.T, expr, text string) {
-		if len(expr) > 400 {
-			return
-		}
-		re, err := regexp.Compile(expr)
-		if err != nil {
+		re := fuzzPattern(expr)
+		if re == nil {
 			return
 		}
 		quota := new(atomic.Int64)
@@ -152,13 +144,13 @@ func TestSearchQuota(t *testing.T) {
 	for _, left := range []int64{0, 3, maxDFAStates} {
 		quota := new(atomic.Int64)
 		quota.Store(left)
-		p := &lazyRegexp{src: `Loading weights took [\d.]+ seconds`, quota: quota}
+		p := newLazyRegexp(`Loading weights took [\d.]+ seconds`, 0, nil, quota)
 		for _, s := range texts {
 			if got, want := p.MatchString(s), regexp.MustCompile(p.src).MatchString(s); got != want {
 				t.Errorf("quota %d: MatchString(%q) = %v, regexp %v", left, s, got, want)
 			}
 		}
-		switch built := p.search != nil && !p.search.failed.Load(); {
+		switch built := p.search.dfa != nil && !p.search.dfa.failed.Load(); {
 		case left == maxDFAStates && !built:
 			t.Errorf("quota %d: no search DFA", left)
 		case left < 10 && built:
@@ -178,12 +170,7 @@ func TestSearchDFAConcurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var lines []string
-	for _, l := range bundledMessages(t) {
-		if len(l) <= 256 {
-			lines = append(lines, l)
-		}
-	}
+	lines := shortMessages(t, 256)
 	res := setRegexps(set)[:40]
 	want := make([][]bool, len(res))
 	for i, p := range res {
@@ -209,4 +196,28 @@ func TestSearchDFAConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// shortMessages returns bundledMessages of at most max bytes.
+func shortMessages(t *testing.T, max int) []string {
+	var lines []string
+	for _, l := range bundledMessages(t) {
+		if len(l) <= max {
+			lines = append(lines, l)
+		}
+	}
+	return lines
+}
+
+// fuzzPattern is the regexp of a fuzzer's pattern, nil for one too long
+// to be a rule's or not a regexp.
+func fuzzPattern(expr string) *regexp.Regexp {
+	if len(expr) > 400 {
+		return nil
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return nil
+	}
+	return re
 }

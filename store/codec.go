@@ -90,19 +90,12 @@ func encodeValue(b *bytes.Buffer, v any) error {
 			}
 			keys = append(keys, k)
 		}
-		sort.Strings(keys)
-		b.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeString(b, k)
-			b.WriteByte(':')
+		return writeObject(b, keys, func(k string) error {
 			if err := encodeValue(b, x[k]); err != nil {
 				return fmt.Errorf("shape key %q: %w", k, err)
 			}
-		}
-		b.WriteByte('}')
+			return nil
+		})
 	case domain.Shape:
 		return encodeValue(b, map[string]any(x))
 	case []any:
@@ -148,6 +141,13 @@ func writeStringMap(b *bytes.Buffer, m map[string]string) {
 		}
 		keys = append(keys, k)
 	}
+	// The values are strings: no error.
+	_ = writeObject(b, keys, func(k string) error { writeString(b, m[k]); return nil })
+}
+
+// writeObject writes a JSON object of keys (sorted here, as encoding/json
+// sorts a map's), each written by writeString and its value by value.
+func writeObject(b *bytes.Buffer, keys []string, value func(k string) error) error {
 	sort.Strings(keys)
 	b.WriteByte('{')
 	for i, k := range keys {
@@ -156,9 +156,12 @@ func writeStringMap(b *bytes.Buffer, m map[string]string) {
 		}
 		writeString(b, k)
 		b.WriteByte(':')
-		writeString(b, m[k])
+		if err := value(k); err != nil {
+			return err
+		}
 	}
 	b.WriteByte('}')
+	return nil
 }
 
 // plainJSON reports whether encoding/json writes s between quotes as it
