@@ -1,19 +1,15 @@
 package store
 
 import (
-	"bytes"
 	"database/sql"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
-
-	"github.com/klauspost/compress/flate"
 )
 
 // An attempt_lines row (migration 0011) holds an attempt's evidence and
-// context lines and its timeline: a format byte (linesFormat), then the
-// DEFLATE stream of
+// context lines and its timeline: a format byte, then the compressed bytes
+// of
 //
 //	uvarint line count, per line:
 //	  uvarint flags (lineEvidence, lineContext, lineRole, lineInLog)
@@ -27,8 +23,13 @@ import (
 //	    string cursor, then uvarint 1 and log seq, or 0 and string message
 //
 // where a string is a uvarint length and its bytes. Cursors repeat their
-// journal and boot ids line after line, which DEFLATE stores once.
-const linesFormat = 1
+// journal and boot ids line after line, which the compression stores once.
+// The format byte says how the rest is compressed: linesZstd, or
+// linesDeflate in rows written by earlier versions.
+const (
+	linesDeflate = 1
+	linesZstd    = 2
+)
 
 // maxLinesBlob caps a row's decoded size: lines within the tracker's caps
 // are far below it; anything larger is not ours.
@@ -63,64 +64,6 @@ type markRec struct {
 }
 
 var errBadLines = errors.New("bad attempt_lines row")
-
-// A DEFLATE level per kind of row. Log chunks are most of what a replay
-// compresses (up to 256 lines each): level 2 took 11 % less CPU than 5 on
-// a replay of the serving journal (43.5k lines, where 49 chunks are
-// ~3 MB of text) for chunks 6-11 % larger (the night journal's database
-// 1.8 % larger: 5,829 against 5,725 B an attempt at 1M lines); levels 3
-// and 4 were no faster than 5. An attempt_lines row is small: building
-// its Huffman tables costs more than matching, and level 2 there made a
-// night replay no faster for rows 3.5 % larger.
-const (
-	logChunkLevel = 2
-	linesLevel    = 5
-)
-
-// flateWriters keeps a few DEFLATE writers of each level for reuse. They
-// are up to 600 KB each: a sync.Pool, emptied by every GC, made a new one
-// for most saves of a replay, zeroing them a tenth of its save time.
-var flateWriters = map[int]chan *flate.Writer{
-	logChunkLevel: make(chan *flate.Writer, 4),
-	linesLevel:    make(chan *flate.Writer, 4),
-}
-
-// deflate appends the DEFLATE stream of b, at level (logChunkLevel or
-// linesLevel), to dst.
-func deflate(dst, b []byte, level int) []byte {
-	buf := bytes.NewBuffer(dst)
-	pool := flateWriters[level]
-	var w *flate.Writer
-	select {
-	case w = <-pool:
-		w.Reset(buf)
-	default:
-		// The level is a valid constant: no error.
-		w, _ = flate.NewWriter(buf, level)
-	}
-	// Writes to a bytes.Buffer do not fail.
-	_, _ = w.Write(b)
-	_ = w.Close()
-	select {
-	case pool <- w:
-	default:
-	}
-	return buf.Bytes()
-}
-
-// inflate decodes a DEFLATE stream of at most limit bytes.
-func inflate(data []byte, limit int) ([]byte, error) {
-	r := flate.NewReader(bytes.NewReader(data))
-	defer r.Close()
-	out, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(out) > limit {
-		return nil, fmt.Errorf("decodes to more than the %d byte cap", limit)
-	}
-	return out, nil
-}
 
 func appendString(b []byte, s string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))
@@ -197,7 +140,7 @@ func appendLines(dst []byte, lines []lineRec, marks []markRec) []byte {
 			b = appendString(binary.AppendUvarint(b, 0), m.message)
 		}
 	}
-	out := deflate(append(dst, linesFormat), b, linesLevel)
+	out := compress(append(dst, linesZstd), b)
 	*bp = b
 	bufPool.Put(bp)
 	return out
@@ -260,10 +203,19 @@ func (r *lineReader) count() int {
 // decodeLines is the inverse of encodeLines. A mark referring to a line
 // gets that line's cursor, message and log seq.
 func decodeLines(data []byte) ([]lineRec, []markRec, error) {
-	if len(data) == 0 || data[0] != linesFormat {
+	if len(data) == 0 {
 		return nil, nil, errBadLines
 	}
-	b, err := inflate(data[1:], maxLinesBlob)
+	var b []byte
+	var err error
+	switch data[0] {
+	case linesZstd:
+		b, err = decompress(data[1:], maxLinesBlob)
+	case linesDeflate:
+		b, err = inflate(data[1:], maxLinesBlob)
+	default:
+		return nil, nil, errBadLines
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("attempt_lines: %w", err)
 	}

@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/s2"
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/llmfleet/analyzer/domain"
 )
@@ -73,18 +75,25 @@ func TestLinesRoundTrip(t *testing.T) {
 		{phase: "exited"},
 	}
 	data := encodeLines(lines, marks)
-	if data[0] != linesFormat {
-		t.Fatalf("format byte %d, want %d", data[0], linesFormat)
+	if data[0] != linesZstd {
+		t.Fatalf("format byte %d, want %d", data[0], linesZstd)
 	}
-	gotLines, gotMarks, err := decodeLines(data)
+	// A row written before zstd: the same bytes in DEFLATE.
+	plain, err := decompress(data[1:], maxLinesBlob)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g, w := fmt.Sprintf("%+v", gotLines), fmt.Sprintf("%+v", lines); g != w {
-		t.Errorf("lines:\ngot  %s\nwant %s", g, w)
-	}
-	if g, w := fmt.Sprintf("%+v", gotMarks), fmt.Sprintf("%+v", marks); g != w {
-		t.Errorf("marks:\ngot  %s\nwant %s", g, w)
+	for _, row := range [][]byte{data, deflateRaw([]byte{linesDeflate}, plain)} {
+		gotLines, gotMarks, err := decodeLines(row)
+		if err != nil {
+			t.Fatalf("format %d: %v", row[0], err)
+		}
+		if g, w := fmt.Sprintf("%+v", gotLines), fmt.Sprintf("%+v", lines); g != w {
+			t.Errorf("format %d lines:\ngot  %s\nwant %s", row[0], g, w)
+		}
+		if g, w := fmt.Sprintf("%+v", gotMarks), fmt.Sprintf("%+v", marks); g != w {
+			t.Errorf("format %d marks:\ngot  %s\nwant %s", row[0], g, w)
+		}
 	}
 	// None: still a row that decodes to nothing.
 	if l, m, err := decodeLines(encodeLines(nil, nil)); err != nil || len(l) != 0 || len(m) != 0 {
@@ -98,12 +107,16 @@ func TestLinesRoundTrip(t *testing.T) {
 func TestLinesRejectBadRows(t *testing.T) {
 	good := encodeLines([]lineRec{{evSeq: sql.NullInt64{Valid: true}, time: "t", cursor: "c", message: "m"}},
 		[]markRec{{phase: "p", cursor: "c", message: "m"}})
-	raw := func(b []byte) []byte { return deflate([]byte{linesFormat}, b, linesLevel) }
+	raw := func(b []byte) []byte { return compress([]byte{linesZstd}, b) }
 	bad := map[string][]byte{
 		"empty":           nil,
-		"other format":    append([]byte{linesFormat + 1}, good[1:]...),
+		"other format":    append([]byte{linesZstd + 1}, good[1:]...),
 		"cut short":       good[:len(good)/2],
-		"not deflate":     {linesFormat, 0xff, 0xff, 0xff},
+		"not zstd":        {linesZstd, 0xff, 0xff, 0xff},
+		"not deflate":     {linesDeflate, 0xff, 0xff, 0xff},
+		"unstated size":   append([]byte{linesZstd}, zstdStream(t, []byte{0, 0})...),
+		"two frames":      append(raw([]byte{0}), compress(nil, []byte{0})...),
+		"deflate over":    deflateRaw([]byte{linesDeflate}, make([]byte, maxLinesBlob+1)),
 		"huge count":      raw(binary.AppendUvarint(nil, 1<<40)),
 		"count past end":  raw([]byte{5, 0}),
 		"string past end": raw(append(binary.AppendUvarint([]byte{1, 0}, 100), 'x')),
@@ -129,7 +142,8 @@ func TestLinesRejectBadRows(t *testing.T) {
 func FuzzDecodeLines(f *testing.F) {
 	f.Add(encodeLines([]lineRec{{evSeq: sql.NullInt64{Valid: true}, time: "t", cursor: "c", logSeq: sql.NullInt64{Int64: 3, Valid: true}}},
 		[]markRec{{phase: "p", cursor: "c", logSeq: sql.NullInt64{Int64: 3, Valid: true}}, {phase: "q", message: "own"}}))
-	f.Add([]byte{linesFormat})
+	f.Add([]byte{linesZstd})
+	f.Add(deflateRaw([]byte{linesDeflate}, []byte{1, 0, 0, 0, 0, 0}))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		lines, marks, err := decodeLines(data)
 		if err != nil {
@@ -145,7 +159,7 @@ func FuzzDecodeLines(f *testing.F) {
 	})
 }
 
-// TestLogChunkRoundTrip: a DEFLATE chunk gives back each line's seq (gaps
+// TestLogChunkRoundTrip: a chunk (zstd, or DEFLATE as stored before) gives back each line's seq (gaps
 // kept), time (unknown ones, and times going back) and text; a chunk cut
 // short or claiming more than it holds is an error.
 func TestLogChunkRoundTrip(t *testing.T) {
@@ -157,24 +171,33 @@ func TestLogChunkRoundTrip(t *testing.T) {
 		{Seq: 6, Time: t0.Add(time.Hour), Message: "ünïcode \x00 bytes"},
 	}
 	data := encodeLogChunk(lines)
-	got, err := decodeLogChunk(data, logDeflate, t0.Location(), nil)
+	plain, err := decompress(data, maxLogChunk)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != len(lines) {
-		t.Fatalf("%d lines, want %d", len(got), len(lines))
-	}
-	for i, l := range got {
-		w := lines[i]
-		if l.Seq != w.Seq || l.Message != w.Message || !l.Time.Equal(w.Time) || l.Time.IsZero() != w.Time.IsZero() {
-			t.Errorf("line %d = %+v, want %+v", i, l, w)
+	for codec, row := range map[int][]byte{logZstd: data, logDeflate: deflateRaw(nil, plain)} {
+		got, err := decodeLogChunk(row, codec, t0.Location(), nil)
+		if err != nil {
+			t.Fatalf("codec %d: %v", codec, err)
+		}
+		if len(got) != len(lines) {
+			t.Fatalf("codec %d: %d lines, want %d", codec, len(got), len(lines))
+		}
+		for i, l := range got {
+			w := lines[i]
+			if l.Seq != w.Seq || l.Message != w.Message || !l.Time.Equal(w.Time) || l.Time.IsZero() != w.Time.IsZero() {
+				t.Errorf("codec %d line %d = %+v, want %+v", codec, i, l, w)
+			}
+		}
+		if _, err := decodeLogChunk(row[:len(row)/2], codec, time.UTC, nil); err == nil {
+			t.Errorf("codec %d: chunk cut short: no error", codec)
 		}
 	}
 	if _, err := decodeLogChunk(data, 7, time.UTC, nil); err == nil {
 		t.Error("unknown codec: no error")
 	}
-	if _, err := decodeLogChunk(data[:len(data)/2], logDeflate, time.UTC, nil); err == nil {
-		t.Error("chunk cut short: no error")
+	if _, err := decodeLogChunk(compress(nil, make([]byte, maxLogChunk+1)), logZstd, time.UTC, nil); err == nil {
+		t.Error("chunk over the cap: no error")
 	}
 	for name, b := range map[string][]byte{
 		"count past end":  {9, 0, 0},
@@ -182,8 +205,11 @@ func TestLogChunkRoundTrip(t *testing.T) {
 		"text left over":  {1, 0, 0, 1, 'a', 'b'},
 		"seq over cap":    binary.AppendUvarint([]byte{1}, 1<<41),
 	} {
-		if _, err := decodeLogChunk(deflate(nil, b, logChunkLevel), logDeflate, time.UTC, nil); err == nil {
+		if _, err := decodeLogChunk(compress(nil, b), logZstd, time.UTC, nil); err == nil {
 			t.Errorf("%s: no error", name)
+		}
+		if _, err := decodeLogChunk(deflateRaw(nil, b), logDeflate, time.UTC, nil); err == nil {
+			t.Errorf("%s (DEFLATE): no error", name)
 		}
 	}
 	// A chunk stored before 0011 (S2, absolute numbers) still reads.
@@ -197,4 +223,32 @@ func TestLogChunkRoundTrip(t *testing.T) {
 	if got, err := decodeLogChunk(s2.Encode(nil, old), logS2, time.UTC, nil); err != nil || len(got) != 1 || got[0].Message != "first" {
 		t.Errorf("S2 chunk: %+v, %v", got, err)
 	}
+}
+
+// deflateRaw appends the DEFLATE stream of b to dst: a row as versions
+// before zstd wrote it.
+func deflateRaw(dst, b []byte) []byte {
+	buf := bytes.NewBuffer(dst)
+	w, _ := flate.NewWriter(buf, flate.DefaultCompression)
+	_, _ = w.Write(b)
+	_ = w.Close()
+	return buf.Bytes()
+}
+
+// zstdStream is b as a zstd frame written as a stream: no size in its
+// header.
+func zstdStream(t *testing.T, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := zstd.NewWriter(&buf, zstd.WithSingleSegment(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }

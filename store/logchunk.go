@@ -19,26 +19,28 @@ const logChunkLines = 256
 // domain.LogBytes per part, with room to spare; anything larger is not ours.
 const maxLogChunk = 4 * domain.LogBytes
 
-// A chunk (codec logDeflate) is a DEFLATE stream of: uvarint line count;
+// A chunk (codec logZstd; logDeflate from earlier versions) is the compressed
+// bytes of: uvarint line count;
 // per line, uvarint seq - previous seq - 1 (previous -1 for the first) and
 // varint time - previous time (µs since the epoch, noTime when unknown,
 // previous 0 for the first; wrapping); per line, uvarint message length;
 // then the messages. The numbers come apart from the text, as deltas,
-// which DEFLATE then stores in a bit or two; 30 % smaller than S2 on the
-// night journal's logs, zstd was 3 % larger than DEFLATE.
+// which the compression then stores in a bit or two (30 % smaller than S2
+// on the night journal's logs).
 //
 // Chunks stored before migration 0011 (codec logS2) are one S2 block of,
 // per line: uvarint seq, varint time, uvarint length and the message.
 const (
 	logS2      = 0
 	logDeflate = 1
+	logZstd    = 2
 )
 
 var bufPool = sync.Pool{New: func() any { return new([]byte) }}
 
 const noTime = -1 << 63
 
-// encodeLogChunk returns a chunk's data, compressed as codec logDeflate.
+// encodeLogChunk returns a chunk's data, compressed as codec logZstd.
 func encodeLogChunk(lines []domain.LogLine) []byte { return appendLogChunk(nil, lines) }
 
 // appendLogChunk appends encodeLogChunk(lines) to dst: a save reuses one
@@ -63,7 +65,7 @@ func appendLogChunk(dst []byte, lines []domain.LogLine) []byte {
 	for _, l := range lines {
 		b = append(b, l.Message...)
 	}
-	out := deflate(dst, b, logChunkLevel)
+	out := compress(dst, b)
 	*bp = b
 	bufPool.Put(bp)
 	return out
@@ -113,18 +115,24 @@ func walkLogChunk(data []byte, codec int, fn func(seq int, us int64, msg []byte)
 			return err
 		}
 		return walkS2Chunk(b, fn)
-	case logDeflate:
-		b, err := inflate(data, maxLogChunk)
+	case logZstd, logDeflate:
+		var b []byte
+		var err error
+		if codec == logZstd {
+			b, err = decompress(data, maxLogChunk)
+		} else {
+			b, err = inflate(data, maxLogChunk)
+		}
 		if err != nil {
 			return fmt.Errorf("attempt_log chunk: %w", err)
 		}
-		return walkDeflateChunk(b, fn)
+		return walkChunk(b, fn)
 	}
 	return fmt.Errorf("attempt_log chunk of unknown codec %d", codec)
 }
 
-// walkDeflateChunk walks the decoded lines of a logDeflate chunk.
-func walkDeflateChunk(b []byte, fn func(seq int, us int64, msg []byte)) error {
+// walkChunk walks the decoded lines of a logZstd or logDeflate chunk.
+func walkChunk(b []byte, fn func(seq int, us int64, msg []byte)) error {
 	r := &lineReader{b: b}
 	n := r.count()
 	if r.err != nil || n > logChunkLines*4 {

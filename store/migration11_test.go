@@ -20,7 +20,7 @@ import (
 // of them a reference into the log; the timeline as an S2 blob; the log as
 // an S2 chunk in a WITHOUT ROWID table): after 0011 it loads the same, log
 // included; its next save moves its lines and timeline into attempt_lines,
-// leaves no evidence row, adds new log lines as DEFLATE chunks after the S2
+// leaves no evidence row, adds new log lines as zstd chunks after the S2
 // one, and it still loads the same.
 func TestLinesByReferenceMigration(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "v10.db")
@@ -136,8 +136,8 @@ func TestLinesByReferenceMigration(t *testing.T) {
 	if n := count(t, db, `SELECT count(*) FROM attempts WHERE timeline_json != '[]'`); n != 0 {
 		t.Errorf("%d attempts keep a timeline_json after a save, want 0", n)
 	}
-	if n := count(t, db, `SELECT count(*) FROM attempt_log WHERE codec = 1 AND first_seq = 2`); n != 1 {
-		t.Errorf("%d DEFLATE chunks from line 2, want 1", n)
+	if n := count(t, db, `SELECT count(*) FROM attempt_log WHERE codec = 2 AND first_seq = 2`); n != 1 {
+		t.Errorf("%d zstd chunks from line 2, want 1", n)
 	}
 	refs := map[int64]bool{}
 	for _, l := range storedLines(t, db, a.ID) {
