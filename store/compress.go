@@ -11,14 +11,17 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// Log chunks and attempt_lines rows are written as zstd frames (RFC 8878);
-// rows written by earlier versions are DEFLATE (RFC 1951) and still read. On the night journal's rows, zstd's
-// default level took 30 % less CPU than DEFLATE level 2 for a chunk
-// (~9 KB of text) and 46 % less than level 5 for a lines row (~3 KB), for
-// rows 1.5 % and 4 % smaller: most of DEFLATE's time on rows this small
-// went to building each one's Huffman tables. One frame per row, its size
-// in the header, no checksum (SQLite pages carry none either; a changed
-// byte still fails the decode or the row's own checks).
+// Log chunks and attempt_lines rows are written as zstd frames (RFC
+// 8878); rows written by earlier versions are DEFLATE (RFC 1951) and still
+// read. On the night journal's rows, zstd's default level took 30 % less
+// CPU than DEFLATE level 2 for a chunk (~9 KB of text) and 46 % less than
+// level 5 for a lines row (~3 KB), for rows 1.5 % and 4 % smaller: most of
+// DEFLATE's time on rows this small went to building each one's Huffman
+// tables. One frame per row, its size in the header, no checksum (SQLite
+// pages carry none either; a changed byte still fails the decode or the
+// row's own checks). The encoder's tables (~1.4 MB, kept for the process)
+// put ~1 MiB on a replay's peak RSS; a batch run gives back more than that
+// of the executable's pages (internal/pageout).
 var zstdEncoder = sync.OnceValue(func() *zstd.Encoder {
 	// Valid options: no error. EncodeAll is safe for concurrent use; one
 	// encoder's tables are enough for a saver at a time.
@@ -62,8 +65,8 @@ func decompress(data []byte, limit int) ([]byte, error) {
 	return out, nil
 }
 
-// inflate decodes a DEFLATE stream of at most limit bytes: rows written
-// before stop 60.
+// inflate decodes a DEFLATE stream of at most limit bytes: rows written by
+// earlier versions.
 func inflate(data []byte, limit int) ([]byte, error) {
 	r := flate.NewReader(bytes.NewReader(data))
 	defer r.Close()
