@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -228,8 +229,14 @@ func TestLogChunkRoundTrip(t *testing.T) {
 	if _, err := decodeLogChunk(data, 7, time.UTC, nil); err == nil {
 		t.Error("unknown codec: no error")
 	}
-	if _, err := decodeLogChunk(compress(nil, make([]byte, maxLogChunk+1)), logZstd, time.UTC, nil); err == nil {
+	// A chunk that is right but for its size: one line longer than any a
+	// save writes.
+	big := encodeLogChunk([]domain.LogLine{{Seq: 0, Message: strings.Repeat("x", maxLogChunk)}})
+	if _, err := decodeLogChunk(big, logZstd, time.UTC, nil); err == nil {
 		t.Error("chunk over the cap: no error")
+	}
+	if _, err := decompress(compress(nil, make([]byte, 100)), 99); err == nil {
+		t.Error("decompress: a 100-byte frame under a 99-byte cap: no error")
 	}
 	for name, b := range map[string][]byte{
 		"count past end":  {9, 0, 0},
