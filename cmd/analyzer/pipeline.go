@@ -62,10 +62,11 @@ func batchGC() {
 // releaseStartupAfter is how long a batch run goes on before it gives
 // back the executable's pages (pageout.Executable), most of them touched
 // only by the start: package initializers, flags, the rule compiler. The
-// code the run keeps using faults back in, ~1,400 minor faults on the
-// build machine (a few ms); a run this long spends far more than that
-// (a 1M-line replay 7-15 s, whose peak RSS on the night journal fell
-// ~3 MiB), and a shorter one ends before the timer and pays nothing.
+// code the run keeps using faults back in from the page cache, at most
+// ~1,400 minor faults on the build machine (a few ms); a run this long
+// spends far more than that (a 1M-line replay 7-15 s, whose peak RSS on
+// the night journal fell 2-3 MiB), and a shorter one ends before the
+// timer and pays nothing.
 const releaseStartupAfter = 500 * time.Millisecond
 
 var releaseOnce sync.Once
