@@ -40,6 +40,24 @@ var zstdDecoder = sync.OnceValue(func() *zstd.Decoder {
 	return d
 })
 
+// The codecs of a compressed row, shared by attempt_log's codec column and
+// an attempt_lines row's format byte.
+const (
+	codecDeflate = 1
+	codecZstd    = 2
+)
+
+// uncompress decodes a row of at most limit bytes compressed with codec.
+func uncompress(codec int, data []byte, limit int) ([]byte, error) {
+	switch codec {
+	case codecZstd:
+		return decompress(data, limit)
+	case codecDeflate:
+		return inflate(data, limit)
+	}
+	return nil, fmt.Errorf("unknown codec %d", codec)
+}
+
 // compress appends the zstd frame of b to dst.
 func compress(dst, b []byte) []byte { return zstdEncoder().EncodeAll(b, dst) }
 

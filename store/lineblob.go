@@ -27,8 +27,8 @@ import (
 // The format byte says how the rest is compressed: linesZstd, or
 // linesDeflate in rows written by earlier versions.
 const (
-	linesDeflate = 1
-	linesZstd    = 2
+	linesDeflate = codecDeflate
+	linesZstd    = codecZstd
 )
 
 // maxLinesBlob caps a row's decoded size: lines within the tracker's caps
@@ -206,16 +206,7 @@ func decodeLines(data []byte) ([]lineRec, []markRec, error) {
 	if len(data) == 0 {
 		return nil, nil, errBadLines
 	}
-	var b []byte
-	var err error
-	switch data[0] {
-	case linesZstd:
-		b, err = decompress(data[1:], maxLinesBlob)
-	case linesDeflate:
-		b, err = inflate(data[1:], maxLinesBlob)
-	default:
-		return nil, nil, errBadLines
-	}
+	b, err := uncompress(int(data[0]), data[1:], maxLinesBlob)
 	if err != nil {
 		return nil, nil, fmt.Errorf("attempt_lines: %w", err)
 	}

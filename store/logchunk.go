@@ -32,8 +32,8 @@ const maxLogChunk = 4 * domain.LogBytes
 // per line: uvarint seq, varint time, uvarint length and the message.
 const (
 	logS2      = 0
-	logDeflate = 1
-	logZstd    = 2
+	logDeflate = codecDeflate
+	logZstd    = codecZstd
 )
 
 var bufPool = sync.Pool{New: func() any { return new([]byte) }}
@@ -101,8 +101,7 @@ func decodeLogChunk(data []byte, codec int, loc *time.Location, out []domain.Log
 // walkLogChunk calls fn with each line of a chunk: its seq, time (µs, or
 // noTime) and text (valid during the call only).
 func walkLogChunk(data []byte, codec int, fn func(seq int, us int64, msg []byte)) error {
-	switch codec {
-	case logS2:
+	if codec == logS2 {
 		n, err := s2.DecodedLen(data)
 		if err != nil {
 			return err
@@ -115,20 +114,12 @@ func walkLogChunk(data []byte, codec int, fn func(seq int, us int64, msg []byte)
 			return err
 		}
 		return walkS2Chunk(b, fn)
-	case logZstd, logDeflate:
-		var b []byte
-		var err error
-		if codec == logZstd {
-			b, err = decompress(data, maxLogChunk)
-		} else {
-			b, err = inflate(data, maxLogChunk)
-		}
-		if err != nil {
-			return fmt.Errorf("attempt_log chunk: %w", err)
-		}
-		return walkChunk(b, fn)
 	}
-	return fmt.Errorf("attempt_log chunk of unknown codec %d", codec)
+	b, err := uncompress(codec, data, maxLogChunk)
+	if err != nil {
+		return fmt.Errorf("attempt_log chunk: %w", err)
+	}
+	return walkChunk(b, fn)
 }
 
 // walkChunk walks the decoded lines of a logZstd or logDeflate chunk.
