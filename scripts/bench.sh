@@ -83,6 +83,23 @@ median() { awk -v c="$2" '{print $c}' "$1" | sort -g | awk '{a[NR]=$1} END {prin
 # (wall, or column 3: CPU), each pair measured in the same round: a ratio a
 # busy minute of the shared cores moves far less than it moves either time.
 same_round() { paste -d ' ' "$work/res.$1" "$work/res.$2" | awk -v c="${3:-1}" '{ print ($c > 0 ? $(c + 3) / $c : 0) }' | sort -g | awk '{a[NR]=$1} END {printf "%.2f", a[int((NR+1)/2)]}'; }
+# pair CMD...: two one-core runs of CMD at once, one pinned to each core,
+# each with a database of its own ({db} in CMD); appends the slower one's
+# wall seconds to res.pair. Against the one-core run of the same round it
+# shows what the machine gives two threads that share nothing of ours: on
+# the build machine two independent replays of a 1M-line journal each ran
+# 1.25-1.5x as long as one alone, which caps what two cores can give one
+# replay there below 2/1.25 = 1.6x whatever the pipeline does.
+pair() {
+  local c
+  for c in 0 1; do
+    rm -f "$work/p$c.db"*
+    "$work/analyzer-bench" -time "$work/pair$c" taskset -c "$c" "${@//\{db\}/$work/p$c.db}" > /dev/null 2>&1 &
+  done
+  wait
+  awk '{ print $1 }' "$work/pair0" "$work/pair1" | sort -g | tail -n 1 >> "$work/res.pair"
+  rm -f "$work"/p[01].db*
+}
 row() { # row LABEL LINES SECONDS RSS_KIB CPU_SECONDS
   awk -v l="$1" -v n="$2" -v t="$3" -v r="$4" -v c="$5" 'BEGIN { printf "  %-44s %8.3f s %10.0f lines/s %7.0f MiB %8.3f s CPU\n", l, t, (t > 0 ? n / t : 0), r / 1024, c }'
 }
@@ -154,6 +171,7 @@ for kind in serving night; do
       fi
       rm -f "$work/b.db"*
       once rep2 "${pin2[@]}" "$an" replay --db "$work/b.db" "$in"
+      if [ ${#pin2[@]} -gt 0 ]; then pair "$an" replay --db "{db}" "$in"; fi
       once grep "${pin1[@]}" grep -E -c "$literals" "$in"
       once jq "${pin1[@]}" jq -c --arg re "$literals" 'select((.MESSAGE // "" | if type == "array" then implode else . end) | test($re))' "$in"
     done
@@ -173,7 +191,14 @@ for kind in serving night; do
     fi
     printf "  same-round ratios, medians (above 1: the analyzer is faster): replay vs jq %sx, vs grep %sx" "$(same_round rep1 jq)" "$(same_round rep1 grep)"
     [ -n "$have_jc" ] && printf ", vs journalctl --grep %sx (explain %sx)" "$(same_round rep1 jc)" "$(same_round exp1 jc)"
-    printf "; two cores vs one %sx\n" "$(same_round rep2 rep1)"
+    printf "; two cores vs one %sx" "$(same_round rep2 rep1)"
+    if [ -s "$work/res.pair" ]; then
+      # The slowdown of two independent one-core replays at once, and
+      # the two-core ratio it leaves room for (2 / slowdown).
+      slow=$(same_round rep1 pair)
+      printf " (two one-core replays at once, one per core: each %sx the time of one alone; room for %sx)" "$slow" "$(awk -v s="$slow" 'BEGIN { printf "%.2f", (s > 0 ? 2 / s : 0) }')"
+    fi
+    echo
     # The one-core commands again on CPU time, which a neighbour's load
     # on the shared cores moves least (two cores use more CPU to take
     # less wall time, so their ratio is wall time's only).
