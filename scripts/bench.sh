@@ -4,7 +4,8 @@
 # measured in the same run on the same content: jq and grep -E selecting
 # the lines the rules look for, and journalctl --grep on a real journal
 # file of the same entries (made with systemd-journal-remote), which the
-# analyzer then reads too. Then page
+# analyzer then reads too; beside the two-core replay, two one-core
+# replays at once, one per core (pair). Then page
 # latency with 10k attempts in the database while a replay writes to it,
 # and the note latency (needs root).
 #
@@ -86,10 +87,10 @@ same_round() { paste -d ' ' "$work/res.$1" "$work/res.$2" | awk -v c="${3:-1}" '
 # pair CMD...: two one-core runs of CMD at once, one pinned to each core,
 # each with a database of its own ({db} in CMD); appends the slower one's
 # wall seconds to res.pair. Against the one-core run of the same round it
-# shows what the machine gives two threads that share nothing of ours: on
-# the build machine two independent replays of a 1M-line journal each ran
-# 1.25-1.5x as long as one alone, which caps what two cores can give one
-# replay there below 2/1.25 = 1.6x whatever the pipeline does.
+# shows what the machine gives two threads that share nothing of ours, and
+# so the most two cores can give one replay (2 / the slowdown): on the build
+# machine each ran 1.02-1.18x as long as one alone in a full run, but two
+# explains of a 1M-line journal 1.25-1.5x in a noisy hour.
 pair() {
   local c
   for c in 0 1; do
