@@ -24,12 +24,8 @@ import (
 //
 // where a string is a uvarint length and its bytes. Cursors repeat their
 // journal and boot ids line after line, which the compression stores once.
-// The format byte says how the rest is compressed: linesZstd, or
-// linesDeflate in rows written by earlier versions.
-const (
-	linesDeflate = codecDeflate
-	linesZstd    = codecZstd
-)
+// The format byte is the codec of the rest (compress.go): codecZstd, or
+// codecDeflate in rows written by earlier versions.
 
 // maxLinesBlob caps a row's decoded size: lines within the tracker's caps
 // are far below it; anything larger is not ours.
@@ -140,7 +136,7 @@ func appendLines(dst []byte, lines []lineRec, marks []markRec) []byte {
 			b = appendString(binary.AppendUvarint(b, 0), m.message)
 		}
 	}
-	out := compress(append(dst, linesZstd), b)
+	out := compress(append(dst, codecZstd), b)
 	*bp = b
 	bufPool.Put(bp)
 	return out

@@ -76,15 +76,15 @@ func TestLinesRoundTrip(t *testing.T) {
 		{phase: "exited"},
 	}
 	data := encodeLines(lines, marks)
-	if data[0] != linesZstd {
-		t.Fatalf("format byte %d, want %d", data[0], linesZstd)
+	if data[0] != codecZstd {
+		t.Fatalf("format byte %d, want %d", data[0], codecZstd)
 	}
 	// A row written before zstd: the same bytes in DEFLATE.
 	plain, err := decompress(data[1:], maxLinesBlob)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, row := range [][]byte{data, deflateRaw([]byte{linesDeflate}, plain)} {
+	for _, row := range [][]byte{data, deflateRaw([]byte{codecDeflate}, plain)} {
 		gotLines, gotMarks, err := decodeLines(row)
 		if err != nil {
 			t.Fatalf("format %d: %v", row[0], err)
@@ -108,16 +108,16 @@ func TestLinesRoundTrip(t *testing.T) {
 func TestLinesRejectBadRows(t *testing.T) {
 	good := encodeLines([]lineRec{{evSeq: sql.NullInt64{Valid: true}, time: "t", cursor: "c", message: "m"}},
 		[]markRec{{phase: "p", cursor: "c", message: "m"}})
-	raw := func(b []byte) []byte { return compress([]byte{linesZstd}, b) }
+	raw := func(b []byte) []byte { return compress([]byte{codecZstd}, b) }
 	bad := map[string][]byte{
 		"empty":           nil,
-		"other format":    append([]byte{linesZstd + 1}, good[1:]...),
+		"other format":    append([]byte{codecZstd + 1}, good[1:]...),
 		"cut short":       good[:len(good)/2],
-		"not zstd":        {linesZstd, 0xff, 0xff, 0xff},
-		"not deflate":     {linesDeflate, 0xff, 0xff, 0xff},
-		"unstated size":   append([]byte{linesZstd}, zstdStream(t, []byte{0, 0})...),
+		"not zstd":        {codecZstd, 0xff, 0xff, 0xff},
+		"not deflate":     {codecDeflate, 0xff, 0xff, 0xff},
+		"unstated size":   append([]byte{codecZstd}, zstdStream(t, []byte{0, 0})...),
 		"two frames":      append(raw([]byte{0}), compress(nil, []byte{0})...),
-		"deflate over":    deflateRaw([]byte{linesDeflate}, make([]byte, maxLinesBlob+1)),
+		"deflate over":    deflateRaw([]byte{codecDeflate}, make([]byte, maxLinesBlob+1)),
 		"huge count":      raw(binary.AppendUvarint(nil, 1<<40)),
 		"count past end":  raw([]byte{5, 0}),
 		"string past end": raw(append(binary.AppendUvarint([]byte{1, 0}, 100), 'x')),
@@ -143,8 +143,8 @@ func TestLinesRejectBadRows(t *testing.T) {
 func FuzzDecodeLines(f *testing.F) {
 	f.Add(encodeLines([]lineRec{{evSeq: sql.NullInt64{Valid: true}, time: "t", cursor: "c", logSeq: sql.NullInt64{Int64: 3, Valid: true}}},
 		[]markRec{{phase: "p", cursor: "c", logSeq: sql.NullInt64{Int64: 3, Valid: true}}, {phase: "q", message: "own"}}))
-	f.Add([]byte{linesZstd})
-	f.Add(deflateRaw([]byte{linesDeflate}, []byte{1, 0, 0, 0, 0, 0}))
+	f.Add([]byte{codecZstd})
+	f.Add(deflateRaw([]byte{codecDeflate}, []byte{1, 0, 0, 0, 0, 0}))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		lines, marks, err := decodeLines(data)
 		if err != nil {
@@ -169,8 +169,8 @@ func FuzzDecodeLogChunk(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Add(data, logZstd)
-	f.Add(deflateRaw(nil, plain), logDeflate)
+	f.Add(data, codecZstd)
+	f.Add(deflateRaw(nil, plain), codecDeflate)
 	f.Add(s2.Encode(nil, []byte{3, 2, 1, 'x'}), logS2)
 	f.Fuzz(func(t *testing.T, data []byte, codec int) {
 		got, err := decodeLogChunk(data, codec, time.UTC, nil)
@@ -182,7 +182,7 @@ func FuzzDecodeLogChunk(f *testing.F) {
 				return // not a chunk a save writes (an S2 row holds any order)
 			}
 		}
-		again, err := decodeLogChunk(encodeLogChunk(got), logZstd, time.UTC, nil)
+		again, err := decodeLogChunk(encodeLogChunk(got), codecZstd, time.UTC, nil)
 		if err != nil {
 			t.Fatalf("re-encoded chunk: %v", err)
 		}
@@ -208,7 +208,7 @@ func TestLogChunkRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for codec, row := range map[int][]byte{logZstd: data, logDeflate: deflateRaw(nil, plain)} {
+	for codec, row := range map[int][]byte{codecZstd: data, codecDeflate: deflateRaw(nil, plain)} {
 		got, err := decodeLogChunk(row, codec, t0.Location(), nil)
 		if err != nil {
 			t.Fatalf("codec %d: %v", codec, err)
@@ -232,7 +232,7 @@ func TestLogChunkRoundTrip(t *testing.T) {
 	// A chunk that is right but for its size: one line longer than any a
 	// save writes.
 	big := encodeLogChunk([]domain.LogLine{{Seq: 0, Message: strings.Repeat("x", maxLogChunk)}})
-	if _, err := decodeLogChunk(big, logZstd, time.UTC, nil); err == nil {
+	if _, err := decodeLogChunk(big, codecZstd, time.UTC, nil); err == nil {
 		t.Error("chunk over the cap: no error")
 	}
 	if _, err := decompress(compress(nil, make([]byte, 100)), 99); err == nil {
@@ -244,10 +244,10 @@ func TestLogChunkRoundTrip(t *testing.T) {
 		"text left over":  {1, 0, 0, 1, 'a', 'b'},
 		"seq over cap":    binary.AppendUvarint([]byte{1}, 1<<41),
 	} {
-		if _, err := decodeLogChunk(compress(nil, b), logZstd, time.UTC, nil); err == nil {
+		if _, err := decodeLogChunk(compress(nil, b), codecZstd, time.UTC, nil); err == nil {
 			t.Errorf("%s: no error", name)
 		}
-		if _, err := decodeLogChunk(deflateRaw(nil, b), logDeflate, time.UTC, nil); err == nil {
+		if _, err := decodeLogChunk(deflateRaw(nil, b), codecDeflate, time.UTC, nil); err == nil {
 			t.Errorf("%s (DEFLATE): no error", name)
 		}
 	}

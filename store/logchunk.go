@@ -19,8 +19,8 @@ const logChunkLines = 256
 // domain.LogBytes per part, with room to spare; anything larger is not ours.
 const maxLogChunk = 4 * domain.LogBytes
 
-// A chunk (codec logZstd; logDeflate from earlier versions) is the compressed
-// bytes of: uvarint line count;
+// A chunk (codec codecZstd; codecDeflate from earlier versions, see
+// compress.go) is the compressed bytes of: uvarint line count;
 // per line, uvarint seq - previous seq - 1 (previous -1 for the first) and
 // varint time - previous time (µs since the epoch, noTime when unknown,
 // previous 0 for the first; wrapping); per line, uvarint message length;
@@ -30,17 +30,13 @@ const maxLogChunk = 4 * domain.LogBytes
 //
 // Chunks stored before migration 0011 (codec logS2) are one S2 block of,
 // per line: uvarint seq, varint time, uvarint length and the message.
-const (
-	logS2      = 0
-	logDeflate = codecDeflate
-	logZstd    = codecZstd
-)
+const logS2 = 0
 
 var bufPool = sync.Pool{New: func() any { return new([]byte) }}
 
 const noTime = -1 << 63
 
-// encodeLogChunk returns a chunk's data, compressed as codec logZstd.
+// encodeLogChunk returns a chunk's data, compressed as codec codecZstd.
 func encodeLogChunk(lines []domain.LogLine) []byte { return appendLogChunk(nil, lines) }
 
 // appendLogChunk appends encodeLogChunk(lines) to dst: a save reuses one
@@ -122,7 +118,7 @@ func walkLogChunk(data []byte, codec int, fn func(seq int, us int64, msg []byte)
 	return walkChunk(b, fn)
 }
 
-// walkChunk walks the decoded lines of a logZstd or logDeflate chunk.
+// walkChunk walks the decoded lines of a codecZstd or codecDeflate chunk.
 func walkChunk(b []byte, fn func(seq int, us int64, msg []byte)) error {
 	r := &lineReader{b: b}
 	n := r.count()

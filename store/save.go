@@ -147,7 +147,7 @@ func (s *saver) saveLog(ctx context.Context, a *domain.Attempt, last int, fresh 
 	for len(lines) > 0 {
 		n := min(len(lines), logChunkLines)
 		s.blob = appendLogChunk(s.blob[:0], lines[:n])
-		if _, err := s.logChunk.ExecContext(ctx, a.ID, lines[0].Seq, n, s.blob, logZstd); err != nil {
+		if _, err := s.logChunk.ExecContext(ctx, a.ID, lines[0].Seq, n, s.blob, codecZstd); err != nil {
 			return fmt.Errorf("log lines from %d: %w", lines[0].Seq, err)
 		}
 		lines = lines[n:]
