@@ -15,9 +15,9 @@ func scanBoth(t *testing.T, s []byte, i int) {
 	if !haveBlocks {
 		t.Skip("no AVX and POPCNT: decodeBlocks never runs")
 	}
-	got, gotNext, gotErr := scanByteArray([]byte("kept"), s, i)
+	got, gotNext, gotErr := scanByteArray([]byte("kept"), s, i, false)
 	haveBlocks = false
-	want, wantNext, wantErr := scanByteArray([]byte("kept"), s, i)
+	want, wantNext, wantErr := scanByteArray([]byte("kept"), s, i, false)
 	haveBlocks = true
 	if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) || (wantErr == nil && (gotNext != wantNext || !bytes.Equal(got, want))) {
 		t.Fatalf("on %q from %d:\nblocks %v %d %v\nloop   %v %d %v", s, i, got, gotNext, gotErr, want, wantNext, wantErr)

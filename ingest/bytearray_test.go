@@ -31,7 +31,7 @@ func TestScanByteArray(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			in := []byte(tc.in)
 			first := bytes.IndexAny(in, "0123456789")
-			got, next, err := scanByteArray([]byte("kept"), in, first)
+			got, next, err := scanByteArray([]byte("kept"), in, first, false)
 			if tc.err != "" {
 				if err == nil || err.Error() != tc.err {
 					t.Fatalf("error %v, want %q", err, tc.err)

@@ -7,6 +7,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -247,6 +248,45 @@ func FuzzTrimRecord(f *testing.F) {
 		want := bytes.TrimRight(bytes.TrimLeft(line, "\x1e \t\r"), " \t\r")
 		if got := trimRecord(line); !bytes.Equal(got, want) {
 			t.Fatalf("trimRecord(%q) = %q, want %q", line, got, want)
+		}
+	})
+}
+
+// FuzzFlatLine: parseFlatLine, which parses a line where it lies in the
+// input and finds its end on the way, gives what parseFlat gives for the
+// line cut at its '\n' and trimmed, and the line's length, or refuses
+// (then the reader reads it as a line); it refuses no line parseFlat
+// takes.
+func FuzzFlatLine(f *testing.F) {
+	seedLines(f, 20)
+	f.Add([]byte("{\"MESSAGE\":\"a\",\"X\":\"b\"}\n{\"MESSAGE\":\n\"c\"}\n{\"_UID\":\"1\n2\",\"MESSAGE\":\"d\"}\n" +
+		"{\"MESSAGE\":[104,105,\n106]}\n{\"MESSAGE\":\"e\"} \r\n{}\n{\"MESSAGE\":\"f\"}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		keep := newFieldSet([]string{"MESSAGE", "X"})
+		kcLine, kcIn := keyCache{keep: keep}, keyCache{keep: keep}
+		var line, in flatRecord
+		for start := 0; start < len(data); {
+			rest := data[start:]
+			end := bytes.IndexByte(rest, '\n')
+			next := start + end + 1
+			if end < 0 {
+				end, next = len(rest), len(data)
+			}
+			okLine := parseFlat(&line, &kcLine, append([]byte(nil), trimRecord(rest[:end])...))
+			if rest[0] == '{' {
+				n, ok := parseFlatLine(&in, &kcIn, rest[:len(rest):len(rest)])
+				switch {
+				case ok && (n != end || end == len(rest)):
+					t.Fatalf("line of %d bytes read as %d: %q", end, n, rest)
+				case ok && !okLine:
+					t.Fatalf("parsed in place, refused as a line: %q", rest[:end])
+				case !ok && okLine && end < len(rest):
+					t.Fatalf("parsed as a line, refused in place: %q", rest[:end])
+				case ok && !reflect.DeepEqual(in.toMap(), line.toMap()):
+					t.Fatalf("in place %q, as a line %q", in.toMap(), line.toMap())
+				}
+			}
+			start = next
 		}
 	})
 }

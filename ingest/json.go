@@ -135,7 +135,7 @@ func jsonArray(v []byte) ([]byte, error) {
 	}
 	if c := inner[0]; c >= '0' && c <= '9' {
 		first := len(v) - 1 - len(bytes.TrimLeft(v[1:], " \t\n\r"))
-		out, next, err := scanByteArray(make([]byte, 0, len(inner)/3+1), v, first+1)
+		out, next, err := scanByteArray(make([]byte, 0, len(inner)/3+1), v, first+1, false)
 		if err == nil && next != len(v) {
 			err = fmt.Errorf("unexpected %q after byte array", v[next:])
 		}
@@ -162,6 +162,19 @@ func (r *run) readJSON() error {
 	)
 	var off, at int64 // offset of the next line, and of this one
 	for lineNo := 1; ; lineNo++ {
+		// A mapped file's journald record is parsed where it lies, its
+		// line's end found by the parse (parseFlatLine); anything else
+		// is read as a line first.
+		if rest := lr.rest(inPlaceLine); app == 1 && len(rest) > 0 && rest[0] == '{' {
+			if n, ok := parseFlatLine(&rec, &kc, rest); ok {
+				lr.skip(n + 1)
+				at, off = off, off+int64(n+1)
+				if err := r.pushFlat(asm, &rec); err != nil {
+					return err
+				}
+				continue
+			}
+		}
 		line, n, long, err := lr.next()
 		at, off = off, off+n
 		if err == io.EOF {
@@ -217,6 +230,12 @@ func (r *run) readJSON() error {
 	}
 	return r.flush(asm)
 }
+
+// inPlaceLine is how far past a line's start parseFlatLine looks for its
+// end, in bytes: a longer line is read as a line (parsed twice). It also
+// sizes the decode buffer a flatRecord keeps. A variable so that tests
+// take both ways.
+var inPlaceLine = 64 << 10
 
 // trimRecord cuts what may surround a JSON line's object: a json-seq
 // record separator (RFC 7464), blanks, and a '\r' on either side. It is

@@ -45,7 +45,28 @@ func parseFlat(r *flatRecord, kc *keyCache, s []byte) bool {
 	return ok
 }
 
-// object parses a whole line holding one object into r.
+// parseFlatLine is parseFlat of the line at the start of s, which goes on
+// past the line (a mapped input): it returns the line's length, the index
+// of the '\n' that ends it. The line must start with '{'. ok is false
+// where parseFlat of the line, cut at its first '\n' and trimmed of
+// trailing blanks and '\r', would be false, and for a line that does not
+// end within s; the caller then reads the line as a line. It saves
+// finding the line's end in a pass of its own before parsing it.
+func parseFlatLine(r *flatRecord, kc *keyCache, s []byte) (n int, ok bool) {
+	r.reset()
+	p := jscan{s: s, nl: true}
+	if cap(r.arena) >= len(s) {
+		p.out = r.arena[:0]
+	}
+	ok = p.object(r, kc)
+	if p.out != nil && cap(p.out) <= maxArena {
+		r.arena = p.out[:0]
+	}
+	return p.i, ok
+}
+
+// object parses a whole line holding one object into r. With p.nl the
+// line ends at the first '\n' of s, where p.i is left.
 func (p *jscan) object(r *flatRecord, kc *keyCache) bool {
 	p.ws()
 	if !p.eat('{') {
@@ -54,7 +75,7 @@ func (p *jscan) object(r *flatRecord, kc *keyCache) bool {
 	p.ws()
 	if p.eat('}') {
 		p.ws()
-		return p.i == len(p.s)
+		return p.atEnd()
 	}
 	kc.hits = kc.hits[:0]
 	for i := 0; ; i++ {
@@ -99,11 +120,19 @@ func (p *jscan) object(r *flatRecord, kc *keyCache) bool {
 		return false
 	}
 	p.ws()
-	if p.i != len(p.s) {
+	if !p.atEnd() {
 		return false
 	}
 	kc.newRuns(p.s)
 	return true
+}
+
+// atEnd says whether the scanner is at the end of its line.
+func (p *jscan) atEnd() bool {
+	if p.nl {
+		return p.i < len(p.s) && p.s[p.i] == '\n'
+	}
+	return p.i == len(p.s)
 }
 
 // key parses the i-th key of a record. Records of one stream list the same
@@ -143,6 +172,9 @@ func (p *jscan) skipStr() ([]byte, bool) {
 		}
 		i++
 		if (i-1-k)%2 == 0 { // an even run of backslashes: the quote ends it
+			if p.nl && bytes.IndexByte(p.s[p.i:i], '\n') >= 0 {
+				return nil, false // the line ended inside the string
+			}
 			p.i = i
 			return empty, true
 		}
@@ -186,6 +218,9 @@ type jscan struct {
 	s   []byte
 	i   int
 	out []byte
+	// nl: s goes on past the line being parsed, which ends at the first
+	// '\n'; white space then does not include '\n'.
+	nl bool
 }
 
 // outStart makes sure out exists and returns where the next value starts.
@@ -202,7 +237,12 @@ var empty = []byte{}
 func (p *jscan) ws() {
 	for p.i < len(p.s) {
 		switch p.s[p.i] {
-		case ' ', '\t', '\n', '\r':
+		case ' ', '\t', '\r':
+			p.i++
+		case '\n':
+			if p.nl {
+				return
+			}
 			p.i++
 		default:
 			return
@@ -297,7 +337,7 @@ func (p *jscan) array(inArray bool) ([]byte, bool) {
 // (scanByteArray), into the scanner's output buffer.
 func (p *jscan) byteArray() ([]byte, bool) {
 	o := p.outStart()
-	out, next, err := scanByteArray(p.out, p.s, p.i)
+	out, next, err := scanByteArray(p.out, p.s, p.i, p.nl)
 	if err != nil {
 		return nil, false
 	}
@@ -319,7 +359,7 @@ var (
 // numbers 0-255 without leading zeros, separated by commas and optional
 // white space. journalctl prints most escaped or coloured MESSAGEs this
 // way, hence the plain loop over s rather than a scanner's helpers.
-func scanByteArray(dst, s []byte, i int) (out []byte, next int, err error) {
+func scanByteArray(dst, s []byte, i int, nl bool) (out []byte, next int, err error) {
 	// Long arrays go 16 bytes at a time first, where the CPU can
 	// (scanBlocks); the loop below takes what is left.
 	out, i = scanBlocks(dst, s, i)
@@ -345,7 +385,7 @@ func scanByteArray(dst, s []byte, i int) (out []byte, next int, err error) {
 				}
 			}
 		}
-		for i < len(s) && isJSONSpace(s[i]) {
+		for i < len(s) && isJSONSpace(s[i]) && !(nl && s[i] == '\n') {
 			i++
 		}
 		n, digits := 0, 0
@@ -368,7 +408,7 @@ func scanByteArray(dst, s []byte, i int) (out []byte, next int, err error) {
 			return nil, 0, errByteElement
 		}
 		out = append(out, byte(n))
-		for i < len(s) && isJSONSpace(s[i]) {
+		for i < len(s) && isJSONSpace(s[i]) && !(nl && s[i] == '\n') {
 			i++
 		}
 		if i < len(s) && s[i] == ',' {

@@ -369,6 +369,24 @@ func (r *run) inPlace() *mappedInput {
 	return m
 }
 
+// rest returns what is left of a mapped input, at most max bytes of it,
+// to be read in place (consumed with skip), or nil for an input read
+// through br.
+func (l *lineReader) rest(max int) []byte {
+	if l.mapped == nil {
+		return nil
+	}
+	rest := l.mapped.data[l.mapped.off:]
+	n := min(len(rest), max)
+	return rest[:n:n]
+}
+
+// skip consumes the next n bytes of a mapped input, as next does a line.
+func (l *lineReader) skip(n int) {
+	l.mapped.advance(n)
+	l.cr.n += int64(n)
+}
+
 // next returns the next line without its '\n' (valid until the next call),
 // the bytes consumed, and whether it was cut. io.EOF only when no bytes are
 // left.
