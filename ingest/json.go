@@ -168,7 +168,7 @@ func (r *run) readJSON() error {
 		if rest := lr.rest(inPlaceLine); app == 1 && len(rest) > 0 && rest[0] == '{' {
 			if n, ok := parseFlatLine(&rec, &kc, rest); ok {
 				lr.skip(n + 1)
-				at, off = off, off+int64(n+1)
+				off += int64(n + 1)
 				if err := r.pushFlat(asm, &rec); err != nil {
 					return err
 				}
