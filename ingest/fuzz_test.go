@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -289,4 +290,38 @@ func FuzzFlatLine(f *testing.F) {
 			start = next
 		}
 	})
+}
+
+// TestIndexQuote: the in-place parser's search for a string's closing
+// quote stops at the end of the line, and finds what a byte loop finds.
+func TestIndexQuote(t *testing.T) {
+	ref := func(b []byte, nl bool) int {
+		for i, c := range b {
+			if c == '"' {
+				return i
+			}
+			if nl && c == '\n' {
+				return -1
+			}
+		}
+		return -1
+	}
+	cases := [][]byte{nil, []byte(`"`), []byte("abc\ndef\"ghi"), []byte("0123456789abcdef\"\n"),
+		[]byte("0123456\n89abcdef\""), append(bytes.Repeat([]byte("\x80\xff"), 40), '"')}
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 5000 {
+		b := make([]byte, r.IntN(40))
+		for i := range b {
+			b[i] = []byte("ab\"\n\\\x80\x0a\x22\xa2")[r.IntN(9)]
+		}
+		cases = append(cases, b)
+	}
+	for _, b := range cases {
+		for _, nl := range []bool{false, true} {
+			p := jscan{nl: nl}
+			if got, want := p.indexQuote(b), ref(b, nl); got != want {
+				t.Fatalf("indexQuote(%q) with nl %v = %d, want %d", b, nl, got, want)
+			}
+		}
+	}
 }

@@ -161,7 +161,7 @@ func (p *jscan) key(kc *keyCache, i int) (name string, slot int8, kept bool, ok 
 func (p *jscan) skipStr() ([]byte, bool) {
 	i := p.i + 1
 	for {
-		j := bytes.IndexByte(p.s[i:], '"')
+		j := p.indexQuote(p.s[i:])
 		if j < 0 {
 			return nil, false
 		}
@@ -172,9 +172,6 @@ func (p *jscan) skipStr() ([]byte, bool) {
 		}
 		i++
 		if (i-1-k)%2 == 0 { // an even run of backslashes: the quote ends it
-			if p.nl && bytes.IndexByte(p.s[p.i:i], '\n') >= 0 {
-				return nil, false // the line ended inside the string
-			}
 			p.i = i
 			return empty, true
 		}
@@ -504,10 +501,37 @@ func specialBytes(w uint64) uint64 {
 	return ((q-lsb)&^q | (b-lsb)&^b | (w - 0x20*lsb) | w) & msb
 }
 
+// indexQuote returns the index of the first '"' in b, or -1. With p.nl it
+// is -1 once a '\n' comes first: the string does not end on its line, and
+// the search stops there instead of reading on into the lines after it.
+func (p *jscan) indexQuote(b []byte) int {
+	if !p.nl {
+		return bytes.IndexByte(b, '"')
+	}
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		q, n := w^('"'*lsb), w^('\n'*lsb)
+		if m := ((q-lsb)&^q | (n-lsb)&^n) & msb; m != 0 {
+			i += bits.TrailingZeros64(m) / 8
+			break
+		}
+	}
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			return i
+		case '\n':
+			return -1
+		}
+	}
+	return -1
+}
+
 // strSlow is str for a string that holds escapes or non-ASCII bytes.
 func (p *jscan) strSlow(start int) ([]byte, bool) {
 	p.i = start
-	j := bytes.IndexByte(p.s[start:], '"')
+	j := p.indexQuote(p.s[start:])
 	if j < 0 {
 		return nil, false
 	}
