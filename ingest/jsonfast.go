@@ -355,7 +355,8 @@ var (
 // dst as bytes, and next is the index after the ']'. Elements are JSON
 // numbers 0-255 without leading zeros, separated by commas and optional
 // white space. journalctl prints most escaped or coloured MESSAGEs this
-// way, hence the plain loop over s rather than a scanner's helpers.
+// way, hence the plain loop over s rather than a scanner's helpers. With
+// nl (a line parsed in place, parseFlatLine) '\n' is not white space.
 func scanByteArray(dst, s []byte, i int, nl bool) (out []byte, next int, err error) {
 	// Long arrays go 16 bytes at a time first, where the CPU can
 	// (scanBlocks); the loop below takes what is left.
