@@ -253,6 +253,13 @@ func FuzzTrimRecord(f *testing.F) {
 	})
 }
 
+// inPlaceLines are JSON lines parseFlatLine must refuse or take as their
+// line would be taken: a newline where JSON allows white space, in a
+// skipped value, in a byte array; '\r' and blanks before it; a last line
+// without one.
+var inPlaceLines = []byte("{\"MESSAGE\":\"a\",\"X\":\"b\"}\n{\"MESSAGE\":\n\"c\"}\n{\"_UID\":\"1\n2\",\"MESSAGE\":\"d\"}\n" +
+	"{\"MESSAGE\":[104,105,\n106]}\n{\"MESSAGE\":\"e\"} \r\n{}\n{\"MESSAGE\":\"f\"}")
+
 // FuzzFlatLine: parseFlatLine, which parses a line where it lies in the
 // input and finds its end on the way, gives what parseFlat gives for the
 // line cut at its '\n' and trimmed, and the line's length, or refuses
@@ -260,8 +267,7 @@ func FuzzTrimRecord(f *testing.F) {
 // takes.
 func FuzzFlatLine(f *testing.F) {
 	seedLines(f, 20)
-	f.Add([]byte("{\"MESSAGE\":\"a\",\"X\":\"b\"}\n{\"MESSAGE\":\n\"c\"}\n{\"_UID\":\"1\n2\",\"MESSAGE\":\"d\"}\n" +
-		"{\"MESSAGE\":[104,105,\n106]}\n{\"MESSAGE\":\"e\"} \r\n{}\n{\"MESSAGE\":\"f\"}"))
+	f.Add(inPlaceLines)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		keep := newFieldSet([]string{"MESSAGE", "X"})
 		kcLine, kcIn := keyCache{keep: keep}, keyCache{keep: keep}

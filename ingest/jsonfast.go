@@ -33,16 +33,7 @@ const maxArena = 1 << 20
 // parseFlat is fastJSONRecord into r, without a map: values alias s or
 // r.arena, so they are valid until s changes or r is parsed into again.
 func parseFlat(r *flatRecord, kc *keyCache, s []byte) bool {
-	r.reset()
-	p := jscan{s: s}
-	if cap(r.arena) >= len(s) {
-		p.out = r.arena[:0]
-	}
-	ok := p.object(r, kc)
-	if p.out != nil && cap(p.out) <= maxArena {
-		r.arena = p.out[:0]
-	}
-	return ok
+	return parseInto(r, kc, &jscan{s: s})
 }
 
 // parseFlatLine is parseFlat of the line at the start of s, which goes on
@@ -53,16 +44,23 @@ func parseFlat(r *flatRecord, kc *keyCache, s []byte) bool {
 // end within s; the caller then reads the line as a line. It saves
 // finding the line's end in a pass of its own before parsing it.
 func parseFlatLine(r *flatRecord, kc *keyCache, s []byte) (n int, ok bool) {
+	p := &jscan{s: s, nl: true}
+	ok = parseInto(r, kc, p)
+	return p.i, ok
+}
+
+// parseInto parses p's object into r, decoding into r's arena when it has
+// room for all of p.s, and keeps the buffer used as the arena.
+func parseInto(r *flatRecord, kc *keyCache, p *jscan) bool {
 	r.reset()
-	p := jscan{s: s, nl: true}
-	if cap(r.arena) >= len(s) {
+	if cap(r.arena) >= len(p.s) {
 		p.out = r.arena[:0]
 	}
-	ok = p.object(r, kc)
+	ok := p.object(r, kc)
 	if p.out != nil && cap(p.out) <= maxArena {
 		r.arena = p.out[:0]
 	}
-	return p.i, ok
+	return ok
 }
 
 // object parses a whole line holding one object into r. With p.nl the

@@ -191,12 +191,8 @@ func FuzzMappedAsRead(f *testing.F) {
 		f.Add(j)
 		f.Add(j[:len(j)*2/3])
 	}
-	// JSON lines the map reads in place (parseFlatLine) and the reader
-	// reads as lines: a newline where JSON allows white space, in a
-	// skipped value, in a byte array; '\r' and blanks before it; a last
-	// line without one.
-	f.Add([]byte("{\"MESSAGE\":\"a\",\"X\":\"b\"}\n{\"MESSAGE\":\n\"c\"}\n{\"_UID\":\"1\n2\",\"MESSAGE\":\"d\"}\n" +
-		"{\"MESSAGE\":[104,105,\n106]}\n{\"MESSAGE\":\"e\"} \r\n{}\n{\"MESSAGE\":\"f\"}"))
+	// JSON lines the map reads in place, and the reader as lines.
+	f.Add(inPlaceLines)
 	defer func(n int64, d, k, w int) {
 		mapMin, dropEvery, keepBehind, inPlaceLine = n, d, k, w
 	}(mapMin, dropEvery, keepBehind, inPlaceLine)
