@@ -116,14 +116,27 @@ install -m 0755 bin/analyzer "$an"
 echo "analyzer $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(nproc) cores, medians of $runs rounds ($big_runs for 1M lines), inputs in $(dirname "$inputs")"
 # The fixed cost of every command (starting the process, loading the rule
 # files), which the 43.5k-line inputs carry against journalctl: explain of
-# a one-entry journal, in milliseconds of wall clock and of CPU.
+# a one-entry journal, in milliseconds of wall clock and of CPU, and
+# journalctl --grep of that entry's journal file in the same rounds.
 head -n 1 "$fixture" > "$inputs/one.json"
+one_jc=""
+if [ -x /lib/systemd/systemd-journal-remote ]; then
+  python3 scripts/json2export.py "$inputs/one.json" > "$inputs/one.export"
+  /lib/systemd/systemd-journal-remote -o "$inputs/one.journal" "$inputs/one.export" 2>/dev/null &&
+    journalctl --file "$inputs/one.journal" -q --no-pager -n 1 >/dev/null 2>&1 && one_jc=1
+fi
 for _ in $(seq 11); do
   "$work/analyzer-bench" -time "$work/cpu" "${pin1[@]}" "$an" explain --format json "$inputs/one.json" > /dev/null
   cat "$work/cpu" >> "$work/res.one"
+  if [ -n "$one_jc" ]; then
+    "$work/analyzer-bench" -time "$work/cpu" "${pin1[@]}" journalctl --file "$inputs/one.journal" -q --no-pager --grep "$literals" > /dev/null || true
+    cat "$work/cpu" >> "$work/res.onejc"
+  fi
 done
-printf "fixed cost: explain of a one-entry journal, one core: %.1f ms wall, %.1f ms CPU (medians of 11)\n" "$(median "$work/res.one" 1 | awk '{print $1 * 1000}')" "$(median "$work/res.one" 2 | awk '{print $1 * 1000}')"
-rm -f "$inputs/one.json"
+printf "fixed cost: explain of a one-entry journal, one core: %.1f ms wall, %.1f ms CPU (medians of 11)" "$(median "$work/res.one" 1 | awk '{print $1 * 1000}')" "$(median "$work/res.one" 2 | awk '{print $1 * 1000}')"
+[ -n "$one_jc" ] && printf "; journalctl --file --grep of its journal file: %.1f ms wall, %.1f ms CPU" "$(median "$work/res.onejc" 1 | awk '{print $1 * 1000}')" "$(median "$work/res.onejc" 2 | awk '{print $1 * 1000}')"
+echo
+rm -f "$inputs"/one.*
 for kind in serving night; do
   for size in $sizes; do
     in=$inputs/$kind-$size.json
