@@ -136,8 +136,7 @@ func controlAt(b []byte) int {
 // first byte of w, in memory order, that is a C0 control or DEL, and at
 // none before it (zero: none of them); the bytes before it do not borrow.
 func controlBytes(w uint64) uint64 {
-	del := w ^ (0x7f * lsb)
-	return ((w-0x20*lsb)&^w | (del-lsb)&^del) & msb
+	return ((w-0x20*lsb)&^w | equalBytes(w, 0x7f)) & msb
 }
 
 // skipEscape returns the index just past the escape sequence starting at

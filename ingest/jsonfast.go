@@ -495,9 +495,15 @@ const (
 // byte of w, in memory order, that is a quote, a backslash, a control
 // character or not ASCII, and at none before it (zero: none of them).
 func specialBytes(w uint64) uint64 {
-	q := w ^ ('"' * lsb)
-	b := w ^ ('\\' * lsb)
-	return ((q-lsb)&^q | (b-lsb)&^b | (w - 0x20*lsb) | w) & msb
+	return (equalBytes(w, '"') | equalBytes(w, '\\') | (w - 0x20*lsb) | w) & msb
+}
+
+// equalBytes is the zero-byte test on w ^ c in every byte: under msb, the
+// high bit is set at the first byte of w, in memory order, that equals c,
+// and at none before it (the bytes after it may borrow).
+func equalBytes(w uint64, c byte) uint64 {
+	x := w ^ (uint64(c) * lsb)
+	return (x - lsb) &^ x
 }
 
 // indexQuote returns the index of the first '"' in b, or -1. With p.nl it
@@ -510,8 +516,7 @@ func (p *jscan) indexQuote(b []byte) int {
 	i := 0
 	for ; i+8 <= len(b); i += 8 {
 		w := binary.LittleEndian.Uint64(b[i:])
-		q, n := w^('"'*lsb), w^('\n'*lsb)
-		if m := ((q-lsb)&^q | (n-lsb)&^n) & msb; m != 0 {
+		if m := (equalBytes(w, '"') | equalBytes(w, '\n')) & msb; m != 0 {
 			i += bits.TrailingZeros64(m) / 8
 			break
 		}
