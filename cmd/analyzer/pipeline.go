@@ -16,14 +16,17 @@ import (
 )
 
 // batchMemoryLimit is the Go runtime's soft memory limit for a batch run.
-// The process's resident size is this plus the binary itself (~27 MiB of
-// text and tables, all resident where the kernel maps files in large
-// folios): 38 keeps replay of 1M lines under 64 MiB (62.5-63.2) with part
-// of the heap in huge pages, which count a partly used 2 MiB page whole;
-// 40 did so without them.
+// The process's resident size is this plus the binary's pages (~27 MiB of
+// text and tables at the start, all resident where the kernel maps files
+// in large folios; ~14 MiB once releaseStartupAbove gave them back): 38
+// kept replay of 1M lines under 64 MiB (62.5-63.2) when the start's pages
+// stayed for 500 ms, with part of the heap in huge pages, which count a
+// partly used 2 MiB page whole; 40 did so without them.
 // make bench measured the price of 40 against 48 MiB: ~4 % more CPU on a
 // serving journal, ~12 % on a night ladder (live heap ~14 MiB, so more
-// collections).
+// collections). Once the start's pages went early, a 1M-line night
+// ladder's replay was no faster with 42 or 46 (13.9 and 14.2 against
+// 13.6 s, one core) and peaked 4 and 8 MiB higher: 38 stays.
 const batchMemoryLimit = 38 << 20
 
 // batchGCPercent is a batch run's GC percentage (see batchGC and
@@ -46,28 +49,39 @@ const batchGCPercent = 400
 // lines 7 % more, but cost the serving journal 3 % (a block that fills
 // the limit puts the runtime over it, and it scavenges at once) and took
 // night 1M replay past 64 MiB. It is advice; where the kernel declines,
-// the run goes on as before. So is the timer it starts to give back the
-// executable's pages (releaseStartupAfter).
+// the run goes on as before. So is the giving back of the executable's
+// pages it starts (releaseStartupAfter, releaseStartupAbove).
 func batchGC() {
 	_ = thp.AdviseHeap(early.FirstHeap)
-	releaseOnce.Do(func() {
-		time.AfterFunc(releaseStartupAfter, func() { _, _ = pageout.Executable() })
-	})
+	releaseOnce.Do(func() { pageout.ExecutableWhen(releaseStartupAfter, releaseStartupAbove, residentEvery) })
 	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetGCPercent(batchGCPercent)
 		debug.SetMemoryLimit(batchMemoryLimit)
 	}
 }
 
-// releaseStartupAfter is how long a batch run goes on before it gives
-// back the executable's pages (pageout.Executable), most of them touched
+// releaseStartupAfter is how long a batch run goes on, at most, before it
+// gives back the executable's pages (pageout.Executable), most of them touched
 // only by the start: package initializers, flags, the rule compiler. The
 // code the run keeps using faults back in from the page cache, at most
 // ~1,400 minor faults on the build machine (a few ms); a run this long
-// spends far more than that (a 1M-line replay 7-15 s, whose peak RSS on
-// the night journal fell 2-3 MiB), and a shorter one ends before the
-// timer and pays nothing.
+// spends far more than that (a 1M-line replay 7-15 s), and a shorter one
+// ends before the timer and pays nothing.
 const releaseStartupAfter = 500 * time.Millisecond
+
+// releaseStartupAbove is the resident set, in bytes, at which a batch run
+// gives back the executable's pages before releaseStartupAfter: the peak
+// of a long run came in its first 0.2-0.5 s, the start's pages (~27 MiB)
+// still mapped beside the heap growing to batchMemoryLimit. Giving them
+// back at 48 MiB took the peak of a 1M-line night ladder's replay from
+// 60.5 to 54 MiB (one core and two), of a 43.5k-line one from 60 to
+// 51 MiB, at the same speed. A serving journal's 43.5k-line run (41-46
+// MiB) stays below it and keeps its pages: it ends before the timer.
+const releaseStartupAbove = 48 << 20
+
+// residentEvery is how often the resident set is read (/proc/self/statm)
+// until the executable's pages go: ~100 reads at most, a few µs each.
+const residentEvery = 5 * time.Millisecond
 
 var releaseOnce sync.Once
 
