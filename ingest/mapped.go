@@ -24,15 +24,17 @@ var (
 	// costs less than the map. A variable so that tests map every file.
 	mapMin int64 = 64 << 10
 	// dropEvery is how far the reader gets past the pages it last dropped
-	// before it drops them again, in bytes. The two limits of make bench
-	// pull against each other here: each drop interrupts the other cores
-	// running the process's threads (a TLB shootdown, a VM exit each on
-	// the build machine), so every 256 KiB a two-core replay of a
-	// 43.5k-line serving journal ran 1.5-3 % slower than with read(2),
-	// every 1 MiB 5 % faster; but the map's resident pages grow with it,
-	// and every 1 MiB put the 1M-line night journal's two-core replay
-	// past 64 MiB (63.7-64.9 against 62.4-63.4 with read(2)).
-	dropEvery = 256 << 10
+	// before it drops them again, in bytes. Each drop interrupts the other
+	// cores running the process's threads (a TLB shootdown, a VM exit each
+	// on the build machine) and is a system call of its own: dropping
+	// every 4 MiB instead of every 256 KiB made replay of both 43.5k-line
+	// journals 2-7 % faster, on one core and on two (21 interleaved
+	// rounds), for 3.5 MiB more resident at the peak. That room came from
+	// giving back the executable's startup pages once the resident set
+	// grows (cmd/analyzer's releaseStartupAbove): with both, the 1M-line
+	// night journal's two-core replay peaked at ~58 MiB, against 60 with
+	// neither (the limit is 64).
+	dropEvery = 4 << 20
 	// keepBehind is how much of what the reader passed stays mapped, in
 	// bytes: the values a journal file's entry takes from the objects
 	// before it. The map holds at most dropEvery + keepBehind resident.
