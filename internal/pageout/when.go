@@ -3,6 +3,7 @@ package pageout
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"time"
@@ -64,13 +65,23 @@ func Resident(f *os.File) (int64, error) {
 	if n == 0 {
 		return 0, fmt.Errorf("pageout: reading %s: %w", f.Name(), err)
 	}
-	fields := bytes.Fields(buf[:n])
-	if len(fields) < 2 {
-		return 0, fmt.Errorf("pageout: %s: no resident field in %q", f.Name(), buf[:n])
-	}
-	pages, err := strconv.ParseInt(string(fields[1]), 10, 64)
-	if err != nil || pages < 0 {
-		return 0, fmt.Errorf("pageout: %s: resident field %q is not a page count", f.Name(), fields[1])
+	pages, err := statmResident(buf[:n])
+	if err != nil {
+		return 0, fmt.Errorf("pageout: %s: %w", f.Name(), err)
 	}
 	return pages * int64(os.Getpagesize()), nil
+}
+
+// statmResident returns the resident page count of a statm line ("size
+// resident shared text lib data dt", proc(5)).
+func statmResident(line []byte) (int64, error) {
+	fields := bytes.Fields(line)
+	if len(fields) < 2 {
+		return 0, fmt.Errorf("no resident field in %q", line)
+	}
+	pages, err := strconv.ParseInt(string(fields[1]), 10, 64)
+	if err != nil || pages < 0 || pages > math.MaxInt64/(1<<16) {
+		return 0, fmt.Errorf("resident field %q is not a page count", fields[1])
+	}
+	return pages, nil
 }

@@ -1,6 +1,7 @@
 package pageout
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -93,5 +94,26 @@ func TestReleaseWhen(t *testing.T) {
 			case <-time.After(50 * time.Millisecond):
 			}
 		})
+	}
+}
+
+// FuzzStatmResident: any line gives a page count a byte count can hold,
+// or an error; the real file's shape parses.
+func FuzzStatmResident(f *testing.F) {
+	f.Add([]byte("1234 567 89 10 0 400 0\n"))
+	f.Add([]byte(""))
+	f.Add([]byte("1 -3"))
+	f.Add([]byte("1 99999999999999999999"))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		pages, err := statmResident(line)
+		if err == nil && (pages < 0 || pages > math.MaxInt64/(1<<16)) {
+			t.Fatalf("statmResident(%q) = %d", line, pages)
+		}
+	})
+}
+
+func TestStatmResident(t *testing.T) {
+	if n, err := statmResident([]byte("1234 567 89 10 0 400 0\n")); err != nil || n != 567 {
+		t.Errorf("statmResident = %d, %v; want 567", n, err)
 	}
 }
