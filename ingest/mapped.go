@@ -33,7 +33,7 @@ var (
 	// giving back the executable's startup pages once the resident set
 	// grows (cmd/analyzer's releaseStartupAbove): with both, the 1M-line
 	// night journal's two-core replay peaked at ~58 MiB, against 60 with
-	// neither (the limit is 64).
+	// neither (make bench's limit is 64 MiB).
 	dropEvery = 4 << 20
 	// keepBehind is how much of what the reader passed stays mapped, in
 	// bytes: the values a journal file's entry takes from the objects

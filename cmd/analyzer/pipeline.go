@@ -19,14 +19,16 @@ import (
 // The process's resident size is this plus the binary's pages (~27 MiB of
 // text and tables at the start, all resident where the kernel maps files
 // in large folios; ~14 MiB once releaseStartupAbove gave them back): 38
-// kept replay of 1M lines under 64 MiB (62.5-63.2) when the start's pages
-// stayed for 500 ms, with part of the heap in huge pages, which count a
-// partly used 2 MiB page whole; 40 did so without them.
+// kept replay of 1M lines under 64 MiB (62.5-63.2 in the make bench of
+// its day) when the start's pages stayed for 500 ms, with part of the
+// heap in huge pages, which count a partly used 2 MiB page whole; 40 did
+// so without them.
 // make bench measured the price of 40 against 48 MiB: ~4 % more CPU on a
 // serving journal, ~12 % on a night ladder (live heap ~14 MiB, so more
 // collections). Once the start's pages went early, a 1M-line night
-// ladder's replay was no faster with 42 or 46 (13.9 and 14.2 against
-// 13.6 s, one core) and peaked 4 and 8 MiB higher: 38 stays.
+// ladder's replay was slightly slower with 42 or 46 (13.9 and 14.2
+// against 13.6 s, one core, 2 rounds) and peaked 4 and 8 MiB higher: 38
+// stays.
 const batchMemoryLimit = 38 << 20
 
 // batchGCPercent is a batch run's GC percentage (see batchGC and
@@ -66,7 +68,8 @@ func batchGC() {
 // compiler. The code the run keeps using faults back in from the page
 // cache, at most ~1,400 minor faults on the build machine (a few ms); a
 // run this long spends far more than that (a 1M-line replay 7-15 s), and
-// a shorter one ends before the timer and pays nothing.
+// a shorter one ends before the timer and pays nothing, unless it passes
+// releaseStartupAbove.
 const releaseStartupAfter = 500 * time.Millisecond
 
 // releaseStartupAbove is the resident set, in bytes, at which a batch run
@@ -74,16 +77,19 @@ const releaseStartupAfter = 500 * time.Millisecond
 // of a long run came in its first 0.2-0.5 s, the start's pages (~27 MiB)
 // still mapped beside the heap growing to batchMemoryLimit. Giving them
 // back at 48 MiB took the peak of a 1M-line night ladder's replay from
-// 60.5 to 54 MiB (one core and two), of a 43.5k-line one from 60 to
-// 51 MiB, at the same speed. A serving journal's 43.5k-line replay
-// (45-50 MiB) reaches it, if at all, near its end: no slower than with
-// 54 MiB, which it never reached (174 against 173 ms, 21 rounds).
+// 60.5 to 54 MiB (one core and two), of a 43.5k-line one's from 60 to
+// 51 MiB and of its explain from 56 to 49 MiB, at the same speed
+// (interleaved runs of the two builds, 2026-12-07). A serving journal's
+// 43.5k-line replay (45-50 MiB) reaches it, if at all, near its end: no
+// slower than with 54 MiB, which it never reached (174 against 173 ms,
+// 21 rounds).
 const releaseStartupAbove = 48 << 20
 
 // residentEvery is how often the resident set is read (/proc/self/statm)
-// until the executable's pages go: 25 reads at most, a few µs each. The
-// growth it watches for takes ~100 ms (44 to 60 MiB for the night
-// ladder); reading every 5 ms gave back the pages at the same peak.
+// until the executable's pages go: releaseStartupAfter / residentEvery
+// reads at most, a few µs each. The growth it watches for takes ~100 ms
+// (44 to 60 MiB for the night ladder); reading every 5 ms gave back the
+// pages at the same peak.
 const residentEvery = 20 * time.Millisecond
 
 var releaseOnce sync.Once

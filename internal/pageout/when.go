@@ -12,14 +12,14 @@ import (
 // ExecutableWhen calls Executable once, on a goroutine of its own: as
 // soon as the process's resident set reaches above bytes (Resident,
 // checked every interval), or after after, whichever comes first. above
-// <= 0, or no /proc/self/statm, leaves only the timer.
+// or interval <= 0, or no /proc/self/statm, leaves only the timer.
 //
 // A batch run's resident set peaks while the start's pages are still
-// mapped: a 1M-line night ladder reached its peak 0.2 s in, the binary's
-// ~27 MiB beside a heap growing to its limit, and fell by 12 MiB when the
-// pages went at 500 ms. A run that grows past above gives them back then
-// instead, and one that stays below, the short run the timer spares the
-// faults of taking its code back, is not touched.
+// mapped: a 1M-line night ladder's replay reached its peak 0.2 s in, the
+// binary's ~27 MiB beside a heap growing to its limit, and fell by 13 MiB
+// when the pages went at 500 ms. A run that grows past above gives them
+// back then instead. One that stays below keeps them until the timer; a
+// short one ends first and pays nothing.
 func ExecutableWhen(after time.Duration, above int64, interval time.Duration) {
 	go releaseWhen(after, above, interval, func() { _, _ = Executable() })
 }
@@ -28,13 +28,14 @@ func ExecutableWhen(after time.Duration, above int64, interval time.Duration) {
 func releaseWhen(after time.Duration, above int64, interval time.Duration, release func()) {
 	deadline := time.NewTimer(after)
 	defer deadline.Stop()
-	statm, err := os.Open("/proc/self/statm")
-	if err != nil || above <= 0 || interval <= 0 {
-		if err == nil {
-			statm.Close()
-		}
+	defer release()
+	if above <= 0 || interval <= 0 {
 		<-deadline.C
-		release()
+		return
+	}
+	statm, err := os.Open("/proc/self/statm")
+	if err != nil {
+		<-deadline.C
 		return
 	}
 	defer statm.Close()
@@ -43,12 +44,16 @@ func releaseWhen(after time.Duration, above int64, interval time.Duration, relea
 	for {
 		select {
 		case <-deadline.C:
-			release()
 			return
 		case <-tick.C:
-			// A read that fails now will fail again: the timer decides.
-			if rss, err := Resident(statm); err == nil && rss >= above {
-				release()
+			rss, err := Resident(statm)
+			if err != nil {
+				// A read that failed will fail again: the timer decides.
+				tick.Stop()
+				<-deadline.C
+				return
+			}
+			if rss >= above {
 				return
 			}
 		}
@@ -72,6 +77,10 @@ func Resident(f *os.File) (int64, error) {
 	return pages * int64(os.Getpagesize()), nil
 }
 
+// maxPageSize bounds the page sizes Resident multiplies by, in bytes:
+// 64 KiB, the largest base page Linux has (arm64, ppc64).
+const maxPageSize = 64 << 10
+
 // statmResident returns the resident page count of a statm line ("size
 // resident shared text lib data dt", proc(5)).
 func statmResident(line []byte) (int64, error) {
@@ -80,7 +89,7 @@ func statmResident(line []byte) (int64, error) {
 		return 0, fmt.Errorf("no resident field in %q", line)
 	}
 	pages, err := strconv.ParseInt(string(fields[1]), 10, 64)
-	if err != nil || pages < 0 || pages > math.MaxInt64/(1<<16) {
+	if err != nil || pages < 0 || pages > math.MaxInt64/maxPageSize {
 		return 0, fmt.Errorf("resident field %q is not a page count", fields[1])
 	}
 	return pages, nil

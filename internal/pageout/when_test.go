@@ -97,8 +97,9 @@ func TestReleaseWhen(t *testing.T) {
 	}
 }
 
-// FuzzStatmResident: any line gives a page count a byte count can hold,
-// or an error; the real file's shape parses.
+// FuzzStatmResident: any line gives an error or a page count that any
+// page size multiplies without overflow (TestStatmResident parses the
+// real file's shape).
 func FuzzStatmResident(f *testing.F) {
 	f.Add([]byte("1234 567 89 10 0 400 0\n"))
 	f.Add([]byte(""))
@@ -106,7 +107,7 @@ func FuzzStatmResident(f *testing.F) {
 	f.Add([]byte("1 99999999999999999999"))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		pages, err := statmResident(line)
-		if err == nil && (pages < 0 || pages > math.MaxInt64/(1<<16)) {
+		if err == nil && (pages < 0 || pages > math.MaxInt64/maxPageSize) {
 			t.Fatalf("statmResident(%q) = %d", line, pages)
 		}
 	})
