@@ -78,6 +78,19 @@ once() {
   # command's line.
   echo "$(cat "$work/cpu" 2>/dev/null || echo 0 0) $(tail -n 1 "$work/time")" | awk '{ printf "%.4f %s %.4f\n", $1, $3, $2 }' >> "$work/res.$name"
 }
+# journal_of JSON NAME: the entries of JSON as the journal files
+# $inputs/NAME*.journal, made as a log host makes them (json2export, then
+# systemd-journal-remote, which rotates a large input into several files:
+# NAME@….journal beside NAME.journal; journalctl reads them all). Fails
+# where journal-remote is missing or journalctl cannot read what it made.
+journal_of() {
+  [ -x /lib/systemd/systemd-journal-remote ] || return 1
+  rm -f "$inputs/$2"*.journal
+  python3 scripts/json2export.py "$1" > "$inputs/$2.export"
+  /lib/systemd/systemd-journal-remote -o "$inputs/$2.journal" "$inputs/$2.export" 2>/dev/null
+  rm -f "$inputs/$2.export"
+  journalctl --file "$inputs/$2*.journal" -q --no-pager -n 1 >/dev/null 2>&1
+}
 # median FILE COLUMN: the median of a column of numbers.
 median() { awk -v c="$2" '{print $c}' "$1" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 # same_round A B [COLUMN]: the median over rounds of B's seconds / A's
@@ -120,11 +133,7 @@ echo "analyzer $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(nproc) c
 # journalctl --grep of that entry's journal file in the same rounds.
 head -n 1 "$fixture" > "$inputs/one.json"
 one_jc=""
-if [ -x /lib/systemd/systemd-journal-remote ]; then
-  python3 scripts/json2export.py "$inputs/one.json" > "$inputs/one.export"
-  /lib/systemd/systemd-journal-remote -o "$inputs/one.journal" "$inputs/one.export" 2>/dev/null &&
-    journalctl --file "$inputs/one.journal" -q --no-pager -n 1 >/dev/null 2>&1 && one_jc=1
-fi
+journal_of "$inputs/one.json" one && one_jc=1
 for _ in $(seq 11); do
   "$work/analyzer-bench" -time "$work/cpu" "${pin1[@]}" "$an" explain --format json "$inputs/one.json" > /dev/null
   cat "$work/cpu" >> "$work/res.one"
@@ -154,15 +163,7 @@ for kind in serving night; do
     echo
     echo "$kind journal: $lines lines, $(( $(stat -c %s "$in") / 1048576 )) MiB"
     have_jc=""
-    if [ -x /lib/systemd/systemd-journal-remote ]; then
-      python3 scripts/json2export.py "$in" > "$inputs/in.export"
-      rm -f "$inputs"/in*.journal
-      # journal-remote rotates a large input into several files
-      # (in@….journal beside in.journal): journalctl reads them all.
-      /lib/systemd/systemd-journal-remote -o "$inputs/in.journal" "$inputs/in.export" 2>/dev/null
-      rm -f "$inputs/in.export"
-      journalctl --file "$inputs/in*.journal" -q --no-pager -n 1 >/dev/null 2>&1 && have_jc=1
-    fi
+    journal_of "$in" in && have_jc=1
     # Rounds, each running every command once, journalctl --grep right
     # after the replay it is held against: the load of the shared cores
     # drifts over minutes, and a baseline timed minutes apart from what it

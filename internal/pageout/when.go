@@ -29,31 +29,26 @@ func releaseWhen(after time.Duration, above int64, interval time.Duration, relea
 	deadline := time.NewTimer(after)
 	defer deadline.Stop()
 	defer release()
-	if above <= 0 || interval <= 0 {
-		<-deadline.C
-		return
+	var tick <-chan time.Time // nil: only the timer decides
+	var statm *os.File
+	if above > 0 && interval > 0 {
+		if f, err := os.Open("/proc/self/statm"); err == nil {
+			statm = f
+			defer statm.Close()
+			t := time.NewTicker(interval)
+			defer t.Stop()
+			tick = t.C
+		}
 	}
-	statm, err := os.Open("/proc/self/statm")
-	if err != nil {
-		<-deadline.C
-		return
-	}
-	defer statm.Close()
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
 	for {
 		select {
 		case <-deadline.C:
 			return
-		case <-tick.C:
+		case <-tick:
 			rss, err := Resident(statm)
 			if err != nil {
-				// A read that failed will fail again: the timer decides.
-				tick.Stop()
-				<-deadline.C
-				return
-			}
-			if rss >= above {
+				tick = nil // a read that failed will fail again
+			} else if rss >= above {
 				return
 			}
 		}
