@@ -17,7 +17,10 @@ import (
 // CPU than DEFLATE level 2 for a chunk (~9 KB of text) and 46 % less than
 // level 5 for a lines row (~3 KB), for rows 1.5 % and 4 % smaller: most of
 // DEFLATE's time on rows this small went to building each one's Huffman
-// tables. One frame per row, its size in the header, no checksum (SQLite
+// tables. zstd's fastest level against its default: replay 5-6 % faster on
+// the night and serving journals (43.5k lines, 15 interleaved rounds; 11.3
+// against 12.1 s at 1M night lines), the database 2 % larger (5,810
+// against 5,697 B per attempt at 1M night lines). One frame per row, its size in the header, no checksum (SQLite
 // pages carry none either; a changed byte still fails the decode or the
 // row's own checks). The encoder's tables (~1.4 MB, kept for the process)
 // put ~1 MiB on a replay's peak RSS; a batch run gives back more than that
@@ -25,7 +28,7 @@ import (
 var zstdEncoder = sync.OnceValue(func() *zstd.Encoder {
 	// Valid options: no error. EncodeAll is safe for concurrent use; one
 	// encoder's tables are enough for a saver at a time.
-	e, _ := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1),
+	e, _ := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
 		zstd.WithEncoderCRC(false), zstd.WithSingleSegment(true), zstd.WithZeroFrames(true),
 		zstd.WithLowerEncoderMem(true))
 	return e
