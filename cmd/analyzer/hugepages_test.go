@@ -8,7 +8,7 @@ import (
 
 // TestEarlyKnowsTheBatchCommands keeps package early, which cannot import
 // main, in step with it: each verb it advises for is a command of the
-// root, and its first heap is the one batchGC's percentage gives.
+// root, and the heap it advises is the one batchGC's limit allows.
 func TestEarlyKnowsTheBatchCommands(t *testing.T) {
 	root := newRootCmd()
 	for _, v := range early.BatchVerbs {
@@ -17,7 +17,7 @@ func TestEarlyKnowsTheBatchCommands(t *testing.T) {
 			t.Errorf("early.BatchVerbs has %q, which is no command of analyzer", v)
 		}
 	}
-	if want := 4 << 20 * batchGCPercent / 100; early.FirstHeap != want {
-		t.Errorf("early.FirstHeap = %d, want %d (4 MiB × batchGCPercent / 100)", early.FirstHeap, want)
+	if early.AdvisedHeap != batchMemoryLimit {
+		t.Errorf("early.AdvisedHeap = %d, want batchMemoryLimit, %d", early.AdvisedHeap, batchMemoryLimit)
 	}
 }

@@ -31,7 +31,7 @@ const hugePage = 2 << 20
 // AdviseHeap maps the next size bytes of the Go heap now and marks them
 // MADV_HUGEPAGE, so the allocations that later reuse that space fault in
 // 2 MiB pages where the kernel has them. size is in bytes; a batch run
-// passes the heap it fills before its first collection. The space is
+// passes the soft memory limit its heap runs under. The space is
 // taken as one block with the collector off, and then collected at once
 // (runtime.GC), so the allocations after AdviseHeap reuse it. Left to the
 // collector, the block put the heap over its goal, and the collection it
