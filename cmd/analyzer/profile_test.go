@@ -2,10 +2,15 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // TestProfileFlags: --cpuprofile and --memprofile write pprof files (gzip
@@ -38,4 +43,55 @@ func TestProfileFlags(t *testing.T) {
 	if help := runCmd(t, "explain", "--help"); strings.Contains(help, "profile") || strings.Contains(help, "--trace") {
 		t.Errorf("explain --help lists the hidden profile flags:\n%s", help)
 	}
+}
+
+// TestMemProfileOfABatchRun runs the built binary, whose package early
+// turns the runtime's heap-profile sampling off for a batch command
+// unless --memprofile asks: asked, the profile holds the run's samples.
+func TestMemProfileOfABatchRun(t *testing.T) {
+	mem := filepath.Join(t.TempDir(), "mem.pprof")
+	out, err := exec.Command(analyzerBinary(t), "explain", "-o", "json", "--memprofile="+mem,
+		"../../examples/dankserver-night-ladder.journal.json").CombinedOutput()
+	if err != nil {
+		t.Fatalf("explain --memprofile: %v\n%.300s", err, out)
+	}
+	if n := profileSamples(t, mem); n < 20 {
+		t.Errorf("heap profile of explain with --memprofile: %d samples, want the run's (at least 20)", n)
+	}
+}
+
+// profileSamples counts the samples of a pprof file: the repeated field 2
+// (sample) of its gzip-compressed Profile message
+// (github.com/google/pprof/proto/profile.proto).
+func profileSamples(t *testing.T, path string) int {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for len(b) > 0 {
+		num, typ, k := protowire.ConsumeTag(b)
+		if k < 0 {
+			t.Fatalf("%s: not a profile: %v", path, protowire.ParseError(k))
+		}
+		m := protowire.ConsumeFieldValue(num, typ, b[k:])
+		if m < 0 {
+			t.Fatalf("%s: not a profile: %v", path, protowire.ParseError(m))
+		}
+		if num == 2 {
+			n++
+		}
+		b = b[k+m:]
+	}
+	return n
 }

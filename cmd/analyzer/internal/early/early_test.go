@@ -22,3 +22,21 @@ func TestBatch(t *testing.T) {
 		}
 	}
 }
+
+func TestProfilesMemory(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"explain", "--memprofile", "m.pprof", "a.json"}, true},
+		{[]string{"replay", "--db", "x.db", "--memprofile=m.pprof", "a.json"}, true},
+		{[]string{"explain", "--cpuprofile", "c.pprof", "a.json"}, false},
+		{[]string{"explain", "memprofile"}, false},
+		{[]string{"explain", "--memprofiles"}, false},
+		{nil, false},
+	} {
+		if got := ProfilesMemory(c.args); got != c.want {
+			t.Errorf("ProfilesMemory(%q) = %v, want %v", c.args, got, c.want)
+		}
+	}
+}
