@@ -123,9 +123,6 @@ type journalReader struct {
 		slot int8
 		kept bool
 	}
-	// mapped, when set, is the file, read in place: objects' bytes are
-	// taken where its map holds them (inPlace) instead of copied twice.
-	mapped *mappedInput
 }
 
 // synthesized are the fields of a journalctl -o json record that come
@@ -140,7 +137,7 @@ func (r *run) readJournal() error {
 		jr.synth[i].slot, jr.synth[i].kept = slot, jr.asm.keep.inFields(name, slot)
 	}
 	jr.synthFixed = !jr.synth[2].kept && !jr.synth[3].kept // the monotonic time and the boot ID stay out of Entry.Fields
-	if jr.mapped = r.inPlace(); jr.mapped == nil && r.rw.src == io.Reader(r.cr) {
+	if r.rw.src == io.Reader(r.cr) {
 		// Not decompressed: seekable when the file is (see skip).
 		jr.seeker, _ = r.cr.r.(io.Seeker)
 		if f, ok := r.cr.r.(interface{ Stat() (os.FileInfo, error) }); ok {
@@ -239,13 +236,6 @@ func (jr *journalReader) header() (tail uint64, err error) {
 // seekable and n is large (a journal file's entry arrays and hash tables,
 // ~40 % of its bytes, need not be read at all), else by reading them.
 func (jr *journalReader) skip(n uint64) error {
-	if jr.mapped != nil {
-		_, err := jr.inPlace(n)
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			return nil // the loop's next read reports the cut
-		}
-		return err
-	}
 	// Not past the file's end: reading to it finds where it is.
 	if held := uint64(jr.r.br.Buffered()); n >= journalSeekMin && n > held && jr.seeker != nil && len(jr.r.rw.pending) == 0 &&
 		(jr.size == 0 || jr.off+n <= jr.size) {
@@ -275,36 +265,9 @@ func (jr *journalReader) skip(n uint64) error {
 
 // readFull reads len(b) bytes into b as io.ReadFull does, and counts them.
 func (jr *journalReader) readFull(b []byte) error {
-	if jr.mapped != nil {
-		in, err := jr.inPlace(uint64(len(b)))
-		copy(b, in)
-		return err
-	}
 	n, err := io.ReadFull(jr.r.br, b)
 	jr.off += uint64(n)
 	return err
-}
-
-// inPlace returns the mapped file's next n bytes where the map holds them
-// and counts them: fewer at the file's end, with io.ErrUnexpectedEOF, or
-// none with io.EOF, as io.ReadFull. They stay valid until ReadFile
-// returns.
-func (jr *journalReader) inPlace(n uint64) ([]byte, error) {
-	m := jr.mapped
-	rest := m.data[m.off:]
-	k := int(min(n, uint64(len(rest))))
-	m.advance(k)
-	jr.r.cr.n += int64(k)
-	jr.off += uint64(k)
-	// No room past the bytes: an append copies instead of writing to the
-	// read-only map.
-	switch {
-	case uint64(k) == n:
-		return rest[:k:k], nil
-	case k == 0:
-		return nil, io.EOF
-	}
-	return rest[:k:k], io.ErrUnexpectedEOF
 }
 
 // dataObject reads a DATA object's body (body bytes after its header).
@@ -327,11 +290,7 @@ func (jr *journalReader) dataObject(at uint64, flags byte, body uint64) error {
 	nEntries := binary.LittleEndian.Uint64(head[40:48])
 	var payload []byte
 	var err error
-	inMap := false
 	switch n := body - fixed; {
-	case jr.mapped != nil:
-		payload, err = jr.inPlace(n)
-		inMap = true
 	case nEntries == 1 && len(jr.fresh) < journalFreshMax && n <= readBufSize:
 		// A value of one entry alone is read into the arena its entry
 		// empties (see entryObject).
@@ -353,7 +312,6 @@ func (jr *journalReader) dataObject(at uint64, flags byte, body uint64) error {
 			jr.r.malformed("%s: data object at byte %d: %v", jr.r.source, at, err)
 			return nil
 		}
-		inMap = false
 	}
 	eq := bytes.IndexByte(payload, '=')
 	if eq <= 0 || nEntries == 0 {
@@ -368,20 +326,11 @@ func (jr *journalReader) dataObject(at uint64, flags byte, body uint64) error {
 		jr.items, jr.itemsWhole, jr.fresh, jr.keptSize = jr.items[:0], false, jr.fresh[:0], 0
 	}
 	fresh := nEntries == 1 && len(jr.fresh) < journalFreshMax
-	if inMap && !fresh {
-		// A value entries further on use leaves the map: read there, its
-		// page would come back into the resident set behind the reader and
-		// stay.
-		payload = bytes.Clone(payload)
-	}
 	name := fieldName(payload[:eq])
 	slot := jr.asm.keep.slot(name)
 	d := &journalData{name: name, slot: slot, kept: jr.asm.keep.inFields(name, slot), val: payload[eq+1:], left: nEntries,
 		boot: name == "_BOOT_ID"}
 	if fresh {
-		if m := jr.mapped; inMap && !m.holding {
-			m.hold, m.holding = int(at), true // the map keeps it until it is used
-		}
 		jr.fresh = append(jr.fresh, journalItem{off: at, d: d})
 	} else {
 		jr.data[at] = d
@@ -480,18 +429,11 @@ func (jr *journalReader) entryObject(at uint64, body uint64) error {
 		jr.r.malformed("%s: entry object at byte %d of %d bytes: skipped", jr.r.source, at, body+journalObjHeader)
 		return jr.skip(body)
 	}
-	var b []byte
-	var err error
-	if jr.mapped != nil {
-		b, err = jr.inPlace(body)
-	} else {
-		if uint64(cap(jr.buf)) < body {
-			jr.buf = make([]byte, body)
-		}
-		b = jr.buf[:body]
-		err = jr.readFull(b)
+	if uint64(cap(jr.buf)) < body {
+		jr.buf = make([]byte, body)
 	}
-	if err != nil {
+	b := jr.buf[:body]
+	if err := jr.readFull(b); err != nil {
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			return nil
 		}
@@ -604,23 +546,14 @@ func (jr *journalReader) entryObject(at uint64, body uint64) error {
 	// a partial line's record is cloned): their arena is free, once no
 	// value in it waits for an entry still. Values that wait too long
 	// (no entry of the file uses them) move out of it.
-	// In a mapped file they wait in the map, which keeps their pages
-	// (mappedInput.hold) until they are used or move out the same way.
-	m := jr.mapped
-	if len(jr.fresh) > 0 && (len(jr.arena) > journalArenaMax || m != nil && m.holding && m.off-m.hold > journalArenaMax) {
+	if len(jr.fresh) > 0 && len(jr.arena) > journalArenaMax {
 		for _, it := range jr.fresh {
 			it.d.val = bytes.Clone(it.d.val)
 		}
 		jr.arena = jr.arena[:0]
-		if m != nil {
-			m.holding = false
-		}
 	}
 	if len(jr.fresh) == 0 {
 		jr.arena = jr.arena[:0]
-		if m != nil {
-			m.holding = false
-		}
 	}
 	return nil
 }

@@ -37,12 +37,12 @@ func parseFlat(r *flatRecord, kc *keyCache, s []byte) bool {
 }
 
 // parseFlatLine is parseFlat of the line at the start of s, which goes on
-// past the line (a mapped input): it returns the line's length, the index
-// of the '\n' that ends it. The line must start with '{'. ok is false
-// where parseFlat of the line, cut at its first '\n' and trimmed of
-// trailing blanks and '\r', would be false, and for a line that does not
-// end within s; the caller then reads the line as a line. It saves
-// finding the line's end in a pass of its own before parsing it.
+// past the line (the rest of the read buffer): it returns the line's
+// length, the index of the '\n' that ends it. The line must start with
+// '{'. ok is false where parseFlat of the line, cut at its first '\n' and
+// trimmed of trailing blanks and '\r', would be false, and for a line
+// that does not end within s; the caller then reads the line as a line.
+// It saves finding the line's end in a pass of its own before parsing it.
 func parseFlatLine(r *flatRecord, kc *keyCache, s []byte) (n int, ok bool) {
 	p := &jscan{s: s, nl: true}
 	ok = parseInto(r, kc, p)
