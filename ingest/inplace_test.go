@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 
 	"github.com/llmfleet/analyzer/domain"
 )
@@ -62,6 +63,43 @@ func TestInPlaceKeepsReadError(t *testing.T) {
 	})
 	if !errors.Is(err, boom) || n != lines {
 		t.Fatalf("%d entries, error %v; want %d and %v", n, err, lines, boom)
+	}
+}
+
+// TestInPlaceHandsOverWhatArrived: lines from a pipe reach fn as they
+// come, not once the in-place window's worth has arrived.
+func TestInPlaceHandsOverWhatArrived(t *testing.T) {
+	pr, pw := io.Pipe()
+	got := make(chan string, 100)
+	done := make(chan error, 1)
+	go func() {
+		_, err := Read(context.Background(), pr, "-", Options{}, func(e domain.Entry) error {
+			got <- e.Message
+			return nil
+		})
+		done <- err
+	}()
+	var js bytes.Buffer
+	for i := range 5 {
+		fmt.Fprintf(&js, `{"__CURSOR":"c%d","__REALTIME_TIMESTAMP":"%d","MESSAGE":"line %d"}`+"\n", i, int64(1700000000000000)+int64(i), i)
+	}
+	if _, err := pw.Write(js.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	// The reassembly may hold the last line for one that continues it.
+	for i := range 4 {
+		select {
+		case m := <-got:
+			if want := fmt.Sprintf("line %d", i); m != want {
+				t.Fatalf("entry %d: %q, want %q", i, m, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%d of 5 lines handed over 5 s after they were written", i)
+		}
+	}
+	pw.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -323,7 +323,6 @@ type lineReader struct {
 	br  *bufio.Reader
 	max int
 	buf []byte
-	err error // a read error rest met, for next to return after br's lines
 }
 
 // lineReader is a lineReader of the run's input.
@@ -331,17 +330,12 @@ func (r *run) lineReader() lineReader {
 	return lineReader{br: r.br, max: r.recordCap}
 }
 
-// rest returns the input's next bytes, at most max of them, where br
-// holds them, to be parsed in place and consumed with skip: br is first
-// refilled to at least max bytes (or the input's end) when it holds fewer.
+// rest returns the bytes br holds, at most max of them, to be parsed in
+// place and consumed with skip. It does not read: a line that does not end
+// in them is read by next, which refills br as it needs (a pipe or a
+// followed file then hands over each line as it comes; waiting here for a
+// fuller buffer held lines back until more arrived).
 func (l *lineReader) rest(max int) []byte {
-	if l.err == nil && l.br.Buffered() < max {
-		// bufio hands a read error to one caller only: next returns it
-		// once the lines br holds are read.
-		if _, err := l.br.Peek(min(max, l.br.Size())); err != nil && err != io.EOF && err != bufio.ErrBufferFull {
-			l.err = err
-		}
-	}
 	b, _ := l.br.Peek(min(l.br.Buffered(), max))
 	return b[:len(b):len(b)]
 }
@@ -353,20 +347,6 @@ func (l *lineReader) skip(n int) { _, _ = l.br.Discard(n) }
 // the bytes consumed, and whether it was cut. io.EOF only when no bytes are
 // left.
 func (l *lineReader) next() (line []byte, n int64, long bool, err error) {
-	if l.err != nil {
-		// The input failed (rest met the error): the lines br holds are
-		// what is left of it.
-		b, _ := l.br.Peek(l.br.Buffered())
-		i := bytes.IndexByte(b, '\n')
-		if i < 0 {
-			return nil, 0, false, l.err
-		}
-		_, _ = l.br.Discard(i + 1)
-		if i > l.max {
-			return b[:l.max:l.max], int64(i + 1), true, nil
-		}
-		return b[:i:i], int64(i + 1), false, nil
-	}
 	chunk, err := l.br.ReadSlice('\n')
 	if err == nil && len(chunk) <= l.max+1 {
 		return chunk[:len(chunk)-1], int64(len(chunk)), false, nil
