@@ -162,9 +162,10 @@ func (r *run) readJSON() error {
 	)
 	var off, at int64 // offset of the next line, and of this one
 	for lineNo := 1; ; lineNo++ {
-		// A journald record is parsed where it lies (in the map or the
-		// read buffer), its line's end found by the parse
-		// (parseFlatLine); anything else is read as a line first.
+		// A journald record is parsed where the read buffer holds it,
+		// its line's end found by the parse (parseFlatLine); anything
+		// else, or a line that does not end in the buffer, is read as a
+		// line first.
 		if rest := lr.rest(inPlaceLine); app == 1 && len(rest) > 0 && rest[0] == '{' {
 			if n, ok := parseFlatLine(&rec, &kc, rest); ok {
 				lr.skip(n + 1)

@@ -82,10 +82,11 @@ const (
 // except os.Open's.
 //
 // A file is read with read(2) into one buffer, and a journald JSON record
-// is parsed where the buffer holds it. A memory map, tried until
+// is parsed where the buffer holds it. A memory map, used until
 // 2026-12-07, lost on a build machine whose hypervisor traps every page
-// table change (explain of the 43.5k-line journals 9-19 % slower, a
-// two-core replay of 1M lines 21 %) and gained ~2 % on one that does not.
+// table change (with read(2), explain of the 43.5k-line journals took
+// 17-28 % less time, a two-core replay of the serving one 25 %) and
+// gained ~2 % on one that does not.
 //
 // A reassembled line arrives with its first piece's Cursor; the cursor of
 // the last record it consumed is in Fields[FieldEndCursor].
