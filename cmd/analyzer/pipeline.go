@@ -48,9 +48,10 @@ const batchGCPercent = 400
 // where a fault costs ~12 µs; advising the whole limit was 3 % slower on
 // it then and took night 1M replay past 64 MiB, before the start's pages
 // were given back early (releaseStartupAbove): now it is faster at 43.5k
-// lines and the same at 1M, at the same peak. It is advice; where the kernel declines,
-// the run goes on as before. So is the giving back of the executable's
-// pages it starts (releaseStartupAfter, releaseStartupAbove).
+// lines and the same at 1M, at the same peak. It is advice; where the
+// kernel declines, the run goes on as before. So is the giving back of
+// the executable's pages it starts (releaseStartupAfter,
+// releaseStartupAbove).
 func batchGC() {
 	_ = thp.AdviseHeap(early.AdvisedHeap)
 	releaseOnce.Do(func() { pageout.ExecutableWhen(releaseStartupAfter, releaseStartupAbove, residentEvery) })
