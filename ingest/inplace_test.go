@@ -45,9 +45,9 @@ func TestInPlaceAcrossFills(t *testing.T) {
 	}
 }
 
-// TestInPlaceKeepsReadError: a read error met while the read buffer is
-// refilled for an in-place parse ends the run with that error, as one met
-// reading a line does, after the entries before it.
+// TestInPlaceKeepsReadError: a read error past the first buffer ends the
+// run with that error, after every entry before it (the in-place parse
+// has taken lines from the buffer up to there).
 func TestInPlaceKeepsReadError(t *testing.T) {
 	boom := errors.New("boom")
 	var js bytes.Buffer
@@ -70,6 +70,7 @@ func TestInPlaceKeepsReadError(t *testing.T) {
 // come, not once the in-place window's worth has arrived.
 func TestInPlaceHandsOverWhatArrived(t *testing.T) {
 	pr, pw := io.Pipe()
+	defer pw.Close() // a failed wait below leaves no reader behind
 	got := make(chan string, 100)
 	done := make(chan error, 1)
 	go func() {

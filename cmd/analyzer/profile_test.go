@@ -2,15 +2,13 @@ package main
 
 import (
 	"bytes"
-	"compress/gzip"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
-
-	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // TestProfileFlags: --cpuprofile and --memprofile write pprof files (gzip
@@ -59,69 +57,25 @@ func TestMemProfileOfABatchRun(t *testing.T) {
 		t.Fatalf("explain --memprofile: %v\n%.300s", err, out)
 	}
 	if space := profileAllocSpace(t, mem); space < 16<<20 {
-		t.Errorf("heap profile of explain with --memprofile: %d bytes allocated, want the run's (at least 16 MiB)", space)
+		t.Errorf("heap profile of explain with --memprofile: %.0f bytes allocated, want the run's (at least 16 MiB)", space)
 	}
 }
 
-// profileAllocSpace sums the alloc_space values (the second of each
-// sample's values, bytes) of a Go heap profile: a gzip-compressed Profile
-// message (github.com/google/pprof/proto/profile.proto) whose field 2 is a
-// sample, and a sample's field 2 its packed values.
-func profileAllocSpace(t *testing.T, path string) int64 {
+// profileAllocSpace is the total of a heap profile's alloc_space samples,
+// in bytes, as `go tool pprof -top` reports it ("... of 44.04MB total").
+func profileAllocSpace(t *testing.T, path string) float64 {
 	t.Helper()
-	f, err := os.Open(path)
+	out, err := exec.Command("go", "tool", "pprof", "-sample_index=alloc_space", "-top", "-nodecount=1", path).Output()
+	if err != nil {
+		t.Fatalf("go tool pprof %s: %v", path, err)
+	}
+	m := regexp.MustCompile(`of ([0-9.]+)(B|kB|MB|GB) total`).FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("go tool pprof %s: no total in\n%s", path, out)
+	}
+	v, err := strconv.ParseFloat(string(m[1]), 64)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// fields calls fn with each field of a message and its bytes (a
-	// length-delimited field's content, else the value's encoding).
-	fields := func(msg []byte, fn func(num protowire.Number, typ protowire.Type, v []byte)) {
-		for len(msg) > 0 {
-			num, typ, k := protowire.ConsumeTag(msg)
-			if k < 0 {
-				t.Fatalf("%s: not a profile: %v", path, protowire.ParseError(k))
-			}
-			m := protowire.ConsumeFieldValue(num, typ, msg[k:])
-			if m < 0 {
-				t.Fatalf("%s: not a profile: %v", path, protowire.ParseError(m))
-			}
-			v := msg[k : k+m]
-			if typ == protowire.BytesType {
-				v, _ = protowire.ConsumeBytes(v)
-			}
-			fn(num, typ, v)
-			msg = msg[k+m:]
-		}
-	}
-	var space int64
-	fields(b, func(num protowire.Number, typ protowire.Type, sample []byte) {
-		if num != 2 || typ != protowire.BytesType {
-			return
-		}
-		fields(sample, func(num protowire.Number, typ protowire.Type, values []byte) {
-			if num != 2 || typ != protowire.BytesType {
-				return
-			}
-			for i := 0; len(values) > 0; i++ {
-				v, n := protowire.ConsumeVarint(values)
-				if n < 0 {
-					t.Fatalf("%s: bad sample values", path)
-				}
-				if i == 1 {
-					space += int64(v)
-				}
-				values = values[n:]
-			}
-		})
-	})
-	return space
+	return v * map[string]float64{"B": 1, "kB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30}[string(m[2])]
 }
