@@ -54,11 +54,27 @@ const dsnParams = "_journal_mode=WAL&_busy_timeout=5000&_foreign_keys=on"
 // attempt). A night-ladder replay wrote 33k such pages (540 MB) for a
 // 21 MB database; the journal holds one statement's pages and is emptied
 // when the statement ends. The analyzer creates no TEMP tables.
+//
+// Every connection's page cache may also grow to cacheKiB instead of
+// SQLite's default 2,000 KiB (125 of our 16 KB pages). Each saved attempt
+// inserts into seven b-trees keyed by a hash (the attempt's ID, its
+// invocation and container IDs, the rows of its findings, timeline and
+// log), so a save's leaf pages are spread over the whole index: past some
+// 10,000 attempts, 125 pages no longer held one transaction's, and SQLite
+// read and spilled pages it had just written. With 8 MiB, a replay of a
+// 1M-line night journal (18,400 attempts) takes 8 % less time for 5 MiB
+// more peak memory; at 800 attempts it makes no difference. The cache is
+// filled only with pages a connection reads, so a page request's connection
+// stays as small as before.
 const driverName = "sqlite3_analyzer"
+
+// cacheKiB is the size of each connection's page cache (PRAGMA
+// cache_size, negative: in KiB).
+const cacheKiB = 8192
 
 func init() {
 	sql.Register(driverName, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
-		_, err := c.Exec("PRAGMA temp_store = MEMORY", nil)
+		_, err := c.Exec(fmt.Sprintf("PRAGMA temp_store = MEMORY; PRAGMA cache_size = -%d", cacheKiB), nil)
 		return err
 	}})
 }

@@ -529,7 +529,8 @@ func TestNewDatabaseOpenedAtOnce(t *testing.T) {
 
 // TestStatementJournalInMemory: every connection of the pool, not only
 // the first, keeps temporary storage (the statement journals of a save's
-// upserts and deletes) in memory: temp_store 2 (driverName).
+// upserts and deletes) in memory: temp_store 2 (driverName), and has a
+// page cache of cacheKiB.
 func TestStatementJournalInMemory(t *testing.T) {
 	db, _ := openTemp(t)
 	ctx := context.Background()
@@ -546,6 +547,10 @@ func TestStatementJournalInMemory(t *testing.T) {
 		var mode int
 		if err := c.QueryRowContext(ctx, `PRAGMA temp_store`).Scan(&mode); err != nil || mode != 2 {
 			t.Errorf("connection %d: temp_store = %d (%v), want 2 (MEMORY)", i, mode, err)
+		}
+		var cache int
+		if err := c.QueryRowContext(ctx, `PRAGMA cache_size`).Scan(&cache); err != nil || cache != -8192 {
+			t.Errorf("connection %d: cache_size = %d (%v), want -8192 (8 MiB)", i, cache, err)
 		}
 	}
 }
