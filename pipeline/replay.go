@@ -152,7 +152,7 @@ func Replay(ctx context.Context, db ReplayStore, set *rules.Set, inputs []Input,
 // With one core (GOMAXPROCS 1: a one-CPU container, taskset) there is no
 // core left for it: each checkpoint is then work and fsyncs before the
 // saver's next batch, and Replay leaves the copying to Close, once. One
-// core, interleaved rounds against checkpointing: a one-entry replay 17 %
+// core, interleaved rounds against checkpointing: a one-entry replay 15-17 %
 // faster, the 43.5k-line serving and night journals 5 % and 1 %, the 1M
 // night journal 4 %.
 func checkpointUntil(ctx context.Context, db ReplayStore, committed <-chan struct{}, saverDone <-chan error) error {
