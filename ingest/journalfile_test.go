@@ -316,11 +316,7 @@ func TestJournalFileLingeringValue(t *testing.T) {
 		binary.LittleEndian.PutUint64(b[data+journalObjHeader+40:], 1) // n_entries
 		b[objs[k+1]] = 7                                               // its ENTRY object, now a TAG
 	}
-	var es []domain.Entry
-	st, err := Read(context.Background(), bytes.NewReader(b), "j", Options{}, func(e domain.Entry) error {
-		es = append(es, e)
-		return nil
-	})
+	es, st, err := readJournalBytes(t, b)
 	if err != nil || len(es) != 2201 || st.Malformed != 0 {
 		t.Fatalf("err %v, %d entries, %d malformed", err, len(es), st.Malformed)
 	}

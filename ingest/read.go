@@ -86,7 +86,7 @@ const (
 // 2026-12-07, lost on a build machine whose hypervisor traps every page
 // table change (with read(2), explain of the 43.5k-line journals took
 // 17-28 % less time, a two-core replay of the serving one 25 %) and
-// gained ~2 % on one that does not.
+// gained 2-7 % on the two that do not (README, Benchmark).
 //
 // A reassembled line arrives with its first piece's Cursor; the cursor of
 // the last record it consumed is in Fields[FieldEndCursor].

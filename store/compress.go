@@ -22,9 +22,10 @@ import (
 // against 12.1 s at 1M night lines), the database 2 % larger (5,810
 // against 5,697 B per attempt at 1M night lines). One frame per row, its
 // size in the header, no checksum (SQLite pages carry none either; a
-// changed byte still fails the decode or the row's own checks). The encoder's tables (~1.4 MB, kept for the process)
-// put ~1 MiB on a replay's peak RSS; a batch run gives back more than that
-// of the executable's pages (internal/pageout).
+// changed byte still fails the decode or the row's own checks). The
+// encoder's tables (~1.4 MB, kept for the process) put ~1 MiB on a
+// replay's peak RSS; a batch run gives back more than that of the
+// executable's pages (internal/pageout).
 var zstdEncoder = sync.OnceValue(func() *zstd.Encoder {
 	// Valid options: no error. EncodeAll is safe for concurrent use; one
 	// encoder's tables are enough for a saver at a time.
