@@ -69,7 +69,7 @@ func appendString(b []byte, s string) []byte {
 // encodeLines is an attempt_lines row: lines and marks as above.
 func encodeLines(lines []lineRec, marks []markRec) []byte { return appendLines(nil, lines, marks) }
 
-// appendLines appends encodeLines(lines, marks) to dst (see appendLogChunk).
+// appendLines appends encodeLines(lines, marks) to dst (see rawLogChunk).
 func appendLines(dst []byte, lines []lineRec, marks []markRec) []byte {
 	bp := bufPool.Get().(*[]byte)
 	b := binary.AppendUvarint((*bp)[:0], uint64(len(lines)))

@@ -173,7 +173,7 @@ func FuzzDecodeLogChunk(f *testing.F) {
 	f.Add(deflateRaw(nil, plain), codecDeflate)
 	f.Add(s2.Encode(nil, []byte{3, 2, 1, 'x'}), logS2)
 	f.Fuzz(func(t *testing.T, data []byte, codec int) {
-		got, err := decodeLogChunk(data, codec, time.UTC, nil)
+		got, err := decodeLogChunk(nil, data, codec, time.UTC, nil)
 		if err != nil || len(got) == 0 || len(got) > logChunkLines*4 {
 			return
 		}
@@ -182,7 +182,7 @@ func FuzzDecodeLogChunk(f *testing.F) {
 				return // not a chunk a save writes (an S2 row holds any order)
 			}
 		}
-		again, err := decodeLogChunk(encodeLogChunk(got), codecZstd, time.UTC, nil)
+		again, err := decodeLogChunk(nil, encodeLogChunk(got), codecZstd, time.UTC, nil)
 		if err != nil {
 			t.Fatalf("re-encoded chunk: %v", err)
 		}
@@ -209,7 +209,7 @@ func TestLogChunkRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	for codec, row := range map[int][]byte{codecZstd: data, codecDeflate: deflateRaw(nil, plain)} {
-		got, err := decodeLogChunk(row, codec, t0.Location(), nil)
+		got, err := decodeLogChunk(nil, row, codec, t0.Location(), nil)
 		if err != nil {
 			t.Fatalf("codec %d: %v", codec, err)
 		}
@@ -222,17 +222,17 @@ func TestLogChunkRoundTrip(t *testing.T) {
 				t.Errorf("codec %d line %d = %+v, want %+v", codec, i, l, w)
 			}
 		}
-		if _, err := decodeLogChunk(row[:len(row)/2], codec, time.UTC, nil); err == nil {
+		if _, err := decodeLogChunk(nil, row[:len(row)/2], codec, time.UTC, nil); err == nil {
 			t.Errorf("codec %d: chunk cut short: no error", codec)
 		}
 	}
-	if _, err := decodeLogChunk(data, 7, time.UTC, nil); err == nil {
+	if _, err := decodeLogChunk(nil, data, 7, time.UTC, nil); err == nil {
 		t.Error("unknown codec: no error")
 	}
 	// A chunk that is right but for its size: one line longer than any a
 	// save writes.
 	big := encodeLogChunk([]domain.LogLine{{Seq: 0, Message: strings.Repeat("x", maxLogChunk)}})
-	if _, err := decodeLogChunk(big, codecZstd, time.UTC, nil); err == nil {
+	if _, err := decodeLogChunk(nil, big, codecZstd, time.UTC, nil); err == nil {
 		t.Error("chunk over the cap: no error")
 	}
 	if _, err := decompress(compress(nil, make([]byte, 100)), 99); err == nil {
@@ -244,10 +244,10 @@ func TestLogChunkRoundTrip(t *testing.T) {
 		"text left over":  {1, 0, 0, 1, 'a', 'b'},
 		"seq over cap":    binary.AppendUvarint([]byte{1}, 1<<41),
 	} {
-		if _, err := decodeLogChunk(compress(nil, b), codecZstd, time.UTC, nil); err == nil {
+		if _, err := decodeLogChunk(nil, compress(nil, b), codecZstd, time.UTC, nil); err == nil {
 			t.Errorf("%s: no error", name)
 		}
-		if _, err := decodeLogChunk(deflateRaw(nil, b), codecDeflate, time.UTC, nil); err == nil {
+		if _, err := decodeLogChunk(nil, deflateRaw(nil, b), codecDeflate, time.UTC, nil); err == nil {
 			t.Errorf("%s (DEFLATE): no error", name)
 		}
 	}
@@ -259,7 +259,7 @@ func TestLogChunkRoundTrip(t *testing.T) {
 		old = binary.AppendUvarint(old, uint64(len(l.Message)))
 		old = append(old, l.Message...)
 	}
-	if got, err := decodeLogChunk(s2.Encode(nil, old), logS2, time.UTC, nil); err != nil || len(got) != 1 || got[0].Message != "first" {
+	if got, err := decodeLogChunk(nil, s2.Encode(nil, old), logS2, time.UTC, nil); err != nil || len(got) != 1 || got[0].Message != "first" {
 		t.Errorf("S2 chunk: %+v, %v", got, err)
 	}
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -36,15 +37,15 @@ var bufPool = sync.Pool{New: func() any { return new([]byte) }}
 
 const noTime = -1 << 63
 
-// encodeLogChunk returns a chunk's data, compressed as codec codecZstd.
-func encodeLogChunk(lines []domain.LogLine) []byte { return appendLogChunk(nil, lines) }
+// encodeLogChunk returns a chunk's data, compressed as codec codecZstd
+// (a save compresses rawLogChunk's bytes itself, codecZstdDict when it can).
+func encodeLogChunk(lines []domain.LogLine) []byte { return compress(nil, rawLogChunk(nil, lines)) }
 
-// appendLogChunk appends encodeLogChunk(lines) to dst: a save reuses one
-// buffer for its rows (SQLite copies a bound blob), where a new one per
-// chunk grew from empty several times.
-func appendLogChunk(dst []byte, lines []domain.LogLine) []byte {
-	bp := bufPool.Get().(*[]byte)
-	b := binary.AppendUvarint((*bp)[:0], uint64(len(lines)))
+// rawLogChunk appends the uncompressed bytes of a chunk of lines to b: a
+// save reuses one buffer for them (and one for the compressed row, which
+// SQLite copies), where a new one per chunk grew from empty several times.
+func rawLogChunk(b []byte, lines []domain.LogLine) []byte {
+	b = binary.AppendUvarint(b, uint64(len(lines)))
 	prevSeq, prevUs := -1, int64(0)
 	for _, l := range lines {
 		us := int64(noTime)
@@ -61,19 +62,16 @@ func appendLogChunk(dst []byte, lines []domain.LogLine) []byte {
 	for _, l := range lines {
 		b = append(b, l.Message...)
 	}
-	out := compress(dst, b)
-	*bp = b
-	bufPool.Put(bp)
-	return out
+	return b
 }
 
 var errBadChunk = errors.New("bad attempt_log chunk")
 
 // chunkMessages sets the text of each line of the chunk whose seq is a key
 // of want, and returns how many it set.
-func chunkMessages(data []byte, codec int, want map[int]string) (int, error) {
+func chunkMessages(r *chunkReader, data []byte, codec int, want map[int]string) (int, error) {
 	found := 0
-	err := walkLogChunk(data, codec, func(seq int, _ int64, msg []byte) {
+	err := walkLogChunk(r, data, codec, func(seq int, _ int64, msg []byte) {
 		if _, ok := want[seq]; ok {
 			want[seq] = string(msg)
 			found++
@@ -83,8 +81,8 @@ func chunkMessages(data []byte, codec int, want map[int]string) (int, error) {
 }
 
 // decodeLogChunk appends a chunk's lines to out, times in loc.
-func decodeLogChunk(data []byte, codec int, loc *time.Location, out []domain.LogLine) ([]domain.LogLine, error) {
-	err := walkLogChunk(data, codec, func(seq int, us int64, msg []byte) {
+func decodeLogChunk(r *chunkReader, data []byte, codec int, loc *time.Location, out []domain.LogLine) ([]domain.LogLine, error) {
+	err := walkLogChunk(r, data, codec, func(seq int, us int64, msg []byte) {
 		l := domain.LogLine{Seq: seq, Message: string(msg)}
 		if us != noTime {
 			l.Time = time.UnixMicro(us).In(loc)
@@ -94,9 +92,18 @@ func decodeLogChunk(data []byte, codec int, loc *time.Location, out []domain.Log
 	return out, err
 }
 
+// chunkReader reads the dictionaries of codecZstdDict chunks (logdict.go)
+// in the transaction the chunks come from. A nil one reads chunks of the
+// other codecs only.
+type chunkReader struct {
+	ctx   context.Context
+	q     rowQuerier
+	dicts *logDicts
+}
+
 // walkLogChunk calls fn with each line of a chunk: its seq, time (µs, or
 // noTime) and text (valid during the call only).
-func walkLogChunk(data []byte, codec int, fn func(seq int, us int64, msg []byte)) error {
+func walkLogChunk(r *chunkReader, data []byte, codec int, fn func(seq int, us int64, msg []byte)) error {
 	if codec == logS2 {
 		n, err := s2.DecodedLen(data)
 		if err != nil {
@@ -111,7 +118,16 @@ func walkLogChunk(data []byte, codec int, fn func(seq int, us int64, msg []byte)
 		}
 		return walkS2Chunk(b, fn)
 	}
-	b, err := uncompress(codec, data, maxLogChunk)
+	var b []byte
+	var err error
+	switch {
+	case codec != codecZstdDict:
+		b, err = uncompress(codec, data, maxLogChunk)
+	case r == nil:
+		err = errors.New("a dictionary frame read without its database")
+	default:
+		b, err = r.dicts.decompress(r.ctx, r.q, data, maxLogChunk)
+	}
 	if err != nil {
 		return fmt.Errorf("attempt_log chunk: %w", err)
 	}

@@ -206,7 +206,7 @@ func (d *DB) ListAttempts(ctx context.Context, f Filter) ([]*domain.Attempt, err
 	if err != nil {
 		return nil, fmt.Errorf("store: list attempts: %w", err)
 	}
-	out, err := listPage(ctx, tx, f, where, args)
+	out, err := d.listPage(ctx, tx, f, where, args)
 	if err != nil {
 		return nil, fmt.Errorf("store: list attempts: %w", err)
 	}
@@ -215,7 +215,7 @@ func (d *DB) ListAttempts(ctx context.Context, f Filter) ([]*domain.Attempt, err
 
 // listPage reads the attempts of where (from filterWhere) in orderDesc,
 // from f.Cursor on, at most f.Limit, with their child rows.
-func listPage(ctx context.Context, tx *sql.Tx, f Filter, where string, args []any) ([]*domain.Attempt, error) {
+func (d *DB) listPage(ctx context.Context, tx *sql.Tx, f Filter, where string, args []any) ([]*domain.Attempt, error) {
 	order := orderDesc
 	if c := f.Cursor; c != nil {
 		cond, cargs := afterKey(c)
@@ -246,7 +246,7 @@ func listPage(ctx context.Context, tx *sql.Tx, f Filter, where string, args []an
 	if order == orderAsc {
 		slices.Reverse(out)
 	}
-	if err := loadChildren(ctx, tx, out, notes, f.Brief); err != nil {
+	if err := loadChildren(ctx, tx, d.chunkReader(ctx, tx), out, notes, f.Brief); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -280,7 +280,7 @@ func (d *DB) PageAttempts(ctx context.Context, f Filter) (domain.AttemptPage, er
 	if p.Total, err = count("", nil); err != nil {
 		return p, fmt.Errorf("store: page attempts: count: %w", err)
 	}
-	if p.Attempts, err = listPage(ctx, tx, f, where, args); err != nil {
+	if p.Attempts, err = d.listPage(ctx, tx, f, where, args); err != nil {
 		return p, fmt.Errorf("store: page attempts: %w", err)
 	}
 	// Before: the attempts ahead of the page's first; for an empty page,
@@ -431,7 +431,7 @@ func (d *DB) listFull(ctx context.Context, brief bool, q string, args ...any) ([
 	if err != nil {
 		return nil, err
 	}
-	if err := loadChildren(ctx, tx, out, notes, brief); err != nil {
+	if err := loadChildren(ctx, tx, d.chunkReader(ctx, tx), out, notes, brief); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -453,7 +453,7 @@ func (d *DB) GetAttempt(ctx context.Context, id string) (*domain.Attempt, error)
 	if len(out) == 0 {
 		return nil, ErrNotFound
 	}
-	if err := loadChildren(ctx, tx, out, notes, false); err != nil {
+	if err := loadChildren(ctx, tx, d.chunkReader(ctx, tx), out, notes, false); err != nil {
 		return nil, fmt.Errorf("store: get attempt %s: %w", id, err)
 	}
 	return out[0], nil
@@ -521,7 +521,7 @@ const idChunk = 500
 // loadChildren fills the findings, evidence, context and (unless brief)
 // timeline of the attempts, and the notes stored with a finding (notes,
 // from queryAttempts).
-func loadChildren(ctx context.Context, tx *sql.Tx, attempts []*domain.Attempt, notes map[string]int, brief bool) error {
+func loadChildren(ctx context.Context, tx *sql.Tx, cr *chunkReader, attempts []*domain.Attempt, notes map[string]int, brief bool) error {
 	byID := make(map[string]*domain.Attempt, len(attempts))
 	ids := make([]any, 0, len(attempts))
 	for _, a := range attempts {
@@ -538,7 +538,7 @@ func loadChildren(ctx context.Context, tx *sql.Tx, attempts []*domain.Attempt, n
 		if brief {
 			continue
 		}
-		rows, err := loadLines(ctx, tx, byID, in, chunk)
+		rows, err := loadLines(ctx, tx, cr, byID, in, chunk)
 		if err != nil {
 			return err
 		}
@@ -662,7 +662,7 @@ func loadFindings(ctx context.Context, tx *sql.Tx, byID map[string]*domain.Attem
 // attempt and evidence seq, without roles, for the findings' refs. The text
 // of a line or mark stored as a reference to its attempt's log is read
 // from there.
-func loadLines(ctx context.Context, tx *sql.Tx, byID map[string]*domain.Attempt, in string, ids []any) (map[evidenceRow]domain.Evidence, error) {
+func loadLines(ctx context.Context, tx *sql.Tx, cr *chunkReader, byID map[string]*domain.Attempt, in string, ids []any) (map[evidenceRow]domain.Evidence, error) {
 	type line struct {
 		a             *domain.Attempt
 		evSeq, ctxSeq sql.NullInt64
@@ -771,7 +771,7 @@ func loadLines(ctx context.Context, tx *sql.Tx, byID map[string]*domain.Attempt,
 		for _, m := range marks {
 			want[m.seq] = ""
 		}
-		if err := logMessages(ctx, tx, id, want); err != nil {
+		if err := logMessages(ctx, tx, cr, id, want); err != nil {
 			return nil, fmt.Errorf("lines of %s: %w", id, err)
 		}
 		for _, i := range idx {
@@ -824,7 +824,7 @@ func loadLines(ctx context.Context, tx *sql.Tx, byID map[string]*domain.Attempt,
 // logMessages fills want (log seq → text) from attempt id's log, reading
 // only the chunks that hold a wanted line. A wanted line the log does not
 // hold is an error: the row would come back without its text.
-func logMessages(ctx context.Context, tx *sql.Tx, id string, want map[int]string) error {
+func logMessages(ctx context.Context, tx *sql.Tx, cr *chunkReader, id string, want map[int]string) error {
 	lo, hi := -1, -1
 	for seq := range want {
 		if lo < 0 || seq < lo {
@@ -845,7 +845,7 @@ func logMessages(ctx context.Context, tx *sql.Tx, id string, want map[int]string
 		if err := rows.Scan(&data, &codec); err != nil {
 			return err
 		}
-		n, err := chunkMessages(data, codec, want)
+		n, err := chunkMessages(cr, data, codec, want)
 		if err != nil {
 			return err
 		}
@@ -927,7 +927,7 @@ func (d *DB) AttemptLog(ctx context.Context, id string, loc *time.Location) (*do
 		if err := rows.Scan(&data, &codec); err != nil {
 			return nil, fmt.Errorf("store: log of %s: %w", id, err)
 		}
-		if out.Lines, err = decodeLogChunk(data, codec, loc, out.Lines); err != nil {
+		if out.Lines, err = decodeLogChunk(d.chunkReader(ctx, tx), data, codec, loc, out.Lines); err != nil {
 			return nil, fmt.Errorf("store: log of %s: %w", id, err)
 		}
 	}

@@ -70,7 +70,7 @@ func (d *DB) SaveAttempts(ctx context.Context, attempts []*domain.Attempt, pos *
 			return fmt.Errorf("store: attempt #%d (unit %q, started %s) has no ID", i, a.Unit, timeText(a.StartedAt))
 		}
 		if s == nil {
-			if s, err = prepareSaver(sctx, tx, d.nextUpdate()); err != nil {
+			if s, err = prepareSaver(sctx, tx, d.nextUpdate(), &d.dicts); err != nil {
 				return fmt.Errorf("store: prepare: %w", err)
 			}
 			defer s.close()
@@ -81,6 +81,9 @@ func (d *DB) SaveAttempts(ctx context.Context, attempts []*domain.Attempt, pos *
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("store: commit: %w", err)
+	}
+	if s != nil {
+		d.dicts.commit(s.committedDicts())
 	}
 	return nil
 }
@@ -144,11 +147,27 @@ func (s *saver) saveLog(ctx context.Context, a *domain.Attempt, last int, fresh 
 		return nil
 	}
 	newLast := lines[len(lines)-1].Seq
+	id := logDictID(a.Host, a.Unit)
+	dict, err := s.dict(ctx, id)
+	if err != nil {
+		return err
+	}
 	for len(lines) > 0 {
 		n := min(len(lines), logChunkLines)
-		s.blob = appendLogChunk(s.blob[:0], lines[:n])
-		if _, err := s.logChunk.ExecContext(ctx, a.ID, lines[0].Seq, n, s.blob, codecZstd); err != nil {
+		s.raw = rawLogChunk(s.raw[:0], lines[:n])
+		codec := codecZstd
+		if dict != nil {
+			s.blob, codec = s.dicts.encoder(id, dict).EncodeAll(s.raw, s.blob[:0]), codecZstdDict
+		} else {
+			s.blob = compress(s.blob[:0], s.raw)
+		}
+		if _, err := s.logChunk.ExecContext(ctx, a.ID, lines[0].Seq, n, s.blob, codec); err != nil {
 			return fmt.Errorf("log lines from %d: %w", lines[0].Seq, err)
+		}
+		if dict == nil && len(s.raw) >= minDictSource {
+			if dict, err = s.newDict(ctx, id, s.raw[:min(len(s.raw), maxDict)]); err != nil {
+				return err
+			}
 		}
 		lines = lines[n:]
 	}
@@ -181,17 +200,71 @@ type saver struct {
 	// blob holds the row being written (a log chunk, an attempt_lines
 	// row): SQLite copies a bound blob, so one buffer serves them all.
 	blob []byte
+	raw  []byte // a log chunk before compression
+
+	// The log dictionaries (logdict.go): the database's, and those this
+	// transaction read or wrote, by id (nil: there is none yet), for
+	// dicts once it commits.
+	dicts      *logDicts
+	txDicts    map[uint32][]byte
+	chunks     *chunkReader
+	insertDict *sql.Stmt
 }
 
-func prepareSaver(ctx context.Context, tx *sql.Tx, now int64) (*saver, error) {
-	s := &saver{now: now}
+// dict returns the content of the log dictionary id, nil when there is
+// none.
+func (s *saver) dict(ctx context.Context, id uint32) ([]byte, error) {
+	if c, ok := s.txDicts[id]; ok {
+		return c, nil
+	}
+	c := s.dicts.committed(id)
+	if c == nil {
+		var err error
+		if c, err = readDict(ctx, s.chunks.q, id); err != nil {
+			return nil, fmt.Errorf("log dictionary %d: %w", id, err)
+		}
+	}
+	s.txDicts[id] = c
+	return c, nil
+}
+
+// newDict stores c as the log dictionary id and returns it; if the row
+// exists after all, its content.
+func (s *saver) newDict(ctx context.Context, id uint32, c []byte) ([]byte, error) {
+	c = bytes.Clone(c)
+	res, err := s.insertDict.ExecContext(ctx, id, c)
+	if err != nil {
+		return nil, fmt.Errorf("log dictionary %d: %w", id, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		delete(s.txDicts, id)
+		return s.dict(ctx, id)
+	}
+	s.txDicts[id] = c
+	return c, nil
+}
+
+// committedDicts are the dictionaries the transaction read or wrote.
+func (s *saver) committedDicts() map[uint32][]byte {
+	out := make(map[uint32][]byte, len(s.txDicts))
+	for id, c := range s.txDicts {
+		if c != nil {
+			out[id] = c
+		}
+	}
+	return out
+}
+
+func prepareSaver(ctx context.Context, tx *sql.Tx, now int64, dicts *logDicts) (*saver, error) {
+	s := &saver{now: now, dicts: dicts, txDicts: map[uint32][]byte{}, chunks: &chunkReader{ctx: ctx, q: tx, dicts: dicts}}
 	for _, p := range []struct {
 		stmt **sql.Stmt
 		q    string
 	}{{&s.upsert, upsertAttempt}, {&s.delFindings, deleteFindings}, {&s.delEvidence, deleteEvidence},
 		{&s.finding, insertFinding}, {&s.lines, insertLines}, {&s.delLines, deleteLines},
 		{&s.logChunk, insertLogChunk}, {&s.logTotal, updateLogLines}, {&s.storedLog, selectStoredLog},
-		{&s.selectMaxRowID, `SELECT coalesce(max(rowid), 0) FROM attempts`}} {
+		{&s.selectMaxRowID, `SELECT coalesce(max(rowid), 0) FROM attempts`},
+		{&s.insertDict, `INSERT OR IGNORE INTO log_dicts (id, content) VALUES (?, ?)`}} {
 		st, err := tx.PrepareContext(ctx, p.q)
 		if err != nil {
 			s.close()
@@ -204,7 +277,7 @@ func prepareSaver(ctx context.Context, tx *sql.Tx, now int64) (*saver, error) {
 }
 
 func (s *saver) close() {
-	for _, st := range []*sql.Stmt{s.upsert, s.delFindings, s.delEvidence, s.finding, s.lines, s.delLines, s.logChunk, s.logTotal, s.storedLog, s.selectMaxRowID} {
+	for _, st := range []*sql.Stmt{s.upsert, s.delFindings, s.delEvidence, s.finding, s.lines, s.delLines, s.logChunk, s.logTotal, s.storedLog, s.selectMaxRowID, s.insertDict} {
 		if st != nil {
 			_ = st.Close()
 		}
@@ -412,7 +485,7 @@ func (s *saver) logIndex(ctx context.Context, a *domain.Attempt, logLast int) (m
 			if err := rows.Scan(&data, &codec); err != nil {
 				return nil, fmt.Errorf("stored log: %w", err)
 			}
-			if err := walkLogChunk(data, codec, func(seq int, _ int64, msg []byte) {
+			if err := walkLogChunk(s.chunks, data, codec, func(seq int, _ int64, msg []byte) {
 				if _, dup := idx[string(msg)]; !dup {
 					idx[string(msg)] = seq
 				}

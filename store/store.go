@@ -38,6 +38,15 @@ type DB struct {
 	verConn *sql.Conn
 	verData int64
 	verLast string
+
+	// dicts are the log dictionaries this process has read or written
+	// (logdict.go).
+	dicts logDicts
+}
+
+// chunkReader reads log chunks in tx.
+func (d *DB) chunkReader(ctx context.Context, tx *sql.Tx) *chunkReader {
+	return &chunkReader{ctx: ctx, q: tx, dicts: &d.dicts}
 }
 
 // dsnParams: WAL so the UI can read while ingest writes; a busy timeout so
