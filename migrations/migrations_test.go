@@ -50,7 +50,7 @@ func TestApplyOnSQLite(t *testing.T) {
 		}
 	}
 	for _, want := range []string{
-		"table:attempts", "table:findings", "table:evidence", "table:ingest_positions", "table:attempt_lines", "table:attempt_log",
+		"table:attempts", "table:findings", "table:evidence", "table:ingest_positions", "table:attempt_lines", "table:attempt_log", "table:log_dicts",
 		"index:attempts_host", "index:attempts_unit", "index:attempts_engine",
 		"index:attempts_started_id", "index:attempts_group", "index:attempts_updated_at",
 	} {

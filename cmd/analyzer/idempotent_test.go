@@ -29,7 +29,7 @@ func dumpDB(t *testing.T, path string) string {
 	}
 	defer db.Close()
 	var b strings.Builder
-	for _, table := range []string{"attempts", "findings", "evidence", "attempt_lines", "attempt_log", "ingest_positions", "notes"} {
+	for _, table := range []string{"attempts", "findings", "evidence", "attempt_lines", "attempt_log", "log_dicts", "ingest_positions", "notes"} {
 		var cols []string
 		rows, err := db.Query(`SELECT name FROM pragma_table_info(?) ORDER BY cid`, table)
 		if err != nil {
