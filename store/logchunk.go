@@ -99,6 +99,7 @@ type chunkReader struct {
 	ctx   context.Context
 	q     rowQuerier
 	dicts *logDicts
+	local map[uint32][]byte // a saver's: the dictionaries its transaction read or wrote
 }
 
 // walkLogChunk calls fn with each line of a chunk: its seq, time (µs, or
@@ -126,7 +127,7 @@ func walkLogChunk(r *chunkReader, data []byte, codec int, fn func(seq int, us in
 	case r == nil:
 		err = errors.New("a dictionary frame read without its database")
 	default:
-		b, err = r.dicts.decompress(r.ctx, r.q, data, maxLogChunk)
+		b, err = r.dicts.decompress(r.ctx, r.q, r.local, data, maxLogChunk)
 	}
 	if err != nil {
 		return fmt.Errorf("attempt_log chunk: %w", err)

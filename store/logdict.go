@@ -14,15 +14,18 @@ import (
 
 // Log chunks of codec codecZstdDict are zstd frames compressed against a
 // raw-content dictionary (RFC 8878, section 5: the frame header names it by
-// its Dictionary_ID): a row of log_dicts, which holds the uncompressed
-// first chunk of one unit's log on one host. The boots of one unit print
-// nearly the same lines (an operator booting shape after shape), which a
-// frame compressed on its own stores again every time: on the night
-// journal a chunk took ~2,650 bytes alone and ~710 against the first boot's
-// (the log was then 40 % of the database), and compressing was faster
-// (fewer, longer matches). Rows of log_dicts are written once and never
-// changed or deleted, so a dictionary read once is good for the life of the
-// process.
+// its Dictionary_ID): a row of log_dicts, which holds the first chunk of
+// at least minDictSource bytes (before compression) a save wrote of one
+// unit's log on one host (normally the head of its first boot; for a live
+// attempt or one resumed from the database, possibly a later part). The boots of one unit
+// print nearly the same lines (an operator booting shape after shape),
+// which a frame compressed on its own stores again every time: on the night
+// journal a chunk took ~2,650 bytes alone and ~570 against its unit's
+// dictionary (the log had been 40 % of the database), and compressing got
+// cheaper (fewer, longer matches). Rows of log_dicts are written once and
+// never changed or deleted; a process still checks the content of every
+// encoder and decoder it reuses, since the row a transaction wrote is gone
+// if it rolls back.
 const codecZstdDict = 3
 
 const (
@@ -30,17 +33,25 @@ const (
 	// becomes its unit's dictionary: a boot that printed a few lines
 	// would make a poor one for every later boot.
 	minDictSource = 2 << 10
-	// maxDict caps a dictionary: its chunk's first bytes (the head of a
-	// boot log is what boots share most).
+	// maxDict caps a dictionary: its chunk's first bytes.
 	maxDict = 16 << 10
-	// maxDictsCached bounds the encoders and decoders a process keeps, one
-	// per dictionary used: past it they are all dropped and made again
-	// when needed.
-	maxDictsCached = 64
+	// maxDecoders bounds the decoders a process keeps, one per dictionary
+	// read (each holds its dictionary and, once used, buffers for a
+	// chunk): past it they are dropped and made again when needed.
+	maxDecoders = 16
+	// maxCommitted bounds the committed contents kept (16 KiB each).
+	maxCommitted = 256
 	// dictWindow is how far back a dictionary frame's matches reach: the
-	// dictionary and a chunk of ordinary size.
+	// dictionary and a chunk of ordinary size. At zstd's default for this
+	// level (4 MiB) the encoder allocated that much history on its first
+	// use of a dictionary: +5 MiB peak RSS and twice the collections of a
+	// night replay.
 	dictWindow = 256 << 10
 )
+
+// errBadDict is a log_dicts row this store did not write (empty or over
+// maxDict).
+var errBadDict = errors.New("bad log dictionary")
 
 // logDictID is the dictionary id of a unit's log on a host: FNV-1a of
 // both, never 0 (zstd's "no dictionary"). Two units that share an id share
@@ -57,45 +68,45 @@ func logDictID(host, unit string) uint32 {
 	return 1
 }
 
-// logDicts holds, for one database, the dictionaries read from or written
-// to log_dicts that have been committed, and the encoders and decoders
-// made for them.
+// logDicts holds, for one database, the dictionaries this process has
+// seen committed, one encoder (set to the dictionary of the chunk it
+// compresses: ~1 MiB of tables and history, so one, not one per unit) and
+// a decoder per dictionary read.
 type logDicts struct {
 	mu      sync.Mutex
 	content map[uint32][]byte // committed rows
-	enc     map[uint32]dictEncoder
-	dec     map[uint32]*zstd.Decoder
+
+	encMu      sync.Mutex
+	enc        *zstd.Encoder
+	encID      uint32
+	encContent []byte
+
+	decMu sync.Mutex
+	dec   map[uint32]dictDecoder
 }
 
-// dictEncoder is an encoder and the content it was made with: a
-// transaction that wrote a dictionary and rolled back leaves an encoder of
-// content no row holds, and another may then store other content under the
-// same id.
-type dictEncoder struct {
+// dictDecoder is a decoder and the dictionary content it was made with.
+type dictDecoder struct {
 	content []byte
-	e       *zstd.Encoder
+	d       *zstd.Decoder
 }
 
-// encoder returns an encoder for dictionary id of content c.
-func (l *logDicts) encoder(id uint32, c []byte) *zstd.Encoder {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if de, ok := l.enc[id]; ok && bytes.Equal(de.content, c) {
-		return de.e
+// compress appends the frame of src compressed against dictionary id of
+// content c to dst.
+func (l *logDicts) compress(id uint32, c, dst, src []byte) []byte {
+	l.encMu.Lock()
+	defer l.encMu.Unlock()
+	switch {
+	case l.enc == nil:
+		// Valid options: no error (c is within maxDict).
+		l.enc, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
+			zstd.WithWindowSize(dictWindow), zstd.WithEncoderCRC(false), zstd.WithSingleSegment(true),
+			zstd.WithZeroFrames(true), zstd.WithLowerEncoderMem(true), zstd.WithEncoderDictRaw(id, c))
+	case l.encID != id || !bytes.Equal(l.encContent, c):
+		_ = l.enc.ResetWithOptions(nil, zstd.WithEncoderDictRaw(id, c)) // valid: no error
 	}
-	if l.enc == nil || len(l.enc) >= maxDictsCached {
-		l.enc = map[uint32]dictEncoder{}
-	}
-	// Valid options: no error (c is within maxDict). The window: the
-	// default (8 MiB at this level) would be allocated as the encoder's
-	// history when it first uses the dictionary (+5 MiB peak RSS and
-	// twice the collections of a night replay); a chunk is ~10 KB.
-	e, _ := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
-		zstd.WithWindowSize(dictWindow),
-		zstd.WithEncoderCRC(false), zstd.WithSingleSegment(true), zstd.WithZeroFrames(true),
-		zstd.WithLowerEncoderMem(true), zstd.WithEncoderDictRaw(id, c))
-	l.enc[id] = dictEncoder{c, e}
-	return e
+	l.encID, l.encContent = id, c
+	return l.enc.EncodeAll(src, dst)
 }
 
 // committed returns the content of dictionary id if this process has
@@ -114,7 +125,7 @@ func (l *logDicts) commit(rows map[uint32][]byte) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.content == nil || len(l.content)+len(rows) > maxDictsCached {
+	if l.content == nil || len(l.content)+len(rows) > maxCommitted {
 		l.content = map[uint32][]byte{}
 	}
 	for id, c := range rows {
@@ -128,7 +139,7 @@ type rowQuerier interface {
 }
 
 // readDict reads dictionary id's content from log_dicts; nil when there is
-// no such row. A row over maxDict is not one this store wrote.
+// no such row, errBadDict for a row this store did not write.
 func readDict(ctx context.Context, q rowQuerier, id uint32) ([]byte, error) {
 	var c []byte
 	err := q.QueryRowContext(ctx, `SELECT content FROM log_dicts WHERE id = ?`, id).Scan(&c)
@@ -139,15 +150,17 @@ func readDict(ctx context.Context, q rowQuerier, id uint32) ([]byte, error) {
 		return nil, err
 	}
 	if len(c) == 0 || len(c) > maxDict {
-		return nil, fmt.Errorf("log dictionary %d of %d bytes (at most %d)", id, len(c), maxDict)
+		return nil, fmt.Errorf("%w of %d bytes (at most %d)", errBadDict, len(c), maxDict)
 	}
 	return c, nil
 }
 
-// decompress decodes a codecZstdDict frame of at most limit bytes, reading
-// its dictionary through q the first time it is needed. Like decompress,
-// it refuses a frame of unstated size or over limit from its header.
-func (l *logDicts) decompress(ctx context.Context, q rowQuerier, data []byte, limit int) ([]byte, error) {
+// decompress decodes a codecZstdDict frame of at most limit bytes. Its
+// dictionary's content is local's (the dictionaries a saver's transaction
+// read or wrote), else one seen committed, else read through q (a reader's
+// transaction sees only committed rows). Like decompress, it refuses a
+// frame of unstated size or over limit from its header.
+func (l *logDicts) decompress(ctx context.Context, q rowQuerier, local map[uint32][]byte, data []byte, limit int) ([]byte, error) {
 	var h zstd.Header
 	if err := h.Decode(data); err != nil {
 		return nil, err
@@ -155,10 +168,27 @@ func (l *logDicts) decompress(ctx context.Context, q rowQuerier, data []byte, li
 	if !h.HasFCS || h.FrameContentSize > uint64(limit) {
 		return nil, fmt.Errorf("a frame of unstated size or over the %d byte cap", limit)
 	}
-	if h.DictionaryID == 0 {
+	id := h.DictionaryID
+	if id == 0 {
 		return nil, errors.New("a dictionary frame without a dictionary id")
 	}
-	d, err := l.decoder(ctx, q, h.DictionaryID)
+	c := local[id]
+	if c == nil {
+		c = l.committed(id)
+	}
+	if c == nil {
+		var err error
+		if c, err = readDict(ctx, q, id); err != nil {
+			return nil, fmt.Errorf("log dictionary %d: %w", id, err)
+		}
+		if c == nil {
+			return nil, fmt.Errorf("log dictionary %d is missing", id)
+		}
+		if local == nil {
+			l.commit(map[uint32][]byte{id: c})
+		}
+	}
+	d, err := l.decoder(id, c)
 	if err != nil {
 		return nil, err
 	}
@@ -172,37 +202,24 @@ func (l *logDicts) decompress(ctx context.Context, q rowQuerier, data []byte, li
 	return out, nil
 }
 
-// decoder returns the decoder of dictionary id (DecodeAll is safe for
-// concurrent use).
-func (l *logDicts) decoder(ctx context.Context, q rowQuerier, id uint32) (*zstd.Decoder, error) {
-	l.mu.Lock()
-	d := l.dec[id]
-	l.mu.Unlock()
-	if d != nil {
-		return d, nil
+// decoder returns a decoder of dictionary id with content c (DecodeAll is
+// safe for concurrent use, two at a time as the shared decoder).
+func (l *logDicts) decoder(id uint32, c []byte) (*zstd.Decoder, error) {
+	l.decMu.Lock()
+	defer l.decMu.Unlock()
+	if dd, ok := l.dec[id]; ok && bytes.Equal(dd.content, c) {
+		return dd.d, nil
 	}
-	c, err := readDict(ctx, q, id)
+	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(2), zstd.WithDecoderLowmem(true),
+		zstd.WithDecoderMaxMemory(maxLogChunk), zstd.WithDecoderDictRaw(id, c))
 	if err != nil {
 		return nil, err
 	}
-	if c == nil {
-		return nil, fmt.Errorf("log dictionary %d is missing", id)
-	}
-	d, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
-		zstd.WithDecoderMaxMemory(max(maxLinesBlob, maxLogChunk)), zstd.WithDecoderDictRaw(id, c))
-	if err != nil {
-		return nil, err
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if old := l.dec[id]; old != nil {
-		return old, nil
-	}
-	// Dropped, not closed: a page may be decoding with it, and a decoder
+	// Dropped, not closed: a page may be decoding with one, and a decoder
 	// used only by DecodeAll runs no goroutines to stop.
-	if l.dec == nil || len(l.dec) >= maxDictsCached {
-		l.dec = map[uint32]*zstd.Decoder{}
+	if l.dec == nil || len(l.dec) >= maxDecoders {
+		l.dec = map[uint32]dictDecoder{}
 	}
-	l.dec[id] = d
+	l.dec[id] = dictDecoder{c, d}
 	return d, nil
 }

@@ -65,7 +65,15 @@ func TestLogDictionaries(t *testing.T) {
 	second := boot(t, "gpu-a", "vllm.service", 2, 60)
 	long := boot(t, "gpu-a", "vllm.service", 3, logChunkLines+40) // two chunks
 	other := boot(t, "gpu-b", "vllm.service", 4, 60)
-	saved := []*domain.Attempt{short, first, second, long, other}
+	// One encoder serves both units' dictionaries, switching between them.
+	other2, third := boot(t, "gpu-b", "vllm.service", 5, 60), boot(t, "gpu-a", "vllm.service", 6, 60)
+	// A chunk of 1 MiB (4 KiB lines), past the frames' 256 KiB window.
+	wide := boot(t, "gpu-a", "vllm.service", 7, logChunkLines)
+	for i := range wide.Log.Lines {
+		wide.Log.Lines[i].Message += strings.Repeat(fmt.Sprintf(" %x", i*7919), 4096)[:4096-len(wide.Log.Lines[i].Message)]
+	}
+	wide.Evidence[0].Message = wide.Log.Lines[len(wide.Log.Lines)-1].Message
+	saved := []*domain.Attempt{short, first, second, long, other, other2, third, wide}
 	for _, a := range saved {
 		if err := db.SaveAttempts(ctx, []*domain.Attempt{a}, nil); err != nil {
 			t.Fatal(err)
@@ -89,6 +97,11 @@ func TestLogDictionaries(t *testing.T) {
 	}
 	if n := count(t, db, `SELECT count(*) FROM attempt_log WHERE attempt_id = ? AND codec = ?`, long.ID, codecZstdDict); n != 2 {
 		t.Errorf("%d of the long boot's 2 chunks against the dictionary", n)
+	}
+	for _, a := range []*domain.Attempt{other2, third, wide} {
+		if c, _ := chunkCodec(t, db, a.ID); c != codecZstdDict {
+			t.Errorf("%s: codec %d, want %d", a.ID, c, codecZstdDict)
+		}
 	}
 
 	if err := db.Close(); err != nil {
@@ -128,12 +141,21 @@ func TestLogDictionaries(t *testing.T) {
 func TestLogDictionaryRolledBack(t *testing.T) {
 	ctx := context.Background()
 	db, path := openTemp(t)
-	lost := []*domain.Attempt{boot(t, "gpu-a", "vllm.service", 1, 60), boot(t, "gpu-a", "vllm.service", 2, 60), nil}
-	for _, a := range lost[:2] { // its lines in another order: the same bytes elsewhere
+	// The lost boots print their lines in another order (the same bytes
+	// elsewhere), and the second is saved again resumed (its log from
+	// line 60 on), which reads its stored chunk back against the
+	// dictionary the transaction wrote.
+	b1, b2 := boot(t, "gpu-a", "vllm.service", 1, 60), boot(t, "gpu-a", "vllm.service", 2, 80)
+	for _, a := range []*domain.Attempt{b1, b2} {
 		for i, j := 0, len(a.Log.Lines)-1; i < j; i, j = i+1, j-1 {
 			a.Log.Lines[i].Message, a.Log.Lines[j].Message = a.Log.Lines[j].Message, a.Log.Lines[i].Message
 		}
 	}
+	resumed := *b2
+	resumed.Log = &domain.AttemptLog{Lines: b2.Log.Lines[60:], Total: 80}
+	b2.Log = &domain.AttemptLog{Lines: b2.Log.Lines[:60], Total: 60}
+	resumed.Evidence = []domain.Evidence{{Time: b2.Log.Lines[5].Time, Cursor: "s=1;i=5", Message: b2.Log.Lines[5].Message}}
+	lost := []*domain.Attempt{b1, b2, &resumed, nil}
 	if err := db.SaveAttempts(ctx, lost, nil); err == nil {
 		t.Fatal("a nil attempt saved")
 	}
@@ -141,6 +163,7 @@ func TestLogDictionaryRolledBack(t *testing.T) {
 		t.Fatalf("%d dictionaries after a rollback", n)
 	}
 	first, second := boot(t, "gpu-a", "vllm.service", 7, 60), boot(t, "gpu-a", "vllm.service", 8, 60)
+	second.ID = b2.ID // its stored chunk against the dictionary that is gone
 	for _, a := range []*domain.Attempt{first, second} {
 		if err := db.SaveAttempts(ctx, []*domain.Attempt{a}, nil); err != nil {
 			t.Fatal(err)
@@ -216,7 +239,7 @@ func FuzzDecodeDictChunk(f *testing.F) {
 	if _, err := db.db.Exec(`INSERT INTO log_dicts (id, content) VALUES (?, ?)`, id, dict); err != nil {
 		f.Fatal(err)
 	}
-	f.Add(db.dicts.encoder(id, dict).EncodeAll(rawLogChunk(nil, bootLog(time.Unix(1791008244, 0), 2, 60).Lines), nil))
+	f.Add(db.dicts.compress(id, dict, nil, rawLogChunk(nil, bootLog(time.Unix(1791008244, 0), 2, 60).Lines)))
 	f.Add(compress(nil, dict))
 	r := &chunkReader{ctx: context.Background(), q: db.db, dicts: &db.dicts}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -225,4 +248,27 @@ func FuzzDecodeDictChunk(f *testing.F) {
 			t.Fatalf("%d lines from one chunk", len(got))
 		}
 	})
+}
+
+// TestLogDictionaryBadRow: a log_dicts row this store did not write (here
+// empty) under a unit's id leaves that unit's chunks compressed alone; the
+// saves go on and read back.
+func TestLogDictionaryBadRow(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t)
+	if _, err := db.db.Exec(`INSERT INTO log_dicts (id, content) VALUES (?, x'')`, logDictID("gpu-a", "vllm.service")); err != nil {
+		t.Fatal(err)
+	}
+	first, second := boot(t, "gpu-a", "vllm.service", 1, 60), boot(t, "gpu-a", "vllm.service", 2, 60)
+	if err := db.SaveAttempts(ctx, []*domain.Attempt{first, second}, nil); err != nil {
+		t.Fatalf("a bad dictionary row stopped the save: %v", err)
+	}
+	for _, a := range []*domain.Attempt{first, second} {
+		if c, _ := chunkCodec(t, db, a.ID); c != codecZstd {
+			t.Errorf("%s: codec %d, want %d", a.ID, c, codecZstd)
+		}
+		if got, err := db.AttemptLog(ctx, a.ID, a.StartedAt.Location()); err != nil || !reflect.DeepEqual(got, a.Log) {
+			t.Errorf("log of %s: %v", a.ID, err)
+		}
+	}
 }
