@@ -20,7 +20,8 @@ const logChunkLines = 256
 // domain.LogBytes per part, with room to spare; anything larger is not ours.
 const maxLogChunk = 4 * domain.LogBytes
 
-// A chunk (codec codecZstd; codecDeflate from earlier versions, see
+// A chunk (codec codecZstd, or codecZstdDict against its unit's
+// dictionary, logdict.go; codecDeflate from earlier versions, see
 // compress.go) is the compressed bytes of: uvarint line count;
 // per line, uvarint seq - previous seq - 1 (previous -1 for the first) and
 // varint time - previous time (µs since the epoch, noTime when unknown,
