@@ -14,18 +14,18 @@ import (
 
 // Log chunks of codec codecZstdDict are zstd frames compressed against a
 // raw-content dictionary (RFC 8878, section 5: the frame header names it by
-// its Dictionary_ID): a row of log_dicts, which holds the first chunk of
-// at least minDictSource bytes (before compression) a save wrote of one
-// unit's log on one host (normally the head of its first boot; for a live
-// attempt or one resumed from the database, possibly a later part). The boots of one unit
-// print nearly the same lines (an operator booting shape after shape),
-// which a frame compressed on its own stores again every time: on the night
-// journal a chunk took ~2,650 bytes alone and ~570 against its unit's
-// dictionary (the log had been 40 % of the database), and compressing got
-// cheaper (fewer, longer matches). Rows of log_dicts are written once and
-// never changed or deleted; a process still checks the content of every
-// encoder and decoder it reuses, since the row a transaction wrote is gone
-// if it rolls back.
+// its Dictionary_ID): a row of log_dicts, which holds the first chunk of at
+// least minDictSource bytes (before compression) a save wrote of one unit's
+// log on one host (normally the head of its first boot; for a live attempt
+// or one resumed from the database, possibly a later part). The boots of
+// one unit print nearly the same lines (an operator booting shape after
+// shape), which a frame compressed on its own stores again every time: on
+// the night journal a chunk took ~2,650 bytes alone and ~570 against its
+// unit's dictionary (the log had been 40 % of the database), and
+// compressing got cheaper (fewer, longer matches). Rows of log_dicts are
+// written once and never changed or deleted; a process still checks the
+// content of every encoder and decoder it reuses, since the row a
+// transaction wrote is gone if it rolls back.
 const codecZstdDict = 3
 
 const (
