@@ -165,7 +165,7 @@ func (s *saver) saveLog(ctx context.Context, a *domain.Attempt, last int, fresh 
 			return fmt.Errorf("log lines from %d: %w", lines[0].Seq, err)
 		}
 		if dict == nil && len(s.raw) >= minDictSource && !s.dictTried[id] {
-			// The chunk as compressed, numbers and all: its seq and time
+			// The chunk before compression, numbers and all: its seq and time
 			// deltas and lengths recur from boot to boot nearly as its
 			// text does (the text alone made the night journal's log 31 %
 			// larger).
