@@ -29,11 +29,17 @@ import (
 var zstdEncoder = sync.OnceValue(func() *zstd.Encoder {
 	// Valid options: no error. EncodeAll is safe for concurrent use; one
 	// encoder's tables are enough for a saver at a time.
-	e, _ := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
-		zstd.WithEncoderCRC(false), zstd.WithSingleSegment(true), zstd.WithZeroFrames(true),
-		zstd.WithLowerEncoderMem(true))
+	e, _ := zstd.NewWriter(nil, rowEncoderOptions()...)
 	return e
 })
+
+// rowEncoderOptions are the options of every row's encoder (the log
+// dictionaries' add theirs, logdict.go).
+func rowEncoderOptions(more ...zstd.EOption) []zstd.EOption {
+	return append([]zstd.EOption{zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
+		zstd.WithEncoderCRC(false), zstd.WithSingleSegment(true), zstd.WithZeroFrames(true),
+		zstd.WithLowerEncoderMem(true)}, more...)
+}
 
 // zstdDecoder decodes stored rows; DecodeAll is safe for concurrent use
 // (the web server's pages), two at a time. It refuses a frame that claims
@@ -69,14 +75,29 @@ func compress(dst, b []byte) []byte { return zstdEncoder().EncodeAll(b, dst) }
 // frame must state its size (compress writes it), and one over limit is
 // refused from its header; data must be that one frame.
 func decompress(data []byte, limit int) ([]byte, error) {
-	var h zstd.Header
-	if err := h.Decode(data); err != nil {
+	h, err := frameHeader(data, limit)
+	if err != nil {
 		return nil, err
 	}
-	if !h.HasFCS || h.FrameContentSize > uint64(limit) {
-		return nil, fmt.Errorf("a frame of unstated size or over the %d byte cap", limit)
+	return decodeFrame(zstdDecoder(), data, h)
+}
+
+// frameHeader is the header of a row's zstd frame, refused when it does
+// not state the frame's size or states one over limit.
+func frameHeader(data []byte, limit int) (zstd.Header, error) {
+	var h zstd.Header
+	if err := h.Decode(data); err != nil {
+		return h, err
 	}
-	out, err := zstdDecoder().DecodeAll(data, make([]byte, 0, h.FrameContentSize))
+	if !h.HasFCS || h.FrameContentSize > uint64(limit) {
+		return h, fmt.Errorf("a frame of unstated size or over the %d byte cap", limit)
+	}
+	return h, nil
+}
+
+// decodeFrame decodes data, one zstd frame whose header is h, with d.
+func decodeFrame(d *zstd.Decoder, data []byte, h zstd.Header) ([]byte, error) {
+	out, err := d.DecodeAll(data, make([]byte, 0, h.FrameContentSize))
 	if err != nil {
 		return nil, err
 	}

@@ -117,9 +117,7 @@ func (l *logDicts) compress(id uint32, c, dst, src []byte) []byte {
 			delete(l.enc, old)
 		}
 		// Valid options: no error (c is within maxDict).
-		e, _ := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
-			zstd.WithWindowSize(dictWindow), zstd.WithEncoderCRC(false), zstd.WithSingleSegment(true),
-			zstd.WithZeroFrames(true), zstd.WithLowerEncoderMem(true), zstd.WithEncoderDictRaw(id, c))
+		e, _ := zstd.NewWriter(nil, rowEncoderOptions(zstd.WithWindowSize(dictWindow), zstd.WithEncoderDictRaw(id, c))...)
 		de = dictEncoder{c, e}
 		l.enc[id] = de
 	}
@@ -178,12 +176,9 @@ func readDict(ctx context.Context, q rowQuerier, id uint32) ([]byte, error) {
 // transaction sees only committed rows). Like decompress, it refuses a
 // frame of unstated size or over limit from its header.
 func (l *logDicts) decompress(ctx context.Context, q rowQuerier, local map[uint32][]byte, data []byte, limit int) ([]byte, error) {
-	var h zstd.Header
-	if err := h.Decode(data); err != nil {
+	h, err := frameHeader(data, limit)
+	if err != nil {
 		return nil, err
-	}
-	if !h.HasFCS || h.FrameContentSize > uint64(limit) {
-		return nil, fmt.Errorf("a frame of unstated size or over the %d byte cap", limit)
 	}
 	id := h.DictionaryID
 	if id == 0 {
@@ -194,7 +189,6 @@ func (l *logDicts) decompress(ctx context.Context, q rowQuerier, local map[uint3
 		c = l.committed(id)
 	}
 	if c == nil {
-		var err error
 		if c, err = readDict(ctx, q, id); err != nil {
 			return nil, fmt.Errorf("log dictionary %d: %w", id, err)
 		}
@@ -209,14 +203,7 @@ func (l *logDicts) decompress(ctx context.Context, q rowQuerier, local map[uint3
 	if err != nil {
 		return nil, err
 	}
-	out, err := d.DecodeAll(data, make([]byte, 0, h.FrameContentSize))
-	if err != nil {
-		return nil, err
-	}
-	if uint64(len(out)) != h.FrameContentSize {
-		return nil, errors.New("not one zstd frame")
-	}
-	return out, nil
+	return decodeFrame(d, data, h)
 }
 
 // decoder returns a decoder of dictionary id with content c (DecodeAll is

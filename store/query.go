@@ -921,13 +921,14 @@ func (d *DB) AttemptLog(ctx context.Context, id string, loc *time.Location) (*do
 		return nil, fmt.Errorf("store: log of %s: %w", id, err)
 	}
 	defer rows.Close()
+	cr := d.chunkReader(ctx, tx)
 	for rows.Next() {
 		var data []byte
 		var codec int
 		if err := rows.Scan(&data, &codec); err != nil {
 			return nil, fmt.Errorf("store: log of %s: %w", id, err)
 		}
-		if out.Lines, err = decodeLogChunk(d.chunkReader(ctx, tx), data, codec, loc, out.Lines); err != nil {
+		if out.Lines, err = decodeLogChunk(cr, data, codec, loc, out.Lines); err != nil {
 			return nil, fmt.Errorf("store: log of %s: %w", id, err)
 		}
 	}
