@@ -34,11 +34,18 @@ var zstdEncoder = sync.OnceValue(func() *zstd.Encoder {
 })
 
 // rowEncoderOptions are the options of every row's encoder (the log
-// dictionaries' add theirs, logdict.go).
+// dictionaries' add theirs, logdict.go). No entropy coding: the frames
+// keep zstd's matches but store literals raw, since on rows of a few KB
+// building each block's Huffman and FSE tables was half of compressing
+// them. A 43.5k-line night replay took 3.6 % less time (15 interleaved
+// rounds, one core; serving 1.5 %, 21 rounds) for a database 7.7 %
+// larger (4,156 -> 4,477 B per attempt: lines rows 569 -> 760 KB, log
+// chunks 470 -> 530 KB). Readers need nothing new: these are ordinary
+// zstd frames with raw literals blocks.
 func rowEncoderOptions(more ...zstd.EOption) []zstd.EOption {
 	return append([]zstd.EOption{zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
 		zstd.WithEncoderCRC(false), zstd.WithSingleSegment(true), zstd.WithZeroFrames(true),
-		zstd.WithLowerEncoderMem(true)}, more...)
+		zstd.WithLowerEncoderMem(true), zstd.WithNoEntropyCompression(true)}, more...)
 }
 
 // zstdDecoder decodes stored rows; DecodeAll is safe for concurrent use
