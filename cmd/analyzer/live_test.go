@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -137,6 +139,21 @@ func TestReplayPushesFindings(t *testing.T) {
 	}
 	if !strings.Contains(out, "pushed") || !strings.Contains(out, "(0 failed)") {
 		t.Errorf("replay output: %s", out)
+	}
+}
+
+// TestReplayLokiFlagsWithoutURL: a Loki credential without --loki-url is
+// a usage error before anything is replayed (replay makes no pusher, and
+// no metrics for one, without a URL).
+func TestReplayLokiFlagsWithoutURL(t *testing.T) {
+	dbPath := filepath.Join(t.TempDir(), "r.db")
+	err := run(context.Background(), []string{"replay", "--db", dbPath, "--loki-tenant", "fleet", fixtures[0]})
+	var ue usageError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "need --loki-url") {
+		t.Fatalf("replay --loki-tenant without --loki-url: %v, want the usage error", err)
+	}
+	if _, serr := os.Stat(dbPath); !errors.Is(serr, os.ErrNotExist) {
+		t.Errorf("the database was created (%v): the flags must fail first", serr)
 	}
 }
 
