@@ -135,6 +135,7 @@ func decodeAC(words []uint32, lits []string) (*acAutomaton, [32]byte, error) {
 	if err := a.check(); err != nil {
 		return nil, digest, err
 	}
+	a.head = litHeads(lits)
 	return a, digest, nil
 }
 

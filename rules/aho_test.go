@@ -128,6 +128,38 @@ func TestACRandom(t *testing.T) {
 	}
 }
 
+// TestACLongLiterals: literals of up to 24 bytes (hits compares the first
+// 16 as two words, then the rest), in texts made of them with one byte
+// changed now and then (its case or another letter) and cut anywhere, so
+// literals also occur within 16 bytes of the end.
+func TestACLongLiterals(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	alpha := "abAB"
+	word := func(n int) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = alpha[r.IntN(len(alpha))]
+		}
+		return b
+	}
+	for range 1000 {
+		lits := make([]string, 1+r.IntN(6))
+		for i := range lits {
+			lits[i] = string(word(1 + r.IntN(24)))
+		}
+		var text []byte
+		for len(text) < 80 {
+			l := []byte(lits[r.IntN(len(lits))])
+			if r.IntN(2) == 0 {
+				l[r.IntN(len(l))] ^= [2]byte{0x20, 0x03}[r.IntN(2)] // its case, or a <-> b
+			}
+			text = append(text, l...)
+			text = append(text, word(r.IntN(3))...)
+		}
+		checkAC(t, lits, string(text[:r.IntN(len(text)+1)]))
+	}
+}
+
 // TestBuiltinLiteralsFound: over the built-in rules' literals, each line
 // of the example journals gets the same hits from the automaton as from
 // brute force.
