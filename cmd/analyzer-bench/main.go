@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/llmfleet/analyzer/ingest"
@@ -97,15 +98,31 @@ func run(bin string, runs int) error {
 	}
 	serve := exec.Command(bin, "serve", "--db", filepath.Join(work, "a.db"), "--journal-dir", dir,
 		"--listen", "127.0.0.1:0", "--since", time.Now().Add(-time.Minute).Format(time.RFC3339))
+	// What serve prints, and whether it still runs, is said when a note
+	// does not come: a missing note is serve's failure or the journal's.
+	serveLog := &lockedBuffer{}
+	serve.Stdout, serve.Stderr = serveLog, serveLog
 	if err := serve.Start(); err != nil {
 		return err
 	}
-	defer func() { _ = serve.Process.Kill(); _ = serve.Wait() }()
+	exited := make(chan error, 1)
+	go func() { exited <- serve.Wait() }()
+	defer func() { _ = serve.Process.Kill(); <-exited }()
+	why := func(err error) error {
+		state := "serve still runs"
+		select {
+		case werr := <-exited:
+			exited <- werr
+			state = fmt.Sprintf("serve exited (%v)", werr)
+		default:
+		}
+		return fmt.Errorf("%w; %s; it printed:\n%s", err, state, serveLog.tail(4096))
+	}
 	// The first attempt's note says serve is up and following: a fixed
 	// second of sleep was too short once on a busy machine (the first
 	// run's note never came).
 	if err := waitNote(notes, first, time.Minute); err != nil {
-		return fmt.Errorf("serve did not start following: %w", err)
+		return why(fmt.Errorf("serve did not start following: %w", err))
 	}
 	var lat []time.Duration
 	for i := 0; i < runs; i++ {
@@ -115,7 +132,7 @@ func run(bin string, runs int) error {
 			return err
 		}
 		if err := waitNote(notes, inv, 30*time.Second); err != nil {
-			return fmt.Errorf("run %d: %w", i, err)
+			return why(fmt.Errorf("run %d: %w", i, err))
 		}
 		lat = append(lat, time.Since(start))
 	}
@@ -124,6 +141,27 @@ func run(bin string, runs int) error {
 	fmt.Printf("note latency (fatal line appended → note readable in the journal), %d runs: p50 %v  p99 %v  max %v\n",
 		len(lat), pct(0.50).Round(time.Millisecond), pct(0.99).Round(time.Millisecond), lat[len(lat)-1].Round(time.Millisecond))
 	return nil
+}
+
+// lockedBuffer is a bytes.Buffer a child's output goroutine writes while
+// another goroutine may read its tail.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// tail returns the last n bytes written, at most.
+func (l *lockedBuffer) tail(n int) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.b.Bytes()
+	return string(b[max(len(b)-n, 0):])
 }
 
 // waitNote reads notes until one names invocation inv.
