@@ -107,7 +107,7 @@ func run(bin string, runs int) error {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- serve.Wait() }()
-	defer func() { _ = serve.Process.Kill(); <-exited }()
+	defer func() { _ = serve.Process.Kill(); _ = <-exited }()
 	why := func(err error) error {
 		state := "serve still runs"
 		select {
