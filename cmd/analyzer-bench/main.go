@@ -105,15 +105,15 @@ func run(bin string, runs int) error {
 	if err := serve.Start(); err != nil {
 		return err
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- serve.Wait() }()
-	defer func() { _ = serve.Process.Kill(); _ = <-exited }()
+	var waitErr error // serve's exit, once exited is closed
+	exited := make(chan struct{})
+	go func() { waitErr = serve.Wait(); close(exited) }()
+	defer func() { _ = serve.Process.Kill(); <-exited }()
 	why := func(err error) error {
 		state := "serve still runs"
 		select {
-		case werr := <-exited:
-			exited <- werr
-			state = fmt.Sprintf("serve exited (%v)", werr)
+		case <-exited:
+			state = fmt.Sprintf("serve exited (%v)", waitErr)
 		default:
 		}
 		return fmt.Errorf("%w; %s; it printed:\n%s", err, state, serveLog.tail(4096))
