@@ -52,10 +52,17 @@ func rowEncoderOptions(more ...zstd.EOption) []zstd.EOption {
 // (the web server's pages), two at a time. It refuses a frame that claims
 // more than the largest row may hold before allocating for it.
 var zstdDecoder = sync.OnceValue(func() *zstd.Decoder {
-	d, _ := zstd.NewReader(nil, zstd.WithDecoderConcurrency(2), zstd.WithDecoderLowmem(true),
-		zstd.WithDecoderMaxMemory(max(maxLinesBlob, maxLogChunk)))
+	d, _ := zstd.NewReader(nil, rowDecoderOptions(max(maxLinesBlob, maxLogChunk))...)
 	return d
 })
+
+// rowDecoderOptions are the options of every row's decoder, one that
+// allocates at most limit bytes for a frame (the log dictionaries' add
+// theirs, logdict.go).
+func rowDecoderOptions(limit int, more ...zstd.DOption) []zstd.DOption {
+	return append([]zstd.DOption{zstd.WithDecoderConcurrency(2), zstd.WithDecoderLowmem(true),
+		zstd.WithDecoderMaxMemory(uint64(limit))}, more...)
+}
 
 // The codecs of a compressed row, shared by attempt_log's codec column and
 // an attempt_lines row's format byte.

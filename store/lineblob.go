@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync"
 )
 
 // An attempt_lines row (migration 0011) holds an attempt's evidence and
@@ -65,6 +66,9 @@ func appendString(b []byte, s string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))
 	return append(b, s...)
 }
+
+// bufPool holds appendLines' buffers for a row before compression.
+var bufPool = sync.Pool{New: func() any { return new([]byte) }}
 
 // encodeLines is an attempt_lines row: lines and marks as above.
 func encodeLines(lines []lineRec, marks []markRec) []byte { return appendLines(nil, lines, marks) }

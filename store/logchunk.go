@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/klauspost/compress/s2"
@@ -33,8 +32,6 @@ const maxLogChunk = 4 * domain.LogBytes
 // Chunks stored before migration 0011 (codec logS2) are one S2 block of,
 // per line: uvarint seq, varint time, uvarint length and the message.
 const logS2 = 0
-
-var bufPool = sync.Pool{New: func() any { return new([]byte) }}
 
 const noTime = -1 << 63
 
